@@ -1,0 +1,56 @@
+# Method Lab: the two commands of the README are `make run` and `make test`. Both are idempotent.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+PORT   ?= 8501
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export STREAMLIT_BROWSER_GATHER_USAGE_STATS := false
+
+.PHONY: run test test-full install install-test chromium assets-cache bench clean-cache help
+
+help:
+	@echo "make run        install (once) and start the app on http://localhost:$(PORT)"
+	@echo "make test       install (once) and run the ci tier of the test suite"
+	@echo "make test-full  rerun every claim at full scale (slow; regenerates manifest/benchmark figures)"
+	@echo "make bench      run the benchmark scripts"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# 1) torch alone first (the local CPU wheel), 2) runtime pins, 3) the packages that must skip their declared deps.
+$(VENV)/.runtime-installed: requirements.txt requirements-nodeps.txt | $(BIN)/python
+	$(BIN)/pip install --disable-pip-version-check -q torch==2.13.0
+	$(BIN)/pip install --disable-pip-version-check -q -r requirements.txt
+	$(BIN)/pip install --disable-pip-version-check -q --no-deps -r requirements-nodeps.txt
+	touch $@
+
+$(VENV)/.test-installed: requirements-test.txt $(VENV)/.runtime-installed
+	$(BIN)/pip install --disable-pip-version-check -q -r requirements-test.txt
+	touch $@
+
+install: $(VENV)/.runtime-installed
+install-test: $(VENV)/.test-installed chromium
+
+# Debian's Chromium for the browser tests (never `playwright install`).
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium >/dev/null; \
+	fi
+
+run: install
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m streamlit run app.py --server.port $(PORT)
+
+test: install-test
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -m "not full" --durations=25 -p no:cacheprovider tests
+
+test-full: install-test
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -m "full" --durations=25 -p no:cacheprovider tests
+
+bench: install
+	OMP_NUM_THREADS=1 $(BIN)/python benchmarks/startup.py
+
+clean-cache:
+	rm -rf $${METHOD_LAB_CACHE:-$$HOME/.cache/method-lab}

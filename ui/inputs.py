@@ -1,0 +1,73 @@
+"""Input pickers: a preset or the user's own upload, decoded through ``backend.io`` (content sniffed, limits enforced).
+Bad input is shown in the page with its message; the caller gets None."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import streamlit as st
+from PIL import Image
+
+from backend.errors import InputError
+from backend.io import ImageLimits, decode_image
+
+UPLOAD = "Upload your own"
+
+
+def upload_bytes(label: str, key: str, types: list[str], max_mb: float, help: str = "") -> tuple[str, bytes] | None:
+    """A file uploader with a size cap. Returns ``(file name, bytes)`` or None (nothing uploaded, or refused)."""
+    f = st.file_uploader(label, type=types, key=key, help=help or f"At most {max_mb:g} MB.",
+                         max_upload_size=max(1, math.ceil(max_mb)))
+    if f is None:
+        return None
+    data = f.getvalue()
+    if len(data) > max_mb * 2**20:
+        st.error(f"{f.name} is {len(data) / 2**20:.1f} MB; the limit here is {max_mb:g} MB.")
+        return None
+    return f.name, data
+
+
+def skimage_presets() -> dict[str, Callable[[], Image.Image]]:
+    """Photos that ship inside scikit-image (offline, public domain / CC0)."""
+
+    def loader(name: str) -> Callable[[], Image.Image]:
+        def load() -> Image.Image:
+            from skimage import data
+
+            return Image.fromarray(getattr(data, name)()).convert("RGB")
+
+        return load
+
+    return {n: loader(n) for n in ("chelsea", "astronaut", "coffee", "rocket", "camera")}
+
+
+def image_input(
+    key: str,
+    presets: dict[str, Callable[[], Image.Image]] | None = None,
+    limits: ImageLimits | None = None,
+    label: str = "Image",
+) -> tuple[str, Image.Image | None]:
+    """A preset selector plus an upload option. Returns ``(label, image or None)``."""
+    presets = presets or skimage_presets()
+    lim = limits or ImageLimits()
+    choice = st.selectbox(label, [*presets, UPLOAD], key=f"{key}_choice")
+    if choice != UPLOAD:
+        return choice, _preset(choice, presets)
+    got = upload_bytes(
+        "Upload an image", key=f"{key}_upload", types=["png", "jpg", "jpeg", "webp"],
+        max_mb=lim.max_bytes / 2**20, help=lim.describe(),
+    )
+    if got is None:
+        st.caption(f"Limits: {lim.describe()}. The type is checked from the content, not the file name.")
+        return UPLOAD, None
+    name, data = got
+    try:
+        return name, decode_image(data, lim, name=name)
+    except InputError as err:
+        st.error(str(err), icon=":material/error:")
+        return name, None
+
+
+def _preset(choice: str, presets: dict[str, Callable[[], Image.Image]]) -> Image.Image:
+    return presets[choice]()

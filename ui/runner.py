@@ -1,0 +1,76 @@
+"""Run a heavy backend job from a page: the shared FIFO job lock (queue position shown), ``st.status`` plus
+``st.progress`` fed by the backend's Progress callback, a cancel button, a per-job time cap, and error display
+(``InputError`` -> its message; anything else -> a short internal-error note, never a traceback)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+import streamlit as st
+
+from backend.errors import InputError, JobCancelled
+from backend.runtime import CancelToken, JobLock, job_lock, timed
+
+T = TypeVar("T")
+log = logging.getLogger("method_lab")
+
+
+@st.cache_resource(max_entries=1)
+def shared_lock() -> JobLock:
+    """One lock for every session of this server process."""
+    return job_lock()
+
+
+def show_error(err: BaseException, what: str = "the job") -> None:
+    """Show an error in the page: actionable for InputError, generic for bugs (logged server-side)."""
+    if isinstance(err, InputError):
+        st.error(str(err), icon=":material/error:")
+    elif isinstance(err, JobCancelled):
+        st.warning(str(err), icon=":material/cancel:")
+    else:
+        log.exception("internal error in %s", what)
+        st.error(
+            f"Internal error while running {what} ({type(err).__name__}). It has been logged; "
+            "try other settings or report it.",
+            icon=":material/bug_report:",
+        )
+
+
+def run_job(label: str, fn: Callable[..., T], /, *args: object, time_cap_s: float = 300.0, **kwargs: object) -> T | None:
+    """Run ``fn(*args, progress=..., **kwargs)`` under the job lock with progress, cancel and a time cap.
+
+    Returns the result, or None when the job failed or was cancelled (the page already shows why).
+    """
+    token = CancelToken(time_cap_s=time_cap_s)
+    wait_box = st.empty()
+    cancel_box = st.empty()
+    cancel_box.button("Cancel", key=f"cancel_{label}", on_click=token.cancel, icon=":material/stop:")
+
+    def on_wait(position: int) -> None:
+        wait_box.info(f"Another job is running on this server: you are number {position} in the queue.")
+
+    clock = timed()
+    status = None
+    try:
+        with shared_lock().hold(on_wait=on_wait, token=token):
+            wait_box.empty()
+            with st.status(label, expanded=True) as status:
+                bar = st.progress(0.0, text="starting")
+
+                def progress(fraction: float, message: str = "") -> None:
+                    bar.progress(min(1.0, max(0.0, fraction)), text=message or label)
+
+                result = fn(*args, progress=token.wrap(progress), **kwargs)
+                bar.progress(1.0, text="done")
+                status.update(label=f"{label}: done in {clock():.1f} s", state="complete", expanded=False)
+        return result
+    except Exception as err:  # noqa: BLE001 - every failure is shown in the page, none as a traceback
+        if status is not None:
+            status.update(label=f"{label}: stopped after {clock():.1f} s", state="error", expanded=False)
+        show_error(err, label)
+        return None
+    finally:
+        wait_box.empty()
+        cancel_box.empty()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from backend import catalog
+from backend.runtime import default_threads
 
 st.set_page_config(page_title="Method Lab", page_icon=":material/science:", layout="wide")
 
@@ -28,5 +29,6 @@ with st.sidebar:
         "Method Lab runs methods from ICLR 2026 papers on your own inputs, next to their baselines. "
         "Everything runs on this server's CPU with embedded models; uploads stay in your session."
     )
+    st.caption(f"Heavy jobs run one at a time, {default_threads()} torch thread(s) each (`METHOD_LAB_THREADS`).")
 
 st.navigation(build_pages()).run()

@@ -9,9 +9,10 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from backend.errors import InputError, JobCancelled
-from backend.runtime import CancelToken, JobLock, job_lock, timed
+from backend.runtime import CancelToken, JobLock, job_lock, setup_torch_if_loaded, timed
 
 T = TypeVar("T")
 log = logging.getLogger("method_lab")
@@ -46,7 +47,10 @@ def run_job(label: str, fn: Callable[..., T], /, *args: object, time_cap_s: floa
     token = CancelToken(time_cap_s=time_cap_s)
     wait_box = st.empty()
     cancel_box = st.empty()
-    cancel_box.button("Cancel", key=f"cancel_{label}", on_click=token.cancel, icon=":material/stop:")
+    try:
+        cancel_box.button("Cancel", key=f"cancel_{label}", on_click=token.cancel, icon=":material/stop:")
+    except StreamlitAPIException:  # inside an st.form no button may carry a callback: the time cap still applies
+        log.warning("run_job(%r) called inside a form: no cancel button; call it after the form instead", label)
 
     def on_wait(position: int) -> None:
         wait_box.info(f"Another job is running on this server: you are number {position} in the queue.")
@@ -56,6 +60,7 @@ def run_job(label: str, fn: Callable[..., T], /, *args: object, time_cap_s: floa
     try:
         with shared_lock().hold(on_wait=on_wait, token=token):
             wait_box.empty()
+            setup_torch_if_loaded()  # one torch thread per job by default (METHOD_LAB_THREADS)
             with st.status(label, expanded=True) as status:
                 bar = st.progress(0.0, text="starting")
 

@@ -1,0 +1,119 @@
+"""Embedded models: what runs offline, where it comes from, and a live check of each on the user's own input."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from backend.runtime import provenance, timed
+from ui.figures.models import image_and_pca, topk_bar
+from ui.inputs import image_input
+from ui.layout import json_download, show_metrics_table
+from ui.models import get_model
+from ui.runner import run_job
+
+st.title("Embedded models")
+st.markdown(
+    "Every page of the lab runs offline on these models, which ship inside Python packages (no hub downloads). "
+    "Slow conversions (GGUF dequantisation, ONNX to transformers) run once and are cached as safetensors in the user "
+    "cache folder. Each role also accepts a **Hugging Face name** (already in the local cache) or a **local folder**. "
+    "The table shows recorded metadata: opening this page loads nothing."
+)
+
+from backend.models import MODELS, recorded_metadata  # noqa: E402 - light: no torch at import
+
+meta = recorded_metadata()
+rows = []
+for mid, spec in MODELS.items():
+    m = meta.get(mid, {})
+    rows.append({
+        "id": mid, "role": spec.role, "model": spec.title, "default source": spec.default_source,
+        "parameters": f"{spec.parameters:,}", "licence": spec.license,
+        "last measured load (s)": m.get("load_s"), "sanity": m.get("sanity"),
+    })
+show_metrics_table(rows)
+
+tabs = st.tabs(["Text encoder", "Causal LM", "Vision encoder", "Classifier"])
+results: dict = st.session_state.setdefault("models_results", {})
+
+
+def source_box(key: str) -> str | None:
+    label = "Model (blank = embedded default; or a Hugging Face name / local folder)"
+    return st.text_input(label, key=key).strip() or None
+
+
+with tabs[0]:
+    with st.form("models_text"):
+        src = source_box("models_text_src")
+        a = st.text_input("Sentence A", "A cat sits on the mat.", max_chars=500)
+        b = st.text_input("Sentence B", "A kitten is resting on a rug.", max_chars=500)
+        go = st.form_submit_button("Compare", icon=":material/play_arrow:")
+    if go:
+        def job(progress):
+            enc = get_model("minilm", src)
+            progress(0.5, "embedding")
+            t = timed()
+            sim = enc.similarity(a, b)
+            return {"cosine": round(float(sim), 4), "seconds": round(t(), 3), "source": enc.source}
+        results["text"] = run_job("Sentence similarity", job) or results.get("text")
+    if r := results.get("text"):
+        st.metric("Cosine similarity", f"{r['cosine']:.3f}", help=f"{r['seconds']} s, model {r['source']}")
+
+with tabs[1]:
+    with st.form("models_lm"):
+        src = source_box("models_lm_src")
+        prompt = st.text_area("Prompt", "What is the capital of France?", max_chars=1000)
+        n_new = st.slider("New tokens", 8, 64, 30)
+        go = st.form_submit_button("Generate", icon=":material/play_arrow:")
+    if go:
+        def job(progress):
+            lm = get_model("smollm2", src)
+            progress(0.3, "generating (greedy)")
+            t = timed()
+            text = lm.generate(prompt, max_new_tokens=n_new)
+            return {"text": text, "seconds": round(t(), 3), "new_tokens": n_new, "source": lm.source}
+        results["lm"] = run_job("Generation", job, time_cap_s=180) or results.get("lm")
+    if r := results.get("lm"):
+        st.text(r["text"])
+        st.caption(f"{r['new_tokens']} new tokens at most in {r['seconds']} s · {r['source']}")
+
+with tabs[2]:
+    label, img = image_input("models_vis")
+    size = st.select_slider("Resolution (px; 14-px patches)", [224, 336, 448], 224, key="models_vis_size")
+    if st.button("Show patch features", key="models_vis_go", disabled=img is None, icon=":material/play_arrow:"):
+        def job(progress):
+            from backend.features import pca_rgb
+
+            enc = get_model("dinov2")
+            progress(0.4, "encoding patches")
+            t = timed()
+            feats = enc.patch_features([img], size=size)[0].numpy()
+            side = size // 14
+            return {"image": np.asarray(img.resize((size, size))), "pca": pca_rgb(feats, (side, side)),
+                    "seconds": round(t(), 3), "tokens": int(feats.shape[0]), "label": label}
+        results["vision"] = run_job("DINOv2 patch features", job) or results.get("vision")
+    if r := results.get("vision"):
+        st.plotly_chart(image_and_pca(r["image"], r["pca"]), key="models_pca_fig")
+        st.caption(f"{r['tokens']} patch tokens in {r['seconds']} s. Similar colours = similar features "
+                   "(the first three principal components of this image's patch tokens).")
+
+with tabs[3]:
+    label, img = image_input("models_cls")
+    if st.button("Classify", key="models_cls_go", disabled=img is None, icon=":material/play_arrow:"):
+        def job(progress):
+            clf = get_model("efficientnet")
+            progress(0.5, "classifying")
+            t = timed()
+            top = clf.topk(img, k=5)
+            return {"top": [(int(i), n, float(p)) for i, n, p in top], "seconds": round(t(), 3), "label": label}
+        results["cls"] = run_job("EfficientNet-Lite0", job) or results.get("cls")
+    if r := results.get("cls"):
+        st.plotly_chart(topk_bar([f"{n} ({i})" for i, n, _ in r["top"]], [p for *_, p in r["top"]]),
+                        key="models_top5_fig")
+        st.caption(f"{r['seconds']} s on CPU")
+
+if results:
+    report = {k: {kk: vv for kk, vv in v.items() if kk not in ("image", "pca")} for k, v in results.items()}
+    json_download("Download results (JSON)", {"results": report, **provenance(None)}, "models_check.json",
+                  key="models_dl")
+    st.caption("Recorded load times come from `python -m backend models check NAME --record`.")

@@ -52,7 +52,9 @@ def _check(args: argparse.Namespace) -> int:
     if args.record:
         record(args.model, result)
     if args.json:
-        print(json.dumps(result, indent=2))
+        from ..runtime import provenance
+
+        print(json.dumps({**result, "provenance": provenance(None, source=args.source)}, indent=2))
     else:
         ok = {True: "ok", False: "FAILED", None: "no reference"}[result["sanity_ok"]]
         print(f"{result['id']}: loaded in {result['load_s']:.2f} s, {result['parameters']:,} parameters")

@@ -143,6 +143,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Efficient inference",
         abstract=(_F0, 1),
         icon=":material/fast_forward:",
+        status="available",
+        cli="backend.generation.cli",
     ),
     Paper(
         id="tactic",
@@ -242,6 +244,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Learning and optimisation",
         abstract=(_F0, 2),
         icon=":material/trending_down:",
+        status="available",
+        cli="backend.optim.cli",
     ),
     Paper(
         id="dmnl",

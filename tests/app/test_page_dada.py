@@ -1,0 +1,68 @@
+"""AppTest of the DADA page: opens instantly, runs the race on the default quadratic, redraws on the learning-rate
+slider without recomputing, runs softmax on an uploaded CSV and refuses bad uploads and impossible settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "dada.py")
+
+
+def test_page_opens_without_running_anything() -> None:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception
+    assert not at.session_state["dada_result"]
+    assert not at.get("plotly_chart")
+
+
+def test_quadratic_race_and_lr_slider() -> None:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    at.button[0].click().run()  # the form's submit: default quadratic, d = 100, 2000 iterations, rbar sweep on
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    r = at.session_state["dada_result"]["race"]
+    rows = {row["key"]: row for row in r["summary"]}
+    assert rows["dada"]["final_gap"] <= 1e-2 and rows["dada"]["iters_to_0.01"] <= 2000
+    finals = r["sensitivity"]["finals"]["dada"]
+    assert max(finals) / min(finals) <= 10
+    assert len(at.get("plotly_chart")) == 4  # race, lr sensitivity, distance estimate, rbar sensitivity
+    before = at.session_state["dada_result"]["race"]["summary"]
+    at.select_slider(key="dada_lr").set_value(r["curves"]["gd"]["values"][0]).run()
+    assert not at.exception
+    assert at.session_state["dada_result"]["race"]["summary"] == before  # redraw only
+    assert len(at.get("download_button")) == 3
+
+
+def test_csv_upload_softmax_and_errors() -> None:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    at.selectbox(key="dada_problem").set_value("logistic / softmax").run()
+    at.radio(key="dada_data").set_value("Upload a CSV").run()
+    assert at.button[0].disabled
+    at.file_uploader(key="dada_upload").set_value(("one.csv", b"a,b\n" + b"1,x\n2,x\n" * 10, "text/csv")).run()
+    assert any("single class" in e.value for e in at.error)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 3))
+    lab = np.where(X[:, 0] > 0.3, "a", np.where(X[:, 1] > 0, "b", "c"))
+    csv = "f1,f2,f3,label\n" + "".join(f"{x:.4f},{y:.4f},{z:.4f},{c}\n" for (x, y, z), c in zip(X, lab))
+    at.file_uploader(key="dada_upload").set_value(("blobs.csv", csv.encode(), "text/csv")).run()
+    assert not at.error
+    at.select_slider(key="dada_iters").set_value(500)
+    at.checkbox(key="dada_sweep").set_value(False)
+    at.selectbox(key="dada_constraint").set_value("simplex")
+    at.number_input(key="dada_radius").set_value(5.0)
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    r = at.session_state["dada_result"]["race"]
+    assert r["problem"]["name"] == "softmax" and r["problem"]["constraint"] == "simplex" and r["problem"]["dim"] == 12
+    # an impossible combination is refused with a message, not a crash
+    at.selectbox(key="dada_problem").set_value("powerchain").run()
+    at.button[0].click().run()
+    assert not at.exception
+    assert any("unconstrained" in e.value for e in at.error)

@@ -264,6 +264,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Learning and optimisation",
         abstract=(_F0, 8),
         icon=":material/verified_user:",
+        status="available",
+        cli="backend.robustness.cli",
     ),
     Paper(
         id="moh",
@@ -309,6 +311,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Reasoning",
         abstract=(_F4, 10),
         icon=":material/leaderboard:",
+        status="available",
+        cli="backend.alignment.cli",
     ),
     Paper(
         id="catalystbench",

@@ -1,0 +1,162 @@
+"""Soft Best-of-N: when a softened selection beats hard Best-of-N on a weak proxy reward."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from backend.alignment import softbon as sb
+from backend.errors import InputError
+from backend.io.text import decode_text
+from backend.runtime import provenance
+from ui.figures import softbon as figs
+from ui.inputs import upload_bytes
+from ui.layout import csv_download, json_download, page_header, show_metrics_table
+from ui.runner import run_job
+
+page_header(
+    "softbon",
+    r"""
+**Soft Best-of-N (SBoN)** draws $N$ responses $Y_1..Y_N$ from a reference policy $\pi_{ref}$ and returns $Y_Z$ with
+$P(Z=i) \propto \exp(\beta\,\hat r(Y_i))$ for a proxy reward $\hat r$. $\beta = 0$ is plain sampling, $\beta\to\infty$
+is hard Best-of-N. The paper bounds $\mathrm{KL}(\pi_{SBoN}\|\pi_{ref}) \le \log\frac{N}{1+(N-1)e^{-\beta}}$
+(Lemma 4.1, rewards in [0, 1]) and splits the regret into proxy error, finite-sample error and a softening bias
+$\log C/\beta$: with a faithful proxy hard BoN is best, with a hackable one a finite $\beta$ wins.
+
+**What you see**: everything is *exact*: the SBoN policy of a finite response space is computed by a one-dimensional
+integral (the softmax choice is an exponential race), checked against enumeration of all $K^N$ tuples and against the
+sampling algorithm itself. The heatmap is the expected **true** reward over $(N, \beta)$; stars mark the best $\beta$
+per $N$. Selection uses the proxy (raw, or *calibrated*: its CDF under $\pi_{ref}$). A *hackable* item has the highest
+proxy score and a low true reward. In text mode, pasted answers get MiniLM cosine similarity to your reference answer
+as the proxy, with $\pi_{ref}$ uniform over them.
+""",
+)
+res_all: dict = st.session_state.setdefault("softbon_result", {})
+PRESETS = {
+    "3% hackable items (reward hacking)": {"noise": 0.0, "hack": 0.03},
+    "Clean proxy (proxy = true reward)": {"noise": 0.0, "hack": 0.0},
+    "Noisy proxy (Gaussian noise 0.3)": {"noise": 0.3, "hack": 0.0},
+}
+EXAMPLE = (
+    "Paris is the capital of France.\n\nThe capital of France is Paris, on the Seine.\n\n"
+    "France's capital? Definitely Lyon.\n\nParis.\n\nI am not sure, maybe Marseille or Paris.\n\n"
+    "The capital of France is the capital of France."
+)
+
+
+def apply_preset() -> None:
+    p = PRESETS[st.session_state["softbon_preset"]]
+    st.session_state["softbon_noise"], st.session_state["softbon_hack"] = p["noise"], p["hack"]
+
+
+mode = st.radio(
+    "Input", ["Random discrete instance", "Your candidate answers (text)"], horizontal=True, key="softbon_mode"
+)
+if mode.startswith("Random"):
+    st.selectbox("Preset", list(PRESETS), key="softbon_preset", on_change=apply_preset)
+    st.session_state.setdefault("softbon_noise", 0.0)
+    st.session_state.setdefault("softbon_hack", 0.03)
+    with st.form("softbon_form"):
+        c1, c2, c3, c4, c5 = st.columns(5)
+        k = c1.select_slider("Responses K", [50, 100, 200, 500, 1000], 200, key="softbon_k")
+        alpha = c2.select_slider("Dirichlet alpha of pi_ref", [0.1, 0.3, 1.0, 3.0], 1.0, key="softbon_alpha")
+        noise = c3.slider("Proxy noise std", 0.0, 1.0, key="softbon_noise", step=0.05)
+        hack = c4.slider("Hackable fraction", 0.0, 0.2, key="softbon_hack", step=0.01)
+        seed = c5.number_input("Seed", 0, 10_000, 0, key="softbon_seed")
+        reward = st.radio(
+            "SBoN selects with",
+            ["calibrated", "proxy", "true"],
+            horizontal=True,
+            key="softbon_reward",
+            help="calibrated = the proxy's CDF under pi_ref; true = an oracle (the KL claim's setting).",
+        )
+        go = st.form_submit_button("Compute the exact sweep", icon=":material/play_arrow:", type="primary")
+
+    def job(progress):
+        knobs = {"k": int(k), "dirichlet_alpha": float(alpha), "noise": float(noise), "hack_frac": float(hack)}
+        inst = sb.make_instance(sb.InstanceConfig(**knobs), int(seed))
+        res = sb.sweep(inst, sb.SweepConfig(ns=(1, 2, 4, 8, 16, 32, 64), reward=reward), progress=progress)
+        return {**res.to_dict(), "regret": sb.regret_table(inst, res), "seed": int(seed),
+                "params": {**knobs, "reward": reward}, "hack_mass": float(inst.pi_ref[inst.hackable].sum())}
+
+    if go:
+        out = run_job("Soft BoN sweep", job, time_cap_s=120)
+        if out is not None:
+            res_all["random"] = out
+    if r := res_all.get("random"):
+        tr, ns, betas = r["expected_true_reward"], r["ns"], r["betas"]
+        st.plotly_chart(figs.heatmap(ns, betas, tr, r["best_beta_per_n"],
+                                     f"Expected true reward (selection: {r['params']['reward']})"), key="softbon_heat")
+        st.plotly_chart(figs.kl_figure(ns, betas, r["kl"], r["kl_bound_lemma41"], r["bon_kl_bound"], (2, 8, 32)),
+                        key="softbon_kl")
+        st.caption(f"Selection reward range R = {r['reward_range']:.3f}; the dashed bound is "
+                   "log(N / (1 + (N-1) exp(-beta R))) (Lemma 4.1 for R = 1).")
+
+        @st.fragment
+        def per_n() -> None:
+            n = st.select_slider("N for the detail plots", ns[1:], 32, key="softbon_n")
+            i = ns.index(n)
+            c1, c2 = st.columns(2)
+            c1.plotly_chart(figs.reward_vs_beta(betas, {"true": tr[i], "selection": r["expected_selection_reward"][i]},
+                                                r["sampling_true"], n), key="softbon_curve")
+            c2.plotly_chart(figs.regret_terms([t["beta"] for t in r["regret"][n]], r["regret"][n], n),
+                            key="softbon_regret")
+
+        per_n()
+        rows = [{"N": n, "best beta": figs.beta_label(b), "true reward at best beta": t, "hard BoN": h,
+                 "plain sampling": round(r["sampling_true"], 4), "gain over BoN": round(t - h, 4),
+                 "KL at best beta": r["kl"][i][betas.index(b)], "Lemma 4.1 bound": r["kl_bound_lemma41"][i][
+                     betas.index(b)], "samples per answer": n}
+                for i, (n, b, t, h) in enumerate(zip(ns, r["best_beta_per_n"], r["best_true_per_n"],
+                                                     r["bon_true_per_n"], strict=True))]
+        show_metrics_table(rows, key="softbon_table")
+        st.caption(f"Reference mass of hackable items: {r['hack_mass']:.3f}. Cost: each answer needs N proxy "
+                   "evaluations whatever beta; beta only changes which one is returned.")
+        json_download("Download results (JSON)", {**r, "provenance": provenance(r["seed"], **r["params"])},
+                      "softbon_sweep.json", key="softbon_dl_json")
+        csv_download("Download per-N table (CSV)", pd.DataFrame(rows), "softbon_table.csv", key="softbon_dl_csv")
+else:
+    got = upload_bytes("Or upload candidates (.txt, answers separated by blank lines)", key="softbon_upload",
+                       types=["txt"], max_mb=0.5, help="UTF-8 text, 2..64 answers, 2,000 characters each; 0.5 MB.")
+    text = EXAMPLE
+    if got is not None:
+        try:
+            text = decode_text(got[1], max_bytes=512 * 1024, name=got[0])
+            st.caption(f"Using {got[0]}.")
+        except InputError as err:
+            st.error(str(err), icon=":material/error:")
+            got = None
+    with st.form("softbon_text_form"):
+        cands = st.text_area("Candidate answers (separate by blank lines)", text, height=220, key="softbon_cands",
+                             disabled=got is not None)
+        ref = st.text_input("Reference answer (the proxy is cosine similarity to it)",
+                            "The capital of France is Paris.", key="softbon_ref")
+        scores = st.text_input("Optional true scores, comma-separated, one per answer", "", key="softbon_scores")
+        n_text = st.select_slider("N draws", [1, 2, 4, 8, 16, 32], 4, key="softbon_text_n")
+        go_t = st.form_submit_button("Score and select", icon=":material/play_arrow:", type="primary")
+    if go_t:
+        try:
+            true = [float(v) for v in scores.split(",") if v.strip()] or None
+        except ValueError:
+            st.error("True scores must be numbers separated by commas.", icon=":material/error:")
+        else:
+            from ui.models import get_model
+
+            enc = get_model("minilm")
+            out = run_job("Score candidates with MiniLM", sb.select_texts, sb.split_candidates(
+                text if got is not None else cands), ref, lambda xs: enc.embed(xs).numpy(), int(n_text), true,
+                time_cap_s=120)
+            if out is not None:
+                res_all["text"] = {**out, "encoder": enc.source}
+    if t := res_all.get("text"):
+        probs = {figs.beta_label(b): p for b, p in t["probs"].items()}
+        st.plotly_chart(figs.selection_bars(t["labels"], t["proxy"], probs, t["n"]), key="softbon_bars")
+        df = pd.DataFrame({"answer": t["labels"], "proxy cosine": t["proxy"], "calibrated": t["calibrated"],
+                           **{f"P(select), beta={b}": p for b, p in probs.items()}})
+        if t["true"]:
+            df.insert(1, "true score", t["true"])
+            st.caption(f"Expected true score per beta (0, 4, 16, 64, BoN): {t['expected_true'][0]}")
+        show_metrics_table(df, key="softbon_text_table")
+        json_download("Download results (JSON)", {**t, "provenance": provenance(None, n=t["n"], encoder=t["encoder"])},
+                      "softbon_text.json", key="softbon_text_dl_json")
+        csv_download("Download table (CSV)", df, "softbon_text.csv", key="softbon_text_dl_csv")

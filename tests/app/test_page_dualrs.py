@@ -1,0 +1,67 @@
+"""AppTest of the dual randomized smoothing page: opens instantly, trains and certifies the moons preset with the attack
+check, inspects a test point without recomputing, certifies an uploaded CSV and refuses bad uploads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "dualrs.py")
+
+
+def test_opens_without_running_anything() -> None:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception
+    assert not at.session_state["dualrs_result"]
+    assert not at.get("plotly_chart")
+
+
+def test_moons_preset_certify_attack_and_inspect() -> None:
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.run()
+    at.select_slider(key="dualrs_n").set_value(1000)
+    at.select_slider(key="dualrs_test").set_value(100)
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    r = at.session_state["dualrs_result"]["run"]
+    assert [row["method"] for row in r["summary"]["table"]][-1] == "dual"
+    assert r["attack"]["summary"]["flips"] == 0 and r["attack"]["summary"]["attacked_points"] > 50
+    assert len(at.get("plotly_chart")) == 3  # plane, curves, attack margins
+    assert len(at.get("download_button")) == 3
+    before = r["summary"]
+    at.number_input(key="dualrs_point").set_value(7).run()
+    assert not at.exception
+    assert at.session_state["dualrs_result"]["run"]["summary"] == before  # redraw only
+    assert "Test point #7" in " ".join(c.value for c in at.caption)
+
+
+def test_csv_upload_and_bad_uploads() -> None:
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.run()
+    at.radio(key="dualrs_source").set_value("Upload a CSV").run()
+    assert at.button[0].disabled
+    at.file_uploader(key="dualrs_upload").set_value(("few.csv", b"x,y,label\n1,2,a\n3,4,b\n", "text/csv")).run()
+    assert any("at least 20" in e.value for e in at.error)
+    at.file_uploader(key="dualrs_upload").set_value(("bin.csv", b"\x00\x01\x02\xff" * 10, "text/csv")).run()
+    assert any("binary" in e.value for e in at.error)
+    rng = np.random.default_rng(0)
+    pts = np.concatenate([rng.normal([0, 0], 0.5, (60, 2)), rng.normal([3, 0], 0.5, (60, 2))])
+    lab = ["left"] * 60 + ["right"] * 60
+    csv = "x,y,label\n" + "".join(f"{a:.4f},{b:.4f},{c}\n" for (a, b), c in zip(pts, lab))
+    at.file_uploader(key="dualrs_upload").set_value(("two.csv", csv.encode(), "text/csv")).run()
+    assert not at.error
+    at.multiselect(key="dualrs_sigmas").set_value([0.25, 1.0])
+    at.select_slider(key="dualrs_n").set_value(500)
+    at.checkbox(key="dualrs_attack").set_value(False)
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    r = at.session_state["dualrs_result"]["run"]
+    assert r["class_names"] == ["left", "right"] and "attack" not in r
+    assert r["summary"]["table"][-1]["clean_accuracy"] > 0.8
+    assert len(at.get("plotly_chart")) == 2

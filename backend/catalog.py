@@ -90,6 +90,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Watermarking and provenance",
         abstract=(_F4, 1),
         icon=":material/videocam:",
+        status="available",
+        cli="backend.watermark.sigmark_cli",
     ),
     Paper(
         id="rewatermark",
@@ -108,6 +110,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Watermarking and provenance",
         abstract=(_F0, 10),
         icon=":material/person_search:",
+        status="available",
+        cli="backend.watermark.cli",
     ),
     Paper(
         id="bait",
@@ -126,6 +130,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Efficient inference",
         abstract=(_F0, 13),
         icon=":material/merge:",
+        status="available",
+        cli="backend.tokens.illava_cli",
     ),
     Paper(
         id="d2f",
@@ -163,6 +169,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Representations and compression",
         abstract=(_F4, 17),
         icon=":material/content_cut:",
+        status="available",
+        cli="backend.compression.cli",
     ),
     Paper(
         id="stamp",
@@ -189,6 +197,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Representations and compression",
         abstract=(_F0, 16),
         icon=":material/hub:",
+        status="available",
+        cli="backend.tokens.glot_cli",
     ),
     # --- Forecasting and simulation ---
     Paper(
@@ -208,6 +218,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Forecasting and simulation",
         abstract=(_F4, 7),
         icon=":material/water_drop:",
+        status="available",
+        cli="backend.forecast.precip.cli",
     ),
     Paper(
         id="crowd",
@@ -217,6 +229,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Forecasting and simulation",
         abstract=(_F0, 6),
         icon=":material/groups:",
+        status="available",
+        cli="backend.forecast.crowd.cli",
     ),
     Paper(
         id="deltaadapter",

@@ -1,0 +1,214 @@
+"""CLI group ``pruning``: ``python -m backend pruning <action> ... [--json]``.
+
+- ``run``: prune a Llama-family causal LM (default: the embedded SmolLM2-135M-Instruct) and report perplexity,
+  parameters and speed against the dense model; ``--out DIR`` writes the pruned model as a standard Hugging Face
+  folder (fp16 safetensors) plus ``pruning_recipe.json``. Example:
+  ``python -m backend pruning run --ratio 0.2 --score variance --compensation rotation --calib FILE --out DIR --json``
+- ``lab``: one layer's calibration vs held-out sublayer errors for every compensation as N_calib grows.
+- ``methods``: the scores, compensations and named methods.
+
+Every bad input (empty or non-UTF-8 text, too little text for the calibration size, a model that is not a Llama-family
+causal LM, an output folder that is not empty) is reported before anything is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("pruning", help="RCPU structured pruning of an LLM (rotation-constrained compensation)")
+    sub = p.add_subparsers(dest="action", metavar="<action>")
+
+    r = sub.add_parser("run", help="prune a causal LM, measure it, optionally write it to --out")
+    r.add_argument("--model", default=None, help="local folder or cached hub name (default: embedded SmolLM2-135M)")
+    r.add_argument("--method", default=None, help="named preset (wanda_sp, flap, variance_none, propls, rcpu, "
+                   "rcpu_scale); overrides --score/--compensation")
+    r.add_argument("--ratio", type=float, default=0.2, help="fraction of heads and MLP channels removed per layer")
+    r.add_argument("--score", default="variance", help="wanda_sp | variance | fluctuation")
+    r.add_argument("--compensation", default="rotation", help="none | ls | rotation | rotation_scale | bias")
+    r.add_argument("--lam", type=float, default=1e-4, help="ridge lambda of the ls compensation")
+    r.add_argument("--input-stat", default="l2", choices=["l2", "mean_abs"],
+                   help="input magnitude in the scores: ||X_j|| (paper) or mean |X_j| (released code)")
+    r.add_argument("--n-calib", type=int, default=128, help="calibration segments of --seqlen tokens")
+    r.add_argument("--seqlen", type=int, default=128)
+    r.add_argument("--n-eval", type=int, default=32, help="held-out windows for perplexity")
+    r.add_argument("--calib", default=None, help="UTF-8 text file for calibration (default: built-in corpus)")
+    r.add_argument("--eval", default=None, help="UTF-8 text file for held-out perplexity (default: built-in)")
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--prompt", default="", help="also generate greedily from this prompt with both models")
+    r.add_argument("--max-new-tokens", type=int, default=32)
+    r.add_argument("--out", default=None, help="write the pruned model here (must not exist or be empty)")
+    r.add_argument("--dtype", default="float16", choices=["float16", "bfloat16", "float32"])
+    r.add_argument("--json", action="store_true", help="print the full JSON report")
+    r.set_defaults(func=cmd_run)
+
+    lab = sub.add_parser("lab", help="one layer: calibration vs held-out error of each compensation as N grows")
+    lab.add_argument("--model", default=None)
+    lab.add_argument("--layer", type=int, default=15)
+    lab.add_argument("--ratio", type=float, default=0.3)
+    lab.add_argument("--score", default="variance")
+    lab.add_argument("--lam", type=float, default=1e-4)
+    lab.add_argument("--n-list", default="8,16,32,64", help="comma-separated calibration sizes (segments)")
+    lab.add_argument("--n-held", type=int, default=16)
+    lab.add_argument("--seed", type=int, default=0)
+    lab.add_argument("--json", action="store_true")
+    lab.set_defaults(func=cmd_lab)
+
+    e = sub.add_parser("encoder", help="prune the MiniLM sentence encoder; report embedding cosine to the dense model")
+    e.add_argument("--model", default=None, help="local folder or cached hub name of a BERT-style encoder")
+    e.add_argument("--ratio", type=float, default=0.3)
+    e.add_argument("--score", default="variance")
+    e.add_argument("--compensation", default="rotation")
+    e.add_argument("--n-calib", type=int, default=32, help="calibration paragraphs")
+    e.add_argument("--n-eval", type=int, default=64, help="held-out paragraphs")
+    e.add_argument("--text", default=None, help="UTF-8 text file (default: built-in corpus), split 70 / 30")
+    e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--json", action="store_true")
+    e.set_defaults(func=cmd_encoder)
+
+    m = sub.add_parser("methods", help="list the scores, compensations and named methods")
+    m.add_argument("--json", action="store_true")
+    m.set_defaults(func=cmd_methods)
+    return p
+
+
+def _read_text(path: str | None, what: str) -> str | None:
+    from backend.errors import InputError
+
+    from .corpus import MAX_UPLOAD_BYTES, decode_upload
+
+    if path is None:
+        return None
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise InputError(f"The {what} file {p} does not exist.")
+    if p.stat().st_size > MAX_UPLOAD_BYTES:
+        raise InputError(f"The {what} file {p} is larger than {MAX_UPLOAD_BYTES // 2**20} MB.")
+    return decode_upload(p.read_bytes(), name=f"The {what} file {p.name}")
+
+
+def _check_out(out: str | None) -> None:
+    from backend.errors import InputError
+
+    if out is None:
+        return
+    p = Path(out).expanduser().resolve()
+    if p.exists() and (not p.is_dir() or any(p.iterdir())):
+        raise InputError(f"The output folder {p} exists and is not empty; choose a new folder.")
+    if not p.parent.is_dir():
+        raise InputError(f"The parent folder {p.parent} of --out does not exist.")
+
+
+def _load(model: str | None) -> Any:
+    from backend.models import load
+
+    from .pruning import check_llama_family
+
+    lm = load("smollm2", model)
+    check_llama_family(lm.model)
+    return lm
+
+
+def _print(result: dict[str, Any], as_json: bool, short: str) -> None:
+    print(json.dumps(result, indent=2, default=str) if as_json else short)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from . import corpus, lmtools
+    from .jobs import run_pruning
+    from .pruning import PruneConfig, config_for
+
+    calib_text = _read_text(args.calib, "calibration")
+    eval_text = _read_text(args.eval, "evaluation")
+    _check_out(args.out)
+    common = dict(ratio=args.ratio, lam=args.lam, input_stat=args.input_stat, n_calib=args.n_calib,
+                  seqlen=args.seqlen, seed=args.seed)
+    cfg = (config_for(args.method, **common) if args.method else
+           PruneConfig(score=args.score, compensation=args.compensation, **common))
+    cfg.validate()
+    lm = _load(args.model)
+    split = None
+    if calib_text is not None or eval_text is not None:
+        split = corpus.tokenize_pair(lm.tokenizer, calib_text, eval_text,
+                                     f"the calibration file {Path(args.calib).name}" if args.calib else "",
+                                     f"the evaluation file {Path(args.eval).name}" if args.eval else "")
+        split.calib_segments(cfg.n_calib, cfg.seqlen, cfg.seed)  # too little text: fail before any work
+        split.heldout_segments(args.n_eval, cfg.seqlen)
+    result = run_pruning(lm, cfg, split=split, n_eval=args.n_eval, prompt=args.prompt,
+                         max_new_tokens=args.max_new_tokens, keep_model=args.out is not None)
+    model, res = result.pop("_model", None), result.pop("_result", None)
+    result["settings"]["model_arg"] = args.model
+    if args.out is not None:
+        result["saved"] = lmtools.save_pruned(model, lm.tokenizer, res, args.out,
+                                              {**result["recipe"], "provenance": result["provenance"]}, args.dtype)
+    d, p = result["dense"], result["pruned"]
+    short = (f"{cfg.score} + {cfg.compensation} at ratio {cfg.ratio:g}: perplexity {d['perplexity']:.2f} -> "
+             f"{p['perplexity']:.2f}; parameters {d['params_stored']:,} -> {p['params_effective']:,} effective "
+             f"({p['params_stored']:,} stored); prune {result['prune_s']:.1f} s"
+             + (f"; written to {result['saved']['folder']}" if args.out else ""))
+    _print(result, args.json, short)
+    return 0
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    from backend.errors import InputError
+    from backend.runtime import provenance
+
+    from .jobs import layer_lab
+    from .lab import n_sweep
+
+    try:
+        n_list = tuple(sorted({int(x) for x in args.n_list.split(",") if x.strip()}))
+    except ValueError:
+        raise InputError("--n-list must be comma-separated integers, e.g. 8,16,32,64.") from None
+    if not n_list or min(n_list) < 1:
+        raise InputError("--n-list needs positive sizes.")
+    lm = _load(args.model)
+    lab = layer_lab(lm, args.layer, n_list=n_list, n_held=args.n_held, seed=args.seed)
+    rows = []
+    for cap in lab["captured"].values():
+        rows += n_sweep(cap, args.ratio, args.lam, args.score)
+    result = {"layer": args.layer, "ratio": args.ratio, "score": args.score, "lam": args.lam, "rows": rows,
+              "source": lab["source"],
+              "provenance": provenance(args.seed, (), layer=args.layer, ratio=args.ratio, score=args.score,
+                                       lam=args.lam, n_list=list(n_list), n_held=args.n_held)}
+    lines = [f"{r['sublayer']:4} N={r['n_calib']:4} {r['compensation']:15} calib {r['calib_err']:.4f} "
+             f"held-out {r['heldout_err']:.4f}" for r in rows]
+    _print(result, args.json, "\n".join(lines))
+    return 0
+
+
+def cmd_encoder(args: argparse.Namespace) -> int:
+    from backend.models import load
+    from backend.runtime import provenance
+
+    from .encoder import check_bert, run_encoder_pruning
+    from .pruning import PruneConfig
+
+    text = _read_text(args.text, "text")
+    cfg = PruneConfig(ratio=args.ratio, score=args.score, compensation=args.compensation, n_calib=args.n_calib,
+                      seed=args.seed, propagate="dense" if args.compensation == "bias" else "pruned")
+    cfg.validate()
+    enc = load("minilm", args.model)
+    check_bert(enc.model)
+    result = run_encoder_pruning(enc, cfg, text=text, n_eval=args.n_eval)
+    result["provenance"] = provenance(args.seed, (), model=args.model, ratio=args.ratio, score=args.score,
+                                      compensation=args.compensation, n_calib=args.n_calib, n_eval=args.n_eval)
+    _print(result, args.json, f"{args.score} + {args.compensation} at ratio {args.ratio:g}: mean embedding cosine "
+           f"{result['cosine_mean']:.4f} (min {result['cosine_min']:.4f}); parameters {result['params_dense']:,} -> "
+           f"{result['params_pruned']:,}")
+    return 0
+
+
+def cmd_methods(args: argparse.Namespace) -> int:
+    from .pruning import COMPENSATION_LABELS, METHODS, SCORES
+
+    result = {"scores": {k: v.label for k, v in SCORES.items()}, "compensations": COMPENSATION_LABELS,
+              "methods": {k: {"score": m.score, "compensation": m.compensation, "propagate": m.propagate,
+                              "label": m.label} for k, m in METHODS.items()}}
+    _print(result, args.json, "\n".join(f"{k}: {v['label']}" for k, v in result["methods"].items()))
+    return 0

@@ -1,0 +1,712 @@
+"""RCPU: structured pruning of LLMs with rotation-constrained error compensation and a variance-aware score.
+
+Paper: "Rotation-Constrained Error Compensation for Structured Pruning of LLMs", Haruta, Matsumoto, Li, Wang,
+Kurokawa (KDDI), ICLR 2026, arXiv 2510.07782. Official code: github.com/harutaro/rcpu (``lib/structured_prune.py``),
+itself built on FLAP (arXiv 2312.11983, github.com/CASIA-IVA-Lab/FLAP). This module is our own implementation.
+
+What is pruned (as in the paper's code): in every decoder layer only the *input columns* of the attention output
+projection ``self_attn.o_proj`` (whole heads) and of the MLP down projection ``mlp.down_proj`` (intermediate channels)
+are scored and removed; the coupled rows go with them (q rows of a pruned head, gate/up rows of a pruned channel).
+
+Per sublayer, with weights ``W`` [d_out, d_in] and calibration inputs ``X`` [n, d_in] (tokens as rows; the paper
+writes X as d_in x N), dense outputs ``Y = X W^T`` [n, d_out]:
+
+1. score every input column j (registry :data:`SCORES`):
+   - ``wanda_sp``   gamma_j = ||W[:, j]||_2 * ||X_j||                    (Wanda-sp: weight column norm x input norm)
+   - ``variance``   gamma_j = ||W[:, j]||_2 * ||X_j|| * Var(X_j)          (RCPU; Var = population variance)
+   - ``fluctuation`` gamma_j = ||W[:, j]||_2^2 * sample-Var(X_j)          (FLAP's WIFV metric)
+   ``||X_j||`` is the L2 norm over calibration tokens (the paper's formula and the issue); the released code uses the
+   mean absolute value instead: ``PruneConfig.input_stat = "mean_abs"`` selects that.
+2. keep set K: for o_proj a head's score is the sum of its columns' scores (FLAP squares the column metric first);
+   ``int(ratio * num_heads)`` heads with the lowest scores are dropped; for down_proj ``int(ratio * d_in)`` channels.
+   (The code keeps scores >= the sorted score at that index; we drop exactly that many, ties broken by index, so the
+   kept counts always equal the target.)
+3. compensate the kept weights ``W_K`` (registry :data:`COMPENSATIONS`), Z = X_K W_K^T:
+   - ``none``            W_K unchanged;
+   - ``ls``              ridge least squares towards the original weights ("propls" in the code), lambda = 1e-4:
+                         W_K <- (Y^T X_K + lambda W_K)(X_K^T X_K + lambda I)^-1;
+   - ``rotation``        orthogonal Procrustes: SVD of M = Y^T Z (= Y Z^T in the paper's notation) = U S V^T,
+                         Q = U V^T (fp32, reflections allowed, no det correction), W_K <- Q W_K;
+   - ``rotation_scale``  additionally s = tr(S) / ||Z||_F^2, W_K <- s Q W_K;
+   - ``bias``            FLAP's bias compensation: b = W_drop mean(X_drop) is added to the layer's output.
+4. write W_K back, remove the dropped columns.
+
+Layers go in order, and layer l's calibration inputs come from the already-pruned layers < l (SparseGPT/FLAP
+convention; ``propagate="dense"`` instead feeds the dense outputs forward as FLAP's own code does). As in the paper's
+code, both sublayers of a layer take their inputs from one forward pass of the still-dense layer.
+
+Grouped-query attention (SmolLM2: 9 query heads over 3 key/value heads, groups of 3). The pruned unit is the
+query head (it owns 64 o_proj columns and 64 q_proj rows), which keeps the paper's head granularity; pruning whole
+KV groups would leave only 0 / 3 / 6 / 9 heads per layer. A key/value head can only go when all query heads of its
+group are dropped. The stock attention maps query head i to KV head i // 3, so removing a single query head
+physically would shift that mapping; instead the dropped query heads are zeroed (o_proj columns and q_proj rows,
+numerically identical to removal), while a whole dropped group is removed physically (q rows, k/v rows, o_proj
+columns), which keeps 3 query heads per KV head. Stored and effective parameter counts are both reported. MLP
+channels are always removed physically; a uniform ratio gives every layer the same new ``intermediate_size``.
+
+Left out: the paper's 13B runs, zero-shot task accuracy, SliceGPT. The page and tests use SmolLM2-135M and the
+offline CPython documentation corpus instead of Llama-7B and WikiText-2 (see corpus.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError
+from ..runtime import Progress, report, timed
+
+if TYPE_CHECKING:
+    import torch
+
+SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2")
+
+
+# ------------------------------------------------------------------------------------------------------------ config
+@dataclass
+class PruneConfig:
+    """Settings of one pruning run; defaults are the paper's (RCPU rotation, variance score, ratio 0.2, 128 calibration
+    segments of 128 tokens, ridge lambda 1e-4)."""
+
+    ratio: float = 0.2  # fraction of heads and of MLP channels removed in every layer
+    score: str = "variance"  # key of SCORES
+    compensation: str = "rotation"  # key of COMPENSATIONS
+    lam: float = 1e-4  # ridge strength of "ls"
+    input_stat: str = "l2"  # "l2" (paper: ||X_j||) or "mean_abs" (released code: mean |X_j|)
+    n_calib: int = 128  # calibration segments
+    seqlen: int = 128  # tokens per segment (the paper's model.seqlen)
+    seed: int = 0  # calibration segment sampling
+    propagate: str = "pruned"  # "pruned" (RCPU/Wanda-sp code) or "dense" (FLAP code)
+    prune_attention: bool = True
+    prune_mlp: bool = True
+    physical: bool = True  # remove MLP channels and whole KV groups physically (else zero them)
+
+    def validate(self) -> None:
+        if not 0.0 <= float(self.ratio) < 1.0:
+            raise InputError(f"The prune ratio must be in [0, 1); got {self.ratio}.")
+        get_score(self.score)
+        get_compensation(self.compensation)
+        if self.input_stat not in ("l2", "mean_abs"):
+            raise InputError(f"input_stat must be 'l2' or 'mean_abs'; got {self.input_stat!r}.")
+        if self.propagate not in ("pruned", "dense"):
+            raise InputError(f"propagate must be 'pruned' or 'dense'; got {self.propagate!r}.")
+        if self.lam < 0:
+            raise InputError(f"lambda must be >= 0; got {self.lam}.")
+        if not 1 <= int(self.n_calib) <= 4096 or not 2 <= int(self.seqlen) <= 8192:
+            raise InputError("n_calib must be in [1, 4096] and seqlen in [2, 8192].")
+
+
+# ------------------------------------------------------------------------------------------------------- statistics
+@dataclass
+class ColumnStats:
+    """Per-input-column statistics over n calibration tokens (all [d_in], float32)."""
+
+    n: int
+    mean: torch.Tensor
+    var: torch.Tensor  # population variance E[x^2] - E[x]^2 (clamped at 0), as in the RCPU code
+    sample_var: torch.Tensor  # unbiased variance (FLAP's fluctuation)
+    mean_abs: torch.Tensor
+    l2: torch.Tensor  # ||X_j||_2 over the tokens
+
+    def magnitude(self, input_stat: str) -> torch.Tensor:
+        return self.l2 if input_stat == "l2" else self.mean_abs
+
+
+def column_stats(X: torch.Tensor) -> ColumnStats:
+    """Statistics of the columns of ``X`` [n, d_in] (computed in float64, returned as float32)."""
+    x = X.double()
+    n = x.shape[0]
+    mean = x.mean(0)
+    ex2 = (x * x).mean(0)
+    var = (ex2 - mean * mean).clamp_min(0.0)
+    sample_var = var * n / max(n - 1, 1)
+    return ColumnStats(
+        n=n, mean=mean.float(), var=var.float(), sample_var=sample_var.float(),
+        mean_abs=x.abs().mean(0).float(), l2=ex2.mul(n).sqrt().float(),
+    )
+
+
+# ----------------------------------------------------------------------------------------------------------- scores
+ScoreFn = Callable[["torch.Tensor", ColumnStats, str], "torch.Tensor"]
+
+
+@dataclass(frozen=True)
+class Score:
+    """An importance score of input columns. ``head_reduce``: how column scores add up to a head score."""
+
+    name: str
+    fn: ScoreFn
+    head_reduce: str  # "sum" or "sum_sq"
+    label: str
+    reference: str
+
+
+def _wanda_sp(W: torch.Tensor, st: ColumnStats, input_stat: str) -> torch.Tensor:
+    return W.float().norm(dim=0) * st.magnitude(input_stat)
+
+
+def _variance(W: torch.Tensor, st: ColumnStats, input_stat: str) -> torch.Tensor:
+    return _wanda_sp(W, st, input_stat) * st.var
+
+
+def _fluctuation(W: torch.Tensor, st: ColumnStats, input_stat: str) -> torch.Tensor:  # noqa: ARG001
+    return W.float().pow(2).sum(0) * st.sample_var
+
+
+SCORES: dict[str, Score] = {
+    "wanda_sp": Score("wanda_sp", _wanda_sp, "sum", "Wanda-sp: ||W_j|| x ||X_j||", "FLAP code, RCPU baseline"),
+    "variance": Score("variance", _variance, "sum", "RCPU variance-aware: ||W_j|| x ||X_j|| x Var(X_j)", "RCPU eq."),
+    "fluctuation": Score("fluctuation", _fluctuation, "sum_sq", "FLAP fluctuation: ||W_j||^2 x Var(X_j)", "FLAP WIFV"),
+}
+
+
+def get_score(name: str) -> Score:
+    """The score ``name`` (case-insensitive); ValueError (an InputError) lists the valid names."""
+    key = str(name).lower().replace("-", "_")
+    if key not in SCORES:
+        raise InputError(f"Unknown score '{name}'. Valid scores: {', '.join(SCORES)}.")
+    return SCORES[key]
+
+
+def score_columns(score: str, W: torch.Tensor, stats: ColumnStats, input_stat: str = "l2") -> torch.Tensor:
+    """Column scores gamma [d_in] of ``W`` [d_out, d_in] under ``score``."""
+    return get_score(score).fn(W, stats, input_stat)
+
+
+def n_to_drop(ratio: float, n: int) -> int:
+    """How many of ``n`` units a ratio removes: ``int(ratio * n)`` as in the code (guarded against 0.3 * 10 = 2.999..)."""
+    return max(0, min(n, math.floor(float(ratio) * n + 1e-9)))
+
+
+def select_keep(scores: torch.Tensor, ratio: float) -> torch.Tensor:
+    """Bool mask [d] keeping all but the ``int(ratio * d)`` lowest scores (ties: the lower index is dropped first)."""
+    import torch
+
+    d = scores.numel()
+    k = n_to_drop(ratio, d)
+    keep = torch.ones(d, dtype=torch.bool)
+    if k:
+        order = torch.argsort(scores.double(), stable=True)
+        keep[order[:k]] = False
+    return keep
+
+
+def head_scores(col_scores: torch.Tensor, head_dim: int, reduce: str = "sum") -> torch.Tensor:
+    """Sum of each head's ``head_dim`` column scores [d_in] -> [d_in / head_dim] (``sum_sq``: of their squares)."""
+    s = col_scores.double().reshape(-1, head_dim)
+    return (s.pow(2) if reduce == "sum_sq" else s).sum(1)
+
+
+# ----------------------------------------------------------------------------------------------------- compensation
+@dataclass
+class Compensated:
+    """The compensated kept weights ``weight`` [d_out, k] plus an optional output ``bias`` [d_out] (FLAP); ``Q``
+    [d_out, d_out] and ``scale`` for the rotations, ``singular_values`` [d_out] of M = Y^T Z."""
+
+    weight: torch.Tensor
+    bias: torch.Tensor | None = None
+    Q: torch.Tensor | None = None
+    scale: float | None = None
+    singular_values: torch.Tensor | None = None
+
+
+def procrustes(Y: torch.Tensor, Z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Orthogonal Q [d, d] minimising ||Y - Z Q^T||_F for Y, Z [n, d] (tokens as rows), and the singular values of
+    M = Y^T Z. Q = U V^T from the SVD of M in float32; det(Q) = -1 (a reflection) is allowed, as in the paper."""
+    import torch
+
+    M = Y.float().T @ Z.float()
+    U, S, Vh = torch.linalg.svd(M, full_matrices=False)
+    return U @ Vh, S
+
+
+def _none(W_K, X_K, Y, **_: Any) -> Compensated:  # noqa: ANN001
+    return Compensated(W_K.clone())
+
+
+def _rotation(W_K, X_K, Y, **_: Any) -> Compensated:  # noqa: ANN001
+    Q, S = procrustes(Y, X_K.float() @ W_K.float().T)
+    return Compensated((Q @ W_K.float()).to(W_K.dtype), Q=Q, scale=1.0, singular_values=S)
+
+
+def _rotation_scale(W_K, X_K, Y, **_: Any) -> Compensated:  # noqa: ANN001
+    Z = X_K.float() @ W_K.float().T
+    Q, S = procrustes(Y, Z)
+    s = float(S.double().sum() / Z.double().pow(2).sum().clamp_min(1e-12))
+    return Compensated((s * (Q @ W_K.float())).to(W_K.dtype), Q=Q, scale=s, singular_values=S)
+
+
+def _ridge_ls(W_K, X_K, Y, lam: float = 1e-4, **_: Any) -> Compensated:  # noqa: ANN001
+    import torch
+
+    x = X_K if X_K.dtype == torch.float64 else X_K.float()  # the big products in >= fp32, the solve in fp64
+    A = (x.T @ x).double() + lam * torch.eye(x.shape[1], dtype=torch.float64)  # [k, k], symmetric
+    B = (Y.to(x.dtype).T @ x).double() + lam * W_K.double()  # [d_out, k]
+    W_new = torch.linalg.solve(A, B.T).T  # B A^-1 (A symmetric)
+    return Compensated(W_new.to(W_K.dtype))
+
+
+def _bias(W_K, X_K, Y, W_drop=None, X_drop=None, **_: Any) -> Compensated:  # noqa: ANN001
+    if W_drop is None or W_drop.shape[1] == 0:
+        return Compensated(W_K.clone())
+    b = W_drop.double() @ X_drop.double().mean(0)
+    return Compensated(W_K.clone(), bias=b.to(W_K.dtype))
+
+
+CompFn = Callable[..., Compensated]
+COMPENSATIONS: dict[str, CompFn] = {
+    "none": _none,
+    "ls": _ridge_ls,
+    "rotation": _rotation,
+    "rotation_scale": _rotation_scale,
+    "bias": _bias,
+}
+COMPENSATION_LABELS = {
+    "none": "none",
+    "ls": "ridge least squares",
+    "rotation": "rotation (RCPU)",
+    "rotation_scale": "rotation + scale",
+    "bias": "mean bias (FLAP)",
+}
+
+
+def get_compensation(name: str) -> CompFn:
+    """The compensation ``name`` (case-insensitive); the error lists the valid names."""
+    key = str(name).lower().replace("-", "_").replace("+", "_")
+    if key not in COMPENSATIONS:
+        raise InputError(f"Unknown compensation '{name}'. Valid compensations: {', '.join(COMPENSATIONS)}.")
+    return COMPENSATIONS[key]
+
+
+def compensate(
+    name: str, W: torch.Tensor, X: torch.Tensor, keep: torch.Tensor, Y: torch.Tensor | None = None, lam: float = 1e-4
+) -> Compensated:
+    """Compensate the kept columns of ``W`` [d_out, d_in] on inputs ``X`` [n, d_in] for target ``Y`` [n, d_out]
+    (default: the dense bias-free output X W^T). ``keep``: bool [d_in]."""
+    if Y is None:
+        Y = X.float() @ W.float().T
+    W_K, X_K = W[:, keep], X[:, keep]
+    return get_compensation(name)(W_K, X_K, Y, lam=lam, W_drop=W[:, ~keep], X_drop=X[:, ~keep])
+
+
+def output_error(W: torch.Tensor, X: torch.Tensor, keep: torch.Tensor, comp: Compensated,
+                 Y: torch.Tensor | None = None) -> tuple[float, float]:
+    """(||Y - Y_hat||_F^2, ||Y||_F^2) for the compensated sublayer on inputs ``X`` [n, d_in] (Y default: X W^T)."""
+    if Y is None:
+        Y = X.float() @ W.float().T
+    Y_hat = X[:, keep].float() @ comp.weight.float().T
+    if comp.bias is not None:
+        Y_hat = Y_hat + comp.bias.float()
+    diff = (Y.double() - Y_hat.double()).pow(2).sum()
+    return float(diff), float(Y.double().pow(2).sum())
+
+
+# --------------------------------------------------------------------------------------------------------- sublayer
+@dataclass
+class SublayerResult:
+    """One pruned sublayer: ``keep`` [d_in] bool, ``unit_keep`` [heads or channels] bool, the column scores, the
+    compensation, and relative output errors ||Y - Y_hat||_F / ||Y||_F on calibration and held-out tokens."""
+
+    keep: torch.Tensor
+    unit_keep: torch.Tensor
+    col_scores: torch.Tensor
+    comp: Compensated
+    calib_err: float
+    heldout_err: float | None
+
+
+def prune_sublayer(
+    W: torch.Tensor,
+    X: torch.Tensor,
+    cfg: PruneConfig,
+    head_dim: int | None = None,
+    X_held: torch.Tensor | None = None,
+) -> SublayerResult:
+    """Score, select and compensate one sublayer. ``W`` [d_out, d_in]; ``X`` [n, d_in] calibration inputs; with
+    ``head_dim`` the columns are pruned in heads of that width (o_proj), else one by one (down_proj)."""
+    import torch
+
+    stats = column_stats(X)
+    sc = get_score(cfg.score)
+    col = sc.fn(W, stats, cfg.input_stat)
+    if head_dim:
+        unit_keep = select_keep(head_scores(col, head_dim, sc.head_reduce), cfg.ratio)
+        keep = unit_keep.repeat_interleave(head_dim)
+    else:
+        unit_keep = keep = select_keep(col, cfg.ratio)
+    if bool(keep.all()):  # ratio 0 (or rounding to 0): the sublayer is left untouched, Q = I
+        comp = Compensated(W.clone(), Q=torch.eye(W.shape[0]), scale=1.0)
+        return SublayerResult(keep, unit_keep, col, comp, 0.0, 0.0 if X_held is not None else None)
+    comp = compensate(cfg.compensation, W, X, keep, lam=cfg.lam)
+    e, y = output_error(W, X, keep, comp)
+    held = None
+    if X_held is not None and X_held.shape[0]:
+        eh, yh = output_error(W, X_held, keep, comp)
+        held = math.sqrt(eh / max(yh, 1e-30))
+    return SublayerResult(keep, unit_keep, col, comp, math.sqrt(e / max(y, 1e-30)), held)
+
+
+# ---------------------------------------------------------------------------------------------- model structure
+def check_llama_family(model: Any) -> None:
+    """Raise :class:`InputError` unless ``model`` is a Llama-family causal LM (decoder layers with q/k/v/o_proj and
+    gate/up/down_proj linear layers)."""
+    import torch
+
+    cfg = getattr(model, "config", None)
+    mtype = getattr(cfg, "model_type", None)
+    inner = getattr(model, "model", None)
+    layers = getattr(inner, "layers", None)
+    if mtype not in SUPPORTED_MODEL_TYPES or layers is None or len(layers) == 0:
+        raise InputError(
+            f"This model (type '{mtype}') is not a Llama-family causal LM. Structured pruning here needs decoder layers "
+            f"with self_attn.o_proj and mlp.down_proj (model types: {', '.join(SUPPORTED_MODEL_TYPES)})."
+        )
+    for name in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+                 "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"):
+        mod = layers[0].get_submodule(name) if _has(layers[0], name) else None
+        if not isinstance(mod, torch.nn.Linear):
+            raise InputError(f"This model has no linear layer '{name}' in its decoder layers; it is not Llama-like.")
+
+
+def _has(module: Any, name: str) -> bool:
+    try:
+        module.get_submodule(name)
+        return True
+    except AttributeError:
+        return False
+
+
+@dataclass
+class Geometry:
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    hidden: int
+    intermediate: int
+    layers: int
+
+    @property
+    def group(self) -> int:
+        return self.num_heads // self.num_kv_heads
+
+
+def geometry(model: Any) -> Geometry:
+    c = model.config
+    heads = int(c.num_attention_heads)
+    return Geometry(
+        num_heads=heads,
+        num_kv_heads=int(getattr(c, "num_key_value_heads", None) or heads),
+        head_dim=int(getattr(c, "head_dim", None) or c.hidden_size // heads),
+        hidden=int(c.hidden_size),
+        intermediate=int(c.intermediate_size),
+        layers=len(model.model.layers),
+    )
+
+
+# ------------------------------------------------------------------------------------------------- layer surgery
+def _set_linear(lin: Any, weight: torch.Tensor, bias: torch.Tensor | None) -> None:
+    """Replace ``lin``'s weight (and bias, adding a bias parameter if needed) keeping dtype and device."""
+    import torch
+
+    lin.weight = torch.nn.Parameter(weight.to(lin.weight.dtype).contiguous(), requires_grad=False)
+    lin.out_features, lin.in_features = weight.shape
+    if bias is not None:
+        lin.bias = torch.nn.Parameter(bias.to(lin.weight.dtype).contiguous(), requires_grad=False)
+
+
+def apply_attention(layer: Any, geo: Geometry, head_keep: torch.Tensor, o_weight_kept: torch.Tensor,
+                    o_bias: torch.Tensor | None = None, physical: bool = True) -> dict[str, int]:
+    """Prune the query heads ``~head_keep`` [H] of one layer.
+
+    ``o_weight_kept`` [d_out, kept_heads * head_dim] is written into the kept o_proj columns; dropped heads are zeroed
+    (o_proj columns, q_proj rows); a KV group whose query heads are all dropped is removed physically (``physical``)
+    or zeroed (k/v rows too). Returns counts: heads_dropped, groups_removed, heads_zeroed.
+    """
+    import torch
+
+    attn, hd, g = layer.self_attn, geo.head_dim, geo.group
+    H = head_keep.numel()
+    col_keep = head_keep.repeat_interleave(hd)
+    W = torch.zeros_like(attn.o_proj.weight)
+    W[:, col_keep] = o_weight_kept.to(W.dtype)
+    bias = attn.o_proj.bias.detach().clone() if attn.o_proj.bias is not None else None
+    if o_bias is not None:
+        bias = (bias if bias is not None else torch.zeros(W.shape[0], dtype=W.dtype)) + o_bias.to(W.dtype)
+    _set_linear(attn.o_proj, W, bias)
+    with torch.no_grad():
+        attn.q_proj.weight[~col_keep] = 0
+        if attn.q_proj.bias is not None:
+            attn.q_proj.bias[~col_keep] = 0
+    group_keep = head_keep.reshape(-1, g).any(1)  # [H_kv]
+    kv_cols = group_keep.repeat_interleave(hd)
+    with torch.no_grad():
+        for lin in (attn.k_proj, attn.v_proj):
+            lin.weight[~kv_cols] = 0
+            if lin.bias is not None:
+                lin.bias[~kv_cols] = 0
+    removed = int((~group_keep).sum())
+    if physical and removed:
+        q_rows = group_keep.repeat_interleave(g).repeat_interleave(hd)  # query heads of kept groups
+        for lin, rows in ((attn.q_proj, q_rows), (attn.k_proj, kv_cols), (attn.v_proj, kv_cols)):
+            _set_linear(lin, lin.weight[rows], lin.bias[rows] if lin.bias is not None else None)
+        _set_linear(attn.o_proj, attn.o_proj.weight[:, q_rows], attn.o_proj.bias)
+    dropped = int((~head_keep).sum())
+    return {"heads": H, "heads_dropped": dropped, "groups_removed": removed,
+            "heads_zeroed": dropped - (removed * g if physical else 0)}
+
+
+def apply_mlp(layer: Any, channel_keep: torch.Tensor, down_weight_kept: torch.Tensor,
+              down_bias: torch.Tensor | None = None, physical: bool = True) -> None:
+    """Prune MLP channels ``~channel_keep`` [I]: gate/up rows and down_proj columns, removed (``physical``) or zeroed;
+    ``down_weight_kept`` [d_out, kept] goes into the kept down_proj columns, ``down_bias`` is added to its bias."""
+    import torch
+
+    mlp = layer.mlp
+    bias = mlp.down_proj.bias.detach().clone() if mlp.down_proj.bias is not None else None
+    if down_bias is not None:
+        bias = (bias if bias is not None else torch.zeros(down_weight_kept.shape[0])) + down_bias.float()
+    if physical:
+        for lin in (mlp.gate_proj, mlp.up_proj):
+            _set_linear(lin, lin.weight[channel_keep], lin.bias[channel_keep] if lin.bias is not None else None)
+        _set_linear(mlp.down_proj, down_weight_kept, bias)
+        if hasattr(mlp, "intermediate_size"):
+            mlp.intermediate_size = int(channel_keep.sum())
+    else:
+        with torch.no_grad():
+            for lin in (mlp.gate_proj, mlp.up_proj):
+                lin.weight[~channel_keep] = 0
+                if lin.bias is not None:
+                    lin.bias[~channel_keep] = 0
+        W = torch.zeros_like(mlp.down_proj.weight)
+        W[:, channel_keep] = down_weight_kept.to(W.dtype)
+        _set_linear(mlp.down_proj, W, bias)
+
+
+# -------------------------------------------------------------------------------------------------------- pipeline
+@dataclass
+class LayerRecord:
+    """One sublayer of the run (JSON-able)."""
+
+    layer: int
+    sublayer: str  # "attn" (o_proj) or "mlp" (down_proj)
+    kept: int
+    total: int
+    calib_err: float
+    heldout_err: float | None
+    scale: float | None
+    reflection: bool | None  # det(Q) < 0
+    top_singular: list[float] = field(default_factory=list)  # the 8 largest singular values of M = Y^T Z
+
+
+@dataclass
+class PruneResult:
+    """Outcome of :func:`prune_llama`: per-sublayer records, kept heads [L][H] and channel masks [L][I] (lists of
+    bools), head accounting, and timings."""
+
+    config: dict[str, Any]
+    records: list[LayerRecord]
+    head_keep: list[list[bool]]
+    channel_keep: list[list[bool]]
+    heads_per_layer: int
+    heads_dropped: int
+    groups_removed: int
+    heads_zeroed: int
+    intermediate_size: int
+    seconds: float
+    calib_tokens: int
+
+    def summary(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("channel_keep")
+        return d
+
+
+class _Stop(Exception):
+    pass
+
+
+def _layer_inputs(model: Any, ids: torch.Tensor, batch_size: int) -> list[tuple[torch.Tensor, dict[str, Any]]]:
+    """Hidden states entering decoder layer 0 plus the keyword arguments the model passes to its layers, per batch."""
+    import torch
+
+    layers = model.model.layers
+    caught: list[tuple[torch.Tensor, dict[str, Any]]] = []
+
+    def catch(_mod: Any, args: tuple, kwargs: dict) -> None:
+        hidden = args[0] if args else kwargs.pop("hidden_states")
+        kw = {k: v for k, v in kwargs.items() if k not in ("hidden_states", "cache", "past_key_values", "past_key_value")}
+        kw["use_cache"] = False
+        caught.append((hidden.detach(), kw))
+        raise _Stop
+
+    handle = layers[0].register_forward_pre_hook(catch, with_kwargs=True)
+    try:
+        for i in range(0, ids.shape[0], batch_size):
+            try:
+                with torch.inference_mode():
+                    model(input_ids=ids[i : i + batch_size], use_cache=False)
+            except _Stop:
+                pass
+    finally:
+        handle.remove()
+    return caught
+
+
+def _run_layer(layer: Any, batches: list[tuple[torch.Tensor, dict[str, Any]]]) -> list[tuple[torch.Tensor, dict]]:
+    import torch
+
+    out = []
+    with torch.inference_mode():
+        for h, kw in batches:
+            o = layer(h, **kw)
+            out.append((o[0] if isinstance(o, tuple) else o, kw))
+    return out
+
+
+def _capture(layer: Any, batches: list, names: tuple[str, ...]) -> tuple[dict[str, torch.Tensor], list]:
+    """Run ``layer`` over ``batches`` and return the inputs [n, d_in] (float32) of the named linear sublayers plus the
+    layer outputs."""
+    import torch
+
+    store: dict[str, list[torch.Tensor]] = {n: [] for n in names}
+    handles = []
+    for n in names:
+        def hook(_m: Any, inp: tuple, _out: Any, n: str = n) -> None:
+            x = inp[0]
+            store[n].append(x.reshape(-1, x.shape[-1]).float().clone())
+        handles.append(layer.get_submodule(n).register_forward_hook(hook))
+    try:
+        outs = _run_layer(layer, batches)
+    finally:
+        for h in handles:
+            h.remove()
+    return {n: torch.cat(v) if v else torch.empty(0) for n, v in store.items()}, outs
+
+
+def prune_llama(
+    model: Any,
+    calib_ids: torch.Tensor,
+    cfg: PruneConfig | None = None,
+    heldout_ids: torch.Tensor | None = None,
+    progress: Progress | None = None,
+    batch_size: int = 8,
+) -> PruneResult:
+    """Prune a Llama-family causal LM **in place**, layer by layer (copy it first to keep the dense model).
+
+    ``calib_ids`` [N, T] calibration token windows; ``heldout_ids`` [M, T] optional windows whose per-sublayer output
+    errors are tracked alongside (they never influence the pruning). Returns a :class:`PruneResult`.
+    """
+    import torch
+
+    cfg = cfg or PruneConfig()
+    cfg.validate()
+    check_llama_family(model)
+    clock = timed()
+    geo = geometry(model)
+    if geo.num_heads % geo.num_kv_heads:
+        raise InputError("num_attention_heads must be a multiple of num_key_value_heads.")
+    model.eval()
+    report(progress, 0.0, "capturing the inputs of layer 0")
+    calib = _layer_inputs(model, calib_ids, batch_size)
+    held = _layer_inputs(model, heldout_ids, batch_size) if heldout_ids is not None and len(heldout_ids) else []
+    names = ("self_attn.o_proj", "mlp.down_proj")
+    records: list[LayerRecord] = []
+    head_keep_all: list[list[bool]] = []
+    chan_keep_all: list[list[bool]] = []
+    totals = {"heads_dropped": 0, "groups_removed": 0, "heads_zeroed": 0}
+    inter = geo.intermediate
+    for li, layer in enumerate(model.model.layers):
+        X, dense_out = _capture(layer, calib, names)
+        Xh, dense_held = _capture(layer, held, names) if held else ({n: None for n in names}, [])
+        head_keep = torch.ones(geo.num_heads, dtype=torch.bool)
+        chan_keep = torch.ones(geo.intermediate, dtype=torch.bool)
+        for name in names:
+            is_attn = name.startswith("self_attn")
+            if (is_attn and not cfg.prune_attention) or (not is_attn and not cfg.prune_mlp):
+                continue
+            lin = layer.get_submodule(name)
+            W = lin.weight.detach().float()
+            res = prune_sublayer(W, X[name], cfg, head_dim=geo.head_dim if is_attn else None, X_held=Xh[name])
+            Q = res.comp.Q
+            records.append(LayerRecord(
+                layer=li, sublayer="attn" if is_attn else "mlp", kept=int(res.unit_keep.sum()),
+                total=int(res.unit_keep.numel()), calib_err=res.calib_err, heldout_err=res.heldout_err,
+                scale=res.comp.scale, reflection=None if Q is None else bool(torch.linalg.det(Q.double()) < 0),
+                top_singular=[] if res.comp.singular_values is None else
+                [round(float(s), 4) for s in res.comp.singular_values[:8]],
+            ))
+            if bool(res.keep.all()):
+                continue
+            if is_attn:
+                head_keep = res.unit_keep
+                counts = apply_attention(layer, geo, head_keep, res.comp.weight, res.comp.bias, cfg.physical)
+                for k in totals:
+                    totals[k] += counts[k]
+            else:
+                chan_keep = res.unit_keep
+                apply_mlp(layer, chan_keep, res.comp.weight, res.comp.bias, cfg.physical)
+                inter = int(chan_keep.sum()) if cfg.physical else geo.intermediate
+        head_keep_all.append(head_keep.tolist())
+        chan_keep_all.append(chan_keep.tolist())
+        del X, Xh
+        if cfg.propagate == "pruned":
+            calib = _run_layer(layer, calib)
+            held = _run_layer(layer, held) if held else []
+        else:
+            calib, held = dense_out, dense_held
+        report(progress, (li + 1) / geo.layers, f"layer {li + 1}/{geo.layers} pruned")
+    if cfg.physical and cfg.prune_mlp:
+        model.config.intermediate_size = inter
+    return PruneResult(
+        config=asdict(cfg), records=records, head_keep=head_keep_all, channel_keep=chan_keep_all,
+        heads_per_layer=geo.num_heads, intermediate_size=inter, seconds=clock(),
+        calib_tokens=int(calib_ids.numel()), **totals,
+    )
+
+
+# ------------------------------------------------------------------------------------------------------- presets
+@dataclass(frozen=True)
+class Method:
+    """A named pairing of score and compensation (what the paper's tables call a method)."""
+
+    name: str
+    score: str
+    compensation: str
+    propagate: str
+    label: str
+
+
+METHODS: dict[str, Method] = {
+    "wanda_sp": Method("wanda_sp", "wanda_sp", "none", "pruned", "Wanda-sp"),
+    "flap": Method("flap", "fluctuation", "bias", "dense", "FLAP (fluctuation + bias)"),
+    "variance_none": Method("variance_none", "variance", "none", "pruned", "variance score, no compensation"),
+    "propls": Method("propls", "variance", "ls", "pruned", "variance score + ridge LS"),
+    "rcpu": Method("rcpu", "variance", "rotation", "pruned", "RCPU (variance + rotation)"),
+    "rcpu_scale": Method("rcpu_scale", "variance", "rotation_scale", "pruned", "RCPU rotation + scale"),
+}
+
+
+def get_method(name: str) -> Method:
+    """A named method (score + compensation); the error lists the valid names."""
+    key = str(name).lower().replace("-", "_")
+    if key not in METHODS:
+        raise InputError(f"Unknown method '{name}'. Valid methods: {', '.join(METHODS)}.")
+    return METHODS[key]
+
+
+def config_for(method: str, **overrides: Any) -> PruneConfig:
+    """The :class:`PruneConfig` of a named method with ``overrides`` (e.g. ratio, n_calib)."""
+    m = get_method(method)
+    base = {"score": m.score, "compensation": m.compensation, "propagate": m.propagate}
+    base.update(overrides)
+    return PruneConfig(**base)
+
+
+__all__ = [
+    "COMPENSATIONS", "METHODS", "SCORES", "ColumnStats", "Compensated", "LayerRecord", "Method", "PruneConfig",
+    "PruneResult", "SublayerResult", "apply_attention", "apply_mlp", "check_llama_family", "column_stats",
+    "compensate", "config_for", "geometry", "get_compensation", "get_method", "get_score", "head_scores",
+    "n_to_drop", "output_error", "procrustes", "prune_llama", "prune_sublayer", "score_columns", "select_keep",
+]

@@ -1,0 +1,196 @@
+"""The registry of crowd simulators: STDDN and its baselines behind one interface (``rollout.CrowdSimulator``).
+
+| name              | method                                                                                          |
+|-------------------|-------------------------------------------------------------------------------------------------|
+| stddn             | STDDN's trajectory network trained with the density ODE (Liu et al., ICLR 2026)                |
+| micro             | the same network trained without the density ODE (lambda2 = 0; the paper's ablation)           |
+| social_force      | the social-force model with default parameters (Helbing & Molnar 1995, circular specification) |
+| orca              | ORCA (van den Berg et al. 2009) through pyrvo, the RVO2 library                                 |
+| constant_velocity | every agent keeps its last velocity                                                              |
+
+``get_method(name)`` is case-insensitive and raises ValueError listing the valid names. Learned methods load the
+shipped weights (``assets/crowd_stddn.safetensors``, ``assets/crowd_micro.safetensors``) unless given a network.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from backend.runtime import ASSETS
+
+from .data import Clip
+from .physics import Orca, OrcaConfig, SocialForceConfig, social_force_step
+from .rollout import CrowdState, CrowdSimulator
+from .stddn import STDDN, MicroConfig, MicroNet, StddnConfig
+
+WEIGHTS = {"stddn": ASSETS / "crowd_stddn.safetensors", "micro": ASSETS / "crowd_micro.safetensors"}
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    name: str
+    label: str
+    kind: str  # "learned" | "physics" | "heuristic"
+    description: str
+
+
+METHODS: dict[str, MethodInfo] = {
+    "stddn": MethodInfo("stddn", "STDDN", "learned", "trajectory network trained with the density continuity ODE"),
+    "micro": MethodInfo("micro", "Micro only (no ODE)", "learned", "same network, lambda2 = 0 (ablation)"),
+    "social_force": MethodInfo("social_force", "Social force", "physics", "default-parameter social-force model"),
+    "orca": MethodInfo("orca", "ORCA", "physics", "optimal reciprocal collision avoidance (pyrvo / RVO2)"),
+    "constant_velocity": MethodInfo("constant_velocity", "Constant velocity", "heuristic", "keeps the last velocity"),
+}
+
+
+def _goal_dir(s: CrowdState) -> torch.Tensor:
+    d = s.goal - s.p
+    return d / d.norm(dim=-1, keepdim=True).clamp_min(1e-6)
+
+
+def _v0(s: CrowdState) -> torch.Tensor:
+    return torch.where(s.v0 > 0.1, s.v0, torch.full_like(s.v0, 1.3))
+
+
+class ConstantVelocity:
+    name = "constant_velocity"
+
+    def reset(self, clip: Clip) -> None:
+        pass
+
+    def step(self, s: CrowdState, dt: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return s.p + s.v * dt, s.v, torch.zeros_like(s.a)
+
+
+class SocialForce:
+    name = "social_force"
+
+    def __init__(self, cfg: SocialForceConfig | None = None) -> None:
+        self.cfg = cfg or SocialForceConfig()
+        self.walls = torch.zeros(0, 4)
+
+    def reset(self, clip: Clip) -> None:
+        self.walls = torch.from_numpy(clip.walls())
+
+    def step(self, s: CrowdState, dt: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return social_force_step(s.p, s.v, _goal_dir(s), _v0(s), s.present, self.walls, dt, self.cfg)
+
+
+class OrcaSim:
+    name = "orca"
+
+    def __init__(self, cfg: OrcaConfig | None = None, max_speed_factor: float = 1.3) -> None:
+        self.cfg = cfg or OrcaConfig()
+        self.factor = max_speed_factor
+        self.orca: Orca | None = None
+
+    def reset(self, clip: Clip) -> None:
+        self.orca = Orca(clip.walls(), clip.dt, self.cfg)
+
+    def step(self, s: CrowdState, dt: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        assert self.orca is not None, "call reset(clip) first"
+        v0 = _v0(s)
+        pref = (v0[:, None] * _goal_dir(s)).numpy()
+        vel = self.orca.velocities(s.p.numpy(), s.v.numpy(), pref, (self.factor * v0).numpy(), s.present.numpy())
+        v = torch.from_numpy(vel)
+        return s.p + v * dt, v, (v - s.v) / dt
+
+
+class Learned:
+    """A trained :class:`MicroNet` as a simulator (STDDN or its no-density ablation)."""
+
+    def __init__(self, net: MicroNet, name: str) -> None:
+        self.net = net.eval()
+        self.name = name
+        self.obstacles = torch.zeros(1, 0, 2)
+
+    def reset(self, clip: Clip) -> None:
+        self.obstacles = torch.from_numpy(clip.obstacle_points())[None]
+
+    def step(self, s: CrowdState, dt: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        idx = torch.nonzero(s.present).flatten()  # run the network on present agents only
+        a_next = torch.zeros_like(s.a)
+        if len(idx):
+            sub = self.net(s.p[idx][None], s.v[idx][None], s.a[idx][None], s.hist[idx][None], s.hist_ok[idx][None],
+                           s.goal[idx][None], _v0(s)[idx][None], s.present[idx][None], self.obstacles)[0]
+            a_next[idx] = sub
+        return s.p + s.v * dt, s.v + s.a * dt, a_next
+
+
+# ----------------------------------------------------------------------------------------------------- weights
+def save_weights(model: STDDN, path: Path, micro_only: bool, metadata: dict) -> None:
+    from safetensors.torch import save_file
+
+    sd = model.micro.state_dict() if micro_only else model.state_dict()
+    if micro_only:
+        sd = {f"micro.{k}": v for k, v in sd.items()}
+    meta = {"config": json.dumps(model.config_dict()), **{k: json.dumps(v) for k, v in metadata.items()}}
+    save_file({k: v.detach().contiguous() for k, v in sd.items()}, str(path), metadata=meta)
+    path.chmod(0o644)  # safetensors writes 0600; the app may run as another user
+
+
+def load_model(kind: str = "stddn", path: str | Path | None = None) -> tuple[STDDN, dict]:
+    """Load shipped weights (safetensors only). Returns the model (ODE untrained for ``micro``) and its metadata."""
+    from safetensors import safe_open
+    from safetensors.torch import load_file
+
+    p = Path(path) if path is not None else WEIGHTS[kind]
+    if not p.is_file():
+        raise FileNotFoundError(f"{p} is missing; retrain with `python -m backend.train crowd`")
+    with safe_open(str(p), framework="pt") as f:
+        meta = {k: json.loads(v) for k, v in (f.metadata() or {}).items()}
+    cfg = meta.get("config", {})
+    micro = MicroConfig(**cfg.get("micro", {}))
+    macro_d = dict(cfg.get("macro", {}))
+    if "bounds" in macro_d:
+        macro_d["bounds"] = tuple(macro_d["bounds"])
+    model = STDDN(micro, StddnConfig(**macro_d))
+    missing, unexpected = model.load_state_dict(load_file(str(p)), strict=False)
+    if unexpected or any(k.startswith("micro.") for k in missing):
+        raise ValueError(f"{p.name}: weights do not match the model (missing {missing}, unexpected {unexpected})")
+    model.eval()
+    return model, meta
+
+
+_cache: dict[str, MicroNet] = {}
+
+
+def learned(kind: str) -> Learned:
+    if kind not in _cache:
+        _cache[kind] = load_model(kind)[0].micro
+    return Learned(_cache[kind], kind)
+
+
+def get_method(name: str, **kwargs: object) -> CrowdSimulator:
+    """A fresh simulator by registry name (case-insensitive). ``net=MicroNet`` overrides learned weights."""
+    key = name.strip().lower().replace("-", "_").replace(" ", "_")
+    if key == "stddn" or key == "micro":
+        net = kwargs.get("net")
+        return Learned(net, key) if isinstance(net, MicroNet) else learned(key)
+    if key == "social_force":
+        return SocialForce()
+    if key == "orca":
+        return OrcaSim()
+    if key == "constant_velocity":
+        return ConstantVelocity()
+    raise ValueError(f"unknown crowd method {name!r}; valid: {', '.join(METHODS)}")
+
+
+def weights_sha(kind: str) -> str | None:
+    from backend.runtime import sha256_file
+
+    p = WEIGHTS.get(kind)
+    return sha256_file(p) if p is not None and p.is_file() else None
+
+
+def param_count(kind: str) -> int | None:
+    if kind not in WEIGHTS or not WEIGHTS[kind].is_file():
+        return None
+    return int(sum(v.numel() for v in learned(kind).net.parameters()))
+
+
+__all__ = ["METHODS", "MethodInfo", "get_method", "load_model", "save_weights", "Learned"]

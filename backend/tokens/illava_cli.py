@@ -1,0 +1,242 @@
+"""CLI group ``illava`` (iLLaVA token merging in the tiny VLM, arXiv 2412.06263):
+
+- ``python -m backend illava run --image FILE --method illava --layers 5,6,7,8 --r 32 --question "..." --json``
+  answers a question about an image with and without reduction and prints the answers, the tokens per layer, the
+  multiply-adds and the prefill times (``--scene SEED`` uses a procedural scene instead of a file; ``--keep 0.33``
+  builds the method's default plan for that budget instead of ``--layers/--r/--llm-layers/--llm-r``);
+- ``python -m backend illava eval --method illava --keep 0.33 --scenes 100 --json``: accuracy on held-out scenes;
+- ``python -m backend illava sweep --json``: accuracy / tokens kept / prefill time of every method at several budgets.
+
+Handlers return 0 on success and 2 on bad input (message on stderr and, with ``--json``, in the JSON). torch is
+imported only inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+GROUP = "illava"
+METHOD_CHOICES = ("none", "illava", "illava_code", "illava_paper", "tome", "fastv", "random")
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    text = (text or "").strip()
+    if not text:
+        return ()
+    try:
+        return tuple(int(t) for t in text.replace(" ", "").split(",") if t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def _guard(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        from ..errors import InputError
+
+        try:
+            return handler(args)
+        except InputError as err:
+            if getattr(args, "json", False):
+                print(json.dumps({"error": str(err)}, indent=2))
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+
+    run.__name__ = handler.__name__
+    run.__doc__ = handler.__doc__
+    return run
+
+
+def _emit(args: argparse.Namespace, result: dict[str, Any], lines: list[str]) -> None:
+    print(json.dumps(result, indent=2, default=str) if args.json else "\n".join(lines))
+
+
+def build_plan(args: argparse.Namespace, n_tokens: int = 256) -> Any:
+    """The :class:`ReductionPlan` of the arguments: ``--keep`` (default placement) or explicit layers and r."""
+    from .tiny_vlm import ReductionPlan, plan_for_budget
+
+    method = args.method
+    if getattr(args, "keep", None) is not None:
+        return plan_for_budget(method, args.keep, n_tokens, split=args.split, seed=args.seed)
+    from .merging import get_method
+
+    name = get_method(method).name
+    vit_layers = args.layers if "vit" in get_method(name).stages else ()
+    return ReductionPlan(name, vit_layers=vit_layers, vit_r=args.r if vit_layers else 0,
+                         llm_layers=args.llm_layers, llm_r=args.llm_r if args.llm_layers else 0,
+                         m=args.m, n_recycled=args.n_recycled, seed=args.seed)
+
+
+def _load_image(args: argparse.Namespace) -> tuple[Any, str, list[str]]:
+    from ..errors import InputError
+    from ..io import ImageLimits, decode_image
+
+    notes: list[str] = []
+    if args.image:
+        try:
+            data = open(args.image, "rb").read()  # noqa: SIM115
+        except OSError as err:
+            raise InputError(f"Cannot read {args.image}: {err.strerror or err}.") from None
+        img = decode_image(data, ImageLimits(), name=args.image)
+        if max(img.size) > 224:
+            notes.append(f"the {img.size[0]}x{img.size[1]} image is downscaled to 224x224 for the encoder")
+        return img, args.image, notes
+    from .scenes import make_scene
+
+    scene = make_scene(args.scene)
+    return scene.pil(), f"scene {args.scene}", notes
+
+
+@_guard
+def cmd_run(args: argparse.Namespace) -> int:
+    """Answer one question with and without reduction; print tokens per layer and prefill times."""
+    from ..runtime import provenance
+    from .tiny_vlm import PROJECTOR_FILE, TinyVLM, analyze
+
+    image, source, notes = _load_image(args)
+    question = args.question
+    if question is None:
+        from .scenes import make_scene
+
+        question = make_scene(args.scene).questions[0].text if not args.image else "What color is the circle?"
+    vlm = TinyVLM.load()
+    plan = build_plan(args, vlm.n_patches)
+    res = analyze(vlm, image, question, plan, repeats=args.repeats)
+    out = {"image": source, "notes": notes, **res.summary(),
+           "provenance": provenance(args.seed, [PROJECTOR_FILE], command="run", repeats=args.repeats)}
+    lines = [
+        f"image: {source}; question: {question}",
+        f"plan: {res.label}",
+        f"answer unreduced: {res.full.answer} {dict(zip(res.full.candidates, res.full.probs, strict=True))}",
+        f"answer reduced:   {res.reduced.answer} {dict(zip(res.reduced.candidates, res.reduced.probs, strict=True))}",
+        f"encoder tokens per block: {res.vit_tokens}",
+        f"LLM image tokens per layer: {res.llm_image_tokens}",
+        f"multiply-adds: {res.costs_full.total / 1e9:.2f} G -> {res.costs_reduced.total / 1e9:.2f} G",
+        f"prefill: {res.time_full_s:.3f} s -> {res.time_reduced_s:.3f} s "
+        f"(x{res.time_full_s / max(res.time_reduced_s, 1e-9):.2f})",
+        *notes,
+    ]
+    _emit(args, out, lines)
+    return 0
+
+
+@_guard
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Accuracy of one plan (and of the unreduced model) on held-out scene questions."""
+    from ..runtime import provenance
+    from .scenes import scenes
+    from .tiny_vlm import PROJECTOR_FILE, TinyVLM, evaluate
+
+    vlm = TinyVLM.load()
+    plan = build_plan(args, vlm.n_patches)
+    data = scenes(args.scenes, "heldout", start=args.start)
+    base = evaluate(vlm, data)
+    res = evaluate(vlm, data, plan) if plan.label() != "none" else base
+    out = {"unreduced": base.to_dict(), "reduced": res.to_dict(),
+           "accuracy_drop_points": round(100 * (base.accuracy - res.accuracy), 2),
+           "provenance": provenance(args.seed, [PROJECTOR_FILE], command="eval", scenes=args.scenes,
+                                    start=args.start)}
+    lines = [f"{args.scenes} held-out scenes, {base.n_questions} questions (chance {base.chance:.3f})",
+             f"unreduced: accuracy {base.accuracy:.3f} {base.per_type}",
+             f"{res.label}: accuracy {res.accuracy:.3f} {res.per_type}, {res.tokens_to_llm} tokens reach the LLM"]
+    _emit(args, out, lines)
+    return 0
+
+
+@_guard
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Accuracy vs tokens kept vs prefill time for every method."""
+    from ..runtime import provenance
+    from .tiny_vlm import PROJECTOR_FILE, SWEEP_METHODS, TinyVLM, sweep
+
+    vlm = TinyVLM.load()
+    methods = tuple(args.methods) if args.methods else SWEEP_METHODS
+    rows = sweep(vlm, n_scenes=args.scenes, keeps=tuple(args.keeps), methods=methods, time_repeats=args.repeats,
+                 start=args.start)
+    import os
+    import platform
+
+    import torch
+
+    machine = (f"{platform.machine()}, {os.cpu_count()} CPUs, torch {torch.__version__} with "
+               f"{torch.get_num_threads()} thread(s), median of {args.repeats} timed requests")
+    out = {"scenes": args.scenes, "machine": machine, "rows": rows,
+           "provenance": provenance(0, [PROJECTOR_FILE], command="sweep", scenes=args.scenes, keeps=list(args.keeps),
+                                    methods=list(methods))}
+    if args.out:
+        from pathlib import Path
+
+        path = Path(args.out)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(json.dumps(out, indent=2, default=str) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    lines = [f"{'method':<13} {'keep':>5} {'to LLM':>6} {'acc':>6} {'GMACs':>6} {'prefill s':>9} {'speedup':>7}"]
+    for r in rows:
+        lines.append(f"{r['method']:<13} {r['keep']:>5.2f} {r['tokens_to_llm']:>6} {r['accuracy']:>6.3f} "
+                     f"{r['macs'] / 1e9:>6.2f} {r['prefill_s']:>9.3f} {r['speedup']:>7.2f}")
+    _emit(args, out, lines)
+    return 0
+
+
+def _plan_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--method", default="illava", choices=METHOD_CHOICES)
+    p.add_argument("--keep", type=float, default=None,
+                   help="keep this fraction of the 256 image tokens with the method's default placement")
+    p.add_argument("--split", type=float, default=0.75, help="with --keep: share of the reduction in the encoder")
+    p.add_argument("--layers", type=_ints, default=(3, 4, 5, 6), help="encoder merge blocks, e.g. 5,6,7,8")
+    p.add_argument("--r", type=int, default=32, help="tokens removed per encoder merge block")
+    p.add_argument("--llm-layers", type=_ints, default=(), help="LLM reduction layers K (before 0-based layer K)")
+    p.add_argument("--llm-r", type=int, default=0, help="image tokens removed per LLM reduction layer")
+    p.add_argument("--m", type=int, default=5, help="illava_paper: tokens absorbed per recycled token")
+    p.add_argument("--n-recycled", type=int, default=None, help="illava_paper: recycled tokens (default ceil(r/M))")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(GROUP, help="iLLaVA token merging in a tiny VLM vs ToMe and FastV",
+                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="action", metavar="<action>")
+    run = sub.add_parser("run", help="answer a question about an image with and without reduction")
+    run.add_argument("--image", default=None, help="PNG/JPEG/WebP file (default: a procedural scene)")
+    run.add_argument("--scene", type=int, default=1_000_000, help="scene seed when no --image is given")
+    run.add_argument("--question", default=None)
+    run.add_argument("--repeats", type=int, default=3, help="timed repeats (median)")
+    _plan_args(run)
+    run.set_defaults(func=cmd_run)
+    ev = sub.add_parser("eval", help="accuracy of one plan on held-out scenes")
+    ev.add_argument("--scenes", type=int, default=100)
+    ev.add_argument("--start", type=int, default=0, help="first held-out scene index")
+    _plan_args(ev)
+    ev.set_defaults(func=cmd_eval)
+    sw = sub.add_parser("sweep", help="accuracy / tokens / prefill time of every method at several budgets")
+    sw.add_argument("--scenes", type=int, default=40)
+    sw.add_argument("--start", type=int, default=0)
+    sw.add_argument("--keeps", type=float, nargs="+", default=[2 / 3, 1 / 3, 2 / 9])
+    sw.add_argument("--methods", nargs="+", default=None, choices=METHOD_CHOICES[1:])
+    sw.add_argument("--repeats", type=int, default=3)
+    sw.add_argument("--out", default=None, help="also write the JSON to this file (e.g. assets/illava_sweep.json)")
+    sw.add_argument("--json", action="store_true")
+    sw.set_defaults(func=cmd_sweep)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m backend.tokens.illava_cli <action> ...`` (the same as ``python -m backend illava <action> ...``)."""
+    parser = argparse.ArgumentParser(prog="python -m backend.tokens.illava_cli")
+    add_parser(parser.add_subparsers(dest="group"))
+    args = parser.parse_args([GROUP, *(sys.argv[1:] if argv is None else argv)])
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    from ..runtime import setup_torch
+
+    setup_torch()
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+"""Procedural scenes with questions and one-word answers, the data of the tiny vision-language model of ``illava``.
+
+Design (our miniature, not from the paper): a pale, slightly noisy background with 1-4 flat shapes (circle, square,
+triangle) in four colours (red, green, blue, yellow). Each object sits in its own quadrant of the canvas (with a random
+offset inside it), so "left/right" and "top/bottom" answers are never ambiguous. Most of the canvas is background: the
+redundancy that token merging is meant to exploit.
+
+Every answer is one word that SmolLM2's tokenizer encodes as a single token after a space (" red", " circle", " three",
+" left", " yes", ...). A question has a *closed answer set* (its type's candidates) and is scored by the language
+model's log-likelihood of each candidate at the answer position, so "chance" is ``1 / len(candidates)`` for each question.
+
+Question types (one short template each, see :data:`TEMPLATES`): colour of a shape that is unique in the scene, shape
+of a colour that is unique, number of objects, left/right and top/bottom of an object, and whether a colour-shape pair
+is present. ``make_scene(seed)`` is deterministic; training uses seeds from :data:`TRAIN_SEED0`, held-out evaluation
+from :data:`HELDOUT_SEED0` (disjoint ranges).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+COLORS: dict[str, tuple[int, int, int]] = {
+    "red": (214, 39, 40),
+    "green": (44, 160, 44),
+    "blue": (31, 90, 220),
+    "yellow": (235, 200, 20),
+}
+SHAPES: tuple[str, ...] = ("circle", "square", "triangle")
+COUNTS: tuple[str, ...] = ("one", "two", "three", "four")
+
+# question type -> (template, candidates). Templates take {color} and {shape}.
+TEMPLATES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "color": ("What color is the {shape}?", tuple(COLORS)),
+    "shape": ("What shape is the {color} object?", SHAPES),
+    "count": ("How many objects are there?", COUNTS),
+    "horizontal": ("Is the {color} {shape} on the left or right?", ("left", "right")),
+    "vertical": ("Is the {color} {shape} at the top or bottom?", ("top", "bottom")),
+    "exists": ("Is there a {color} {shape}?", ("yes", "no")),
+}
+QUESTION_TYPES: tuple[str, ...] = tuple(TEMPLATES)
+ALL_ANSWERS: tuple[str, ...] = tuple(dict.fromkeys(a for _, c in TEMPLATES.values() for a in c))
+
+TRAIN_SEED0 = 0
+HELDOUT_SEED0 = 1_000_000
+SIZE = 224
+
+
+@dataclass(frozen=True)
+class SceneObject:
+    color: str
+    shape: str
+    cx: float  # centre, pixels
+    cy: float
+    radius: float
+    quadrant: int  # 0 top-left, 1 top-right, 2 bottom-left, 3 bottom-right
+
+    @property
+    def horizontal(self) -> str:
+        return "left" if self.quadrant in (0, 2) else "right"
+
+    @property
+    def vertical(self) -> str:
+        return "top" if self.quadrant in (0, 1) else "bottom"
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question: its type, text, the correct answer and the closed candidate set (answer included)."""
+
+    kind: str
+    text: str
+    answer: str
+    candidates: tuple[str, ...]
+
+    @property
+    def chance(self) -> float:
+        return 1.0 / len(self.candidates)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "text": self.text, "answer": self.answer, "candidates": list(self.candidates)}
+
+
+@dataclass
+class Scene:
+    """A rendered scene: ``image`` uint8 ``[size, size, 3]``, its objects and its questions (one per type)."""
+
+    seed: int
+    image: np.ndarray
+    objects: list[SceneObject]
+    questions: list[Question] = field(default_factory=list)
+
+    def pil(self):  # noqa: ANN201 - PIL.Image.Image
+        from PIL import Image
+
+        return Image.fromarray(self.image)
+
+
+def _mask(obj: SceneObject, h: int, w: int) -> np.ndarray:
+    """Boolean ``[h, w]`` mask of one object."""
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    dx, dy, r = xx - obj.cx, yy - obj.cy, obj.radius
+    if obj.shape == "circle":
+        mask = dx * dx + dy * dy <= r * r
+    elif obj.shape == "square":
+        s = r * 0.85
+        mask = (np.abs(dx) <= s) & (np.abs(dy) <= s)
+    else:  # upward triangle inscribed in the circle of radius r
+        top, bottom = -r, r * 0.6
+        half = (dy - top) / (bottom - top) * r * 1.05
+        mask = (dy >= top) & (dy <= bottom) & (np.abs(dx) <= half)
+    return mask
+
+
+def _draw(canvas: np.ndarray, obj: SceneObject) -> None:
+    """Paint one object into ``canvas`` (in place) with a hard edge."""
+    canvas[_mask(obj, *canvas.shape[:2])] = COLORS[obj.color]
+
+
+def _objects(rng: np.random.Generator, size: int) -> list[SceneObject]:
+    k = int(rng.integers(1, 5))
+    quads = rng.permutation(4)[:k]
+    pairs = [(c, s) for c in COLORS for s in SHAPES]
+    chosen = rng.permutation(len(pairs))[:k]
+    half = size / 2
+    out = []
+    for q, p in zip(quads, chosen, strict=True):
+        radius = float(rng.uniform(0.09, 0.13) * size)
+        margin = radius + 0.02 * size
+        x0 = (q % 2) * half
+        y0 = (q // 2) * half
+        cx = float(rng.uniform(x0 + margin, x0 + half - margin))
+        cy = float(rng.uniform(y0 + margin, y0 + half - margin))
+        color, shape = pairs[int(p)]
+        out.append(SceneObject(color, shape, cx, cy, radius, int(q)))
+    return out
+
+
+def _questions(rng: np.random.Generator, objs: list[SceneObject]) -> list[Question]:
+    qs: list[Question] = []
+    by_shape = {s: [o for o in objs if o.shape == s] for s in SHAPES}
+    by_color = {c: [o for o in objs if o.color == c] for c in COLORS}
+    uniq_shapes = [s for s, v in by_shape.items() if len(v) == 1]
+    if uniq_shapes:
+        s = uniq_shapes[int(rng.integers(len(uniq_shapes)))]
+        t, cands = TEMPLATES["color"]
+        qs.append(Question("color", t.format(shape=s), by_shape[s][0].color, cands))
+    uniq_colors = [c for c, v in by_color.items() if len(v) == 1]
+    if uniq_colors:
+        c = uniq_colors[int(rng.integers(len(uniq_colors)))]
+        t, cands = TEMPLATES["shape"]
+        qs.append(Question("shape", t.format(color=c), by_color[c][0].shape, cands))
+    t, cands = TEMPLATES["count"]
+    qs.append(Question("count", t, COUNTS[len(objs) - 1], cands))
+    for kind in ("horizontal", "vertical"):
+        o = objs[int(rng.integers(len(objs)))]
+        t, cands = TEMPLATES[kind]
+        qs.append(Question(kind, t.format(color=o.color, shape=o.shape), getattr(o, kind), cands))
+    present = {(o.color, o.shape) for o in objs}
+    t, cands = TEMPLATES["exists"]
+    if rng.random() < 0.5:
+        o = objs[int(rng.integers(len(objs)))]
+        qs.append(Question("exists", t.format(color=o.color, shape=o.shape), "yes", cands))
+    else:
+        absent = [(c, s) for c in COLORS for s in SHAPES if (c, s) not in present]
+        c, s = absent[int(rng.integers(len(absent)))]
+        qs.append(Question("exists", t.format(color=c, shape=s), "no", cands))
+    return qs
+
+
+def make_scene(seed: int, size: int = SIZE) -> Scene:
+    """Render scene ``seed`` (deterministic) at ``size`` x ``size`` pixels with its questions (one per type that
+    applies: 4 to 6 questions)."""
+    rng = np.random.default_rng([int(seed), 7])
+    base = rng.uniform(200, 245, size=3)
+    canvas = np.clip(base[None, None, :] + rng.normal(0, 4.0, size=(size, size, 3)), 0, 255).astype(np.uint8)
+    objs = _objects(rng, size)
+    for o in objs:
+        _draw(canvas, o)
+    return Scene(seed=int(seed), image=canvas, objects=objs, questions=_questions(rng, objs))
+
+
+def scenes(n: int, split: str = "heldout", start: int = 0, size: int = SIZE) -> list[Scene]:
+    """``n`` scenes of ``split`` ("train" or "heldout"), seeds ``SEED0 + start ...``."""
+    if split not in ("train", "heldout"):
+        raise ValueError(f"Unknown split '{split}'. Valid splits: train, heldout.")
+    seed0 = (TRAIN_SEED0 if split == "train" else HELDOUT_SEED0) + int(start)
+    return [make_scene(seed0 + i, size) for i in range(int(n))]
+
+
+def question_for(kind: str, color: str | None = None, shape: str | None = None) -> str:
+    """The template text of ``kind`` filled with ``color``/``shape`` (for the page's question picker)."""
+    if kind not in TEMPLATES:
+        raise ValueError(f"Unknown question type '{kind}'. Valid types: {', '.join(TEMPLATES)}.")
+    return TEMPLATES[kind][0].format(color=color or "red", shape=shape or "circle")
+
+
+def candidates_for(question: str) -> tuple[str, ...]:
+    """The closed answer set of a free-form question: the candidates of the template it matches best (by the type's
+    keywords), else every answer word. Lets users type their own questions on the page."""
+    q = question.lower()
+    if "how many" in q:
+        return TEMPLATES["count"][1]
+    if "left" in q or "right" in q:
+        return TEMPLATES["horizontal"][1]
+    if "top" in q or "bottom" in q:
+        return TEMPLATES["vertical"][1]
+    if "color" in q or "colour" in q:
+        return TEMPLATES["color"][1]
+    if "shape" in q:
+        return TEMPLATES["shape"][1]
+    if q.startswith(("is ", "are ", "does ", "do ")):
+        return TEMPLATES["exists"][1]
+    return ALL_ANSWERS

@@ -1,0 +1,197 @@
+"""``python -m backend.train crowd``: generate the crowd clips, train STDDN and its no-density ablation, evaluate both
+on the held-out scenes, and write ``assets/crowd_stddn.safetensors``, ``assets/crowd_micro.safetensors`` and
+``assets/crowd_training.json`` (training curves and scores).
+
+Both models share the data, the network, the seed and the number of epochs; only lambda2 differs (STDDN's staged
+schedule vs lambda2 = 0). About 30-40 minutes on 2 busy CPU cores (``--quick`` for a smoke run).
+
+Options: ``--only stddn|micro`` trains one model (two processes can run side by side), ``--evaluate`` only re-scores the
+shipped weights, ``--seed``, ``--epochs-scale``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from backend.runtime import ASSETS, seed_everything
+
+TRAIN_SECONDS = 60.0
+VAL_SECONDS = 20.0
+
+
+def _clips(progress: bool = True, quick: bool = False) -> tuple[list, list]:
+    from backend.forecast.crowd.generate import GeneratorConfig, generate_clip
+    from backend.forecast.crowd.scenes import TRAIN_SCENES
+
+    secs = 15.0 if quick else TRAIN_SECONDS
+    train = [generate_clip(s, 100 + i, GeneratorConfig(seconds=secs)) for i, s in enumerate(TRAIN_SCENES)]
+    val = [generate_clip(s, 200 + i, GeneratorConfig(seconds=VAL_SECONDS)) for i, s in enumerate(TRAIN_SCENES)]
+    if progress:
+        for c in train + val:
+            print("clip", json.dumps(c.summary()), flush=True)
+    return train, val
+
+
+def _train_one(kind: str, train: list, val: list, seed: int, scale: float, quick: bool) -> dict:
+    import torch
+
+    from backend.forecast.crowd.methods import WEIGHTS, save_weights
+    from backend.forecast.crowd.stddn import STDDN, count_parameters
+    from backend.forecast.crowd.training import TrainConfig, train as fit
+
+    seed_everything(seed)
+    torch.manual_seed(seed)
+    model = STDDN()
+    cfg = TrainConfig(seed=seed, density=(kind == "stddn"))
+    cfg.stage_epochs = {k: max(1, int(round(v * scale))) for k, v in cfg.stage_epochs.items()}
+    if quick:
+        cfg.batches_per_epoch = 3
+        cfg.stage_epochs = {"trajectory": 1, "physics": 1, "joint": 1}
+        cfg.val_windows = 8
+    # validation rollouts: one clip per scene kind (training geometries, new seeds)
+    val_roll = [val[1], val[3], val[6]]  # corridor, bottleneck, concourse (training geometries, new seeds)
+
+    def log(rec: dict) -> None:
+        print(kind, json.dumps({k: (round(v, 5) if isinstance(v, float) else v) for k, v in rec.items()}), flush=True)
+
+    t0 = time.perf_counter()
+    res = fit(model, train, val, cfg, val_rollout_clips=val_roll, log=log)
+    info = {"kind": kind, "seed": seed, "best_epoch": res.best_epoch, "best_val_rollout_mae": res.best_val_mae,
+            "train_seconds": round(time.perf_counter() - t0, 1), "parameters_micro": count_parameters(model.micro),
+            "parameters_ode": count_parameters(model.ode), "epochs": len(res.history), "train_config": vars(cfg)}
+    path = WEIGHTS[kind]
+    save_weights(model, path, micro_only=(kind == "micro"), metadata={"training": info})
+    print(kind, "saved", path, flush=True)
+    hist_path = ASSETS / f"crowd_history_{kind}.json"
+    hist_path.write_text(json.dumps({"info": info, "history": res.history}, indent=1))
+    return info
+
+
+CI = {"seconds": 15.0, "seed": 7, "stride": 3}  # the ci-tier subset of tests/backend/test_crowd_claims.py
+
+
+def evaluate_shipped(seconds: float = 60.0, seed: int = 300) -> dict:
+    """Score the shipped weights and the baselines on the held-out scenes (the manifest's numbers), plus the ci-tier
+    subset the tests rerun."""
+    from backend.forecast.crowd.evaluate import evaluate
+
+    res = evaluate(seconds=seconds, seed=seed, stride=2)
+    ci = evaluate(seconds=CI["seconds"], seed=CI["seed"], methods=["stddn", "micro", "constant_velocity"],
+                  stride=CI["stride"])
+    out = {"seconds": seconds, "seed": seed, "stride": 2, "table": res.table, "per_scene": res.per_scene,
+           "ci": {"config": CI, "table": ci.table, "per_scene": ci.per_scene},
+           "command": "python -m backend.train crowd --evaluate"}
+    print(json.dumps(out["table"], indent=1), flush=True)
+    print(json.dumps(out["ci"]["table"], indent=1), flush=True)
+    return out
+
+
+def write_sample(path: Path | None = None) -> Path:
+    """The upload example: the held-out bottleneck, seed 42, 20 s, subsampled to 2.5 fps (0.4 s, like GC's
+    annotations), as ``frame,id,x,y``."""
+    from backend.forecast.crowd.csvio import clip_to_frame
+    from backend.forecast.crowd.evaluate import eval_clip
+    from backend.forecast.crowd.scenes import get_scene
+
+    path = path or ASSETS / "crowd_sample_bottleneck.csv"
+    clip_to_frame(eval_clip(get_scene("bottleneck"), 20.0, 42), fps=2.5).to_csv(path, index=False)
+    print("wrote", path, flush=True)
+    return path
+
+
+def write_manifest(path: Path | None = None) -> Path:
+    """assets/MANIFEST_crowd.md: origin, command, size, sha256 and reached quality of every shipped crowd file."""
+    from backend.runtime import sha256_file
+
+    path = path or ASSETS / "MANIFEST_crowd.md"
+    ev = json.loads((ASSETS / "crowd_eval.json").read_text())
+    hist = {k: json.loads((ASSETS / f"crowd_history_{k}.json").read_text()) for k in ("stddn", "micro")}
+    tab = {r["method"]: r for r in ev["table"]}
+    ci = {r["method"]: r for r in ev["ci"]["table"]}
+
+    def q(m: str, t: dict) -> str:
+        r = t[m]
+        return f"MAE {r['MAE']:.3f} m, OT {r['OT']:.3f}, MMD {r['MMD']:.4f}"
+
+    lines = ["## Crowd (STDDN, catalog id `crowd`)", "",
+             "Trained by `OMP_NUM_THREADS=1 python -m backend.train crowd` (both models; `--only stddn|micro` trains "
+             "one, `--evaluate` re-scores, `--sample` rewrites the CSV). Data: our generator "
+             "(`backend/forecast/crowd/generate.py`: social force mixed with ORCA, hidden per-agent parameters, "
+             "noise) on the 8 training geometries, 60 s clips (seeds 100-107), validation 20 s clips (seeds 200-207). "
+             "Quality: held-out geometries (corridor w=5, bottleneck g=1.6, crossing w=6, concourse C), "
+             f"{ev['seconds']:.0f} s clips (seed {ev['seed']}+i), 25-frame warm-up per agent, OT/MMD every "
+             f"{ev['stride']} frames; ci subset {ev['ci']['config']}.", "",
+             "| file | origin | size (bytes) | sha256 | quality |", "|---|---|---|---|---|"]
+    for kind, label in (("stddn", "STDDN (trajectory net + density ODE, staged loss)"),
+                        ("micro", "ablation: same net, lambda2 = 0")):
+        p = ASSETS / f"crowd_{kind}.safetensors"
+        info = hist[kind]["info"]
+        lines.append(f"| `{p.name}` | {label}; seed {info['seed']}, {info['epochs']} epochs, best epoch "
+                     f"{info['best_epoch']}, {info['parameters_micro']:,} network parameters"
+                     f"{', ODE ' + format(info['parameters_ode'], ',') if kind == 'stddn' else ''} | "
+                     f"{p.stat().st_size:,} | `{sha256_file(p)}` | held-out {q(kind, tab)}; ci {q(kind, ci)} |")
+    for name, what in (("crowd_eval.json", "scores of every method (the table below; tests compare against it)"),
+                       ("crowd_history_stddn.json", "STDDN training curves (per epoch: stage, losses, val MAE, T)"),
+                       ("crowd_history_micro.json", "ablation training curves"),
+                       ("crowd_sample_bottleneck.csv", "upload example: held-out bottleneck, seed 42, 20 s at "
+                                                       "2.5 fps (`--sample`)")):
+        p = ASSETS / name
+        lines.append(f"| `{name}` | {what} | {p.stat().st_size:,} | `{sha256_file(p)}` | - |")
+    lines += ["", f"Held-out table ({ev['seconds']:.0f} s clips, mean over the 4 scenes):", "",
+              "| method | MAE (m) | OT | MMD | FDE (m) | collisions/agent | ms per simulated s |",
+              "|---|---|---|---|---|---|---|"]
+    for r in ev["table"]:
+        lines.append(f"| {r['label']} | {r['MAE']:.3f} | {r['OT']:.3f} | {r['MMD']:.4f} | {r['FDE']:.3f} | "
+                     f"{r['collisions']:.4f} | {r['ms_per_sim_second']:.1f} |")
+    path.write_text("\n".join(lines) + "\n")
+    print("wrote", path, flush=True)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m backend.train crowd", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", choices=["stddn", "micro"], default=None)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--epochs-scale", type=float, default=1.0)
+    ap.add_argument("--quick", action="store_true",
+                    help="a smoke run (tiny data and epochs) writing to /tmp/crowd_quick, not assets/")
+    ap.add_argument("--evaluate", action="store_true", help="only evaluate the shipped weights")
+    ap.add_argument("--eval-seconds", type=float, default=60.0)
+    ap.add_argument("--sample", action="store_true", help="only (re)write assets/crowd_sample_bottleneck.csv")
+    ap.add_argument("--manifest", action="store_true", help="only (re)write assets/MANIFEST_crowd.md")
+    args = ap.parse_args(argv)
+    if args.sample:
+        write_sample()
+        return 0
+    if args.manifest:
+        write_manifest()
+        return 0
+    if args.quick:
+        from backend.forecast.crowd import methods
+
+        tmp = Path("/tmp/crowd_quick")
+        tmp.mkdir(exist_ok=True)
+        methods.WEIGHTS.update({"stddn": tmp / "crowd_stddn.safetensors", "micro": tmp / "crowd_micro.safetensors"})
+        global ASSETS  # noqa: PLW0603
+        ASSETS = tmp
+    if not args.evaluate:
+        train, val = _clips(quick=args.quick)
+        kinds = [args.only] if args.only else ["stddn", "micro"]
+        for kind in kinds:
+            _train_one(kind, train, val, args.seed, args.epochs_scale, args.quick)
+    if args.only is None and not args.quick and not args.evaluate:
+        write_sample()
+    if args.only is None or args.evaluate:
+        out = evaluate_shipped(seconds=15.0 if args.quick else args.eval_seconds)
+        (ASSETS / "crowd_eval.json").write_text(json.dumps(out, indent=1))
+        if not args.quick:
+            write_manifest()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,532 @@
+"""Generation channels for SIGMark: a tiny latent video diffusion model (causal 3D VAE + space-time denoiser, DDIM
+sampling and DDIM inversion) trained by the project, and an instant analytic channel for unit tests.
+
+SIGMark (arXiv 2603.02882) hides its watermark in the initial noise z_T of a latent video diffusion model whose VAE is
+*causal* in time: video frame 0 is encoded alone into latent frame 0, then every group of ``T = 4`` frames
+``4(j-1)+1 .. 4j`` into latent frame ``j``; temporal convolutions only look at the past. No pretrained video diffusion
+weights are available offline, so :class:`TinyVideoLDM` reproduces that structure at miniature size:
+
+- clips of ``F = 1 + 4 L`` frames (default 25 = 1 + 4*6) of 16x16 RGB in [-1, 1];
+- :class:`CausalVAE3D`: x2 spatial, x4 temporal, 16 latent channels -> latents ``[B, 16, 1 + L, 8, 8]`` (1024 values per
+  latent frame, the PRC code length ``n`` of the lab);
+- :class:`SpaceTimeDenoiser`: an eps-prediction net (per-frame 2D convs + temporal convs + diffusers' timestep embedding);
+- sampling with diffusers' ``DDIMScheduler``; inversion either with diffusers' ``DDIMInverseScheduler`` (same
+  config; ``fixed_point = 0``) or, by default, as the exact inverse of that DDIM sampler, each step solved by K
+  fixed-point iterations (``fixed_point = K``; the round-trip sign-flip rate of z_T is recorded in the manifest).
+
+Channels share one interface (:class:`Channel`): ``encode_video``, ``decode_latents``, ``sample(z_T)``, ``invert(z0)``,
+``temporal_factor``, ``latent_channels``; ``get_channel(name)`` lists valid names. The watermark code in
+:mod:`backend.watermark.sigmark` only talks to this interface, so a diffusers video pipeline with a causal 3D VAE can be
+wrapped the same way (not shipped: no such weights exist offline here).
+
+Shapes: videos are float32 numpy/torch arrays ``[F, H, W, 3]`` in [0, 1] at the public boundary (``[B, 3, F, H, W]`` in
+[-1, 1] inside the networks); latents ``[C, 1 + L, h, w]``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from backend.errors import InputError
+from backend.runtime import ASSETS, Progress, report
+
+WEIGHTS = ASSETS / "sigmark_tiny_vldm.safetensors"
+TEMPORAL = 4  # frames per latent frame after the first (causal VAE grouping)
+
+
+# ----------------------------------------------------------------------------------------------- synthetic clips
+def synthetic_clips(n: int, seed: int, frames: int = 25, size: int = 16) -> np.ndarray:
+    """Procedural training/evaluation clips: a panning textured background plus 1-2 bouncing shapes.
+
+    Returns float32 ``[n, frames, size, size, 3]`` in [0, 1]. Fully determined by ``seed``.
+    """
+    rng = np.random.default_rng(seed)
+    t = np.arange(frames, dtype=np.float32)[None, :, None, None]
+    yy, xx = np.meshgrid(np.arange(size, dtype=np.float32), np.arange(size, dtype=np.float32), indexing="ij")
+    yy, xx = yy[None, None], xx[None, None]
+    # background: base colour + gradient + a sinusoidal texture panned by a camera velocity
+    base = rng.uniform(0.1, 0.6, (n, 1, 1, 1, 3)).astype(np.float32)
+    grad_dir = rng.uniform(0, 2 * np.pi, (n, 1, 1, 1))
+    freq = rng.uniform(0.3, 0.9, (n, 1, 1, 1))
+    tex_dir = rng.uniform(0, 2 * np.pi, (n, 1, 1, 1))
+    pan = rng.uniform(-0.6, 0.6, (n, 2, 1, 1, 1)) * (rng.random((n, 1, 1, 1, 1)) < 0.6)
+    px = xx + pan[:, 0] * t
+    py = yy + pan[:, 1] * t
+    grad = (np.cos(grad_dir) * px + np.sin(grad_dir) * py) / size
+    tex = np.sin(freq * (np.cos(tex_dir) * px + np.sin(tex_dir) * py))
+    amp = rng.uniform(0.03, 0.15, (n, 1, 1, 1, 1))
+    video = base + 0.2 * grad[..., None] + amp * tex[..., None]
+    video = np.broadcast_to(video, (n, frames, size, size, 3)).copy()
+    for _ in range(2):
+        present = rng.random(n) < 0.8
+        r = rng.uniform(1.8, 4.0, n)
+        pos = rng.uniform(3, size - 3, (n, 2))
+        vel = rng.uniform(0.3, 1.2, (n, 2)) * rng.choice([-1, 1], (n, 2))
+        square = rng.random(n) < 0.5
+        colour = rng.uniform(0, 1, (n, 3)).astype(np.float32)
+        # bounce: reflect the unconstrained trajectory into [r, size - r]
+        lo, hi = r[:, None, None], size - r[:, None, None]
+        raw = pos[:, None, :] + vel[:, None, :] * np.arange(frames)[None, :, None] - lo
+        span = hi - lo
+        m = np.mod(raw, 2 * span)
+        traj = lo + np.where(m > span, 2 * span - m, m)  # [n, frames, 2]
+        cy = traj[:, :, 0][:, :, None, None]
+        cx = traj[:, :, 1][:, :, None, None]
+        rr = r[:, None, None, None]
+        d_circle = np.sqrt((yy - cy) ** 2 + (xx - cx) ** 2) - rr
+        d_square = np.maximum(np.abs(yy - cy), np.abs(xx - cx)) - rr
+        d = np.where(square[:, None, None, None], d_square, d_circle)
+        mask = np.clip(0.5 - d, 0, 1) * present[:, None, None, None]
+        video = video * (1 - mask[..., None]) + colour[:, None, None, None, :] * mask[..., None]
+    return np.clip(video, 0, 1).astype(np.float32)
+
+
+# ----------------------------------------------------------------------------------------------------- networks
+@dataclass
+class TinyConfig:
+    """Sizes of the tiny latent video diffusion model (defaults = the shipped weights)."""
+
+    frames: int = 25
+    size: int = 16
+    latent_channels: int = 16
+    vae_hidden: int = 24
+    den_hidden: int = 48
+    den_blocks: int = 4
+    train_timesteps: int = 1000
+    beta_schedule: str = "linear"
+    scaling_factor: float = 1.0  # set after VAE training: 1 / std of the latent means
+    steps: int = 25  # DDIM steps for sampling and inversion
+    fixed_point: int = 3  # inversion: 0 = diffusers' DDIMInverseScheduler; K = exact DDIM inverse, K fixed-point iters
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def check_frames(frames: int) -> int:
+    """Latent frame count ``1 + (F - 1) / 4``; raises InputError unless ``F = 1 + 4 L`` with L >= 1."""
+    if frames < 1 + TEMPORAL or (frames - 1) % TEMPORAL:
+        raise InputError(f"The causal VAE needs 1 + 4*L frames (5, 9, 13, ...); got {frames}. Trim the video first.")
+    return 1 + (frames - 1) // TEMPORAL
+
+
+def _build_modules(cfg: TinyConfig):  # noqa: C901 - the module definitions live together on purpose
+    torch = _torch()
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class CausalTemporalConv(nn.Module):
+        """Conv over time with past-only padding (first frame replicated): output t sees frames <= t."""
+
+        def __init__(self, ch: int, k: int = 3):
+            super().__init__()
+            self.k = k
+            self.conv = nn.Conv3d(ch, ch, (k, 1, 1))
+
+        def forward(self, x):  # [B, C, F, H, W]
+            pad = x[:, :, :1].expand(-1, -1, self.k - 1, -1, -1)
+            return self.conv(torch.cat([pad, x], dim=2))
+
+    def per_frame(conv: nn.Module, x):
+        b, c, f, h, w = x.shape
+        y = conv(x.permute(0, 2, 1, 3, 4).reshape(b * f, c, h, w))
+        return y.reshape(b, f, *y.shape[1:]).permute(0, 2, 1, 3, 4)
+
+    class CausalVAE3D(nn.Module):
+        """Causal 3D VAE: frame 0 -> latent 0 alone; frames 4(j-1)+1..4j -> latent j (slot-specific filters)."""
+
+        def __init__(self):
+            super().__init__()
+            h, z = cfg.vae_hidden, cfg.latent_channels
+            self.e_in = nn.Conv2d(3, h, 3, padding=1)
+            self.e_t1 = CausalTemporalConv(h)
+            self.e_down = nn.Conv2d(h, h, 4, stride=2, padding=1)
+            self.e_mid = nn.Conv2d(h, h, 3, padding=1)
+            self.e_t2 = CausalTemporalConv(h)
+            self.e_first = nn.Conv2d(h, 2 * z, 3, padding=1)
+            self.e_group = nn.Conv2d(TEMPORAL * h, 2 * z, 3, padding=1)
+            self.d_in = nn.Conv2d(z, h, 3, padding=1)
+            self.d_t1 = CausalTemporalConv(h, 2)
+            self.d_first = nn.Conv2d(h, h, 3, padding=1)
+            self.d_group = nn.Conv2d(h, TEMPORAL * h, 3, padding=1)
+            self.d_t2 = CausalTemporalConv(h)
+            self.d_up = nn.ConvTranspose2d(h, h, 4, stride=2, padding=1)
+            self.d_mid = nn.Conv2d(h, h, 3, padding=1)
+            self.d_out = nn.Conv2d(h, 3, 3, padding=1)
+
+        def encode(self, x):
+            """x [B, 3, F, H, W] in [-1, 1] -> (mean, logvar) each [B, z, 1 + L, H/2, W/2]."""
+            b, _, f, _, _ = x.shape
+            lat = 1 + (f - 1) // TEMPORAL
+            a = F.silu(per_frame(self.e_in, x))
+            a = a + F.silu(self.e_t1(a))
+            a = F.silu(per_frame(self.e_down, a))
+            a = a + F.silu(per_frame(self.e_mid, a))
+            a = a + F.silu(self.e_t2(a))
+            first = self.e_first(a[:, :, 0])
+            rest = a[:, :, 1:]
+            c, hh, ww = rest.shape[1], rest.shape[3], rest.shape[4]
+            groups = rest.reshape(b, c, lat - 1, TEMPORAL, hh, ww).permute(0, 2, 3, 1, 4, 5)
+            groups = groups.reshape(b * (lat - 1), TEMPORAL * c, hh, ww)
+            g = self.e_group(groups).reshape(b, lat - 1, -1, hh, ww).permute(0, 2, 1, 3, 4)
+            stats = torch.cat([first[:, :, None], g], dim=2)
+            mean, logvar = stats.chunk(2, dim=1)
+            return mean, logvar.clamp(-12, 4)
+
+        def decode(self, z):
+            """z [B, zc, 1 + L, h, w] -> video [B, 3, 1 + 4L, 2h, 2w] (no output squashing)."""
+            b, _, lat, hh, ww = z.shape
+            a = F.silu(per_frame(self.d_in, z))
+            a = a + F.silu(self.d_t1(a))
+            first = F.silu(self.d_first(a[:, :, 0]))[:, :, None]
+            c = a.shape[1]
+            g = F.silu(per_frame(self.d_group, a[:, :, 1:]))  # [B, 4c, L, h, w]
+            g = g.reshape(b, TEMPORAL, c, lat - 1, hh, ww).permute(0, 2, 3, 1, 4, 5).reshape(b, c, -1, hh, ww)
+            a = torch.cat([first, g], dim=2)
+            a = a + F.silu(self.d_t2(a))
+            a = F.silu(per_frame(self.d_up, a))
+            a = a + F.silu(per_frame(self.d_mid, a))
+            return per_frame(self.d_out, a)
+
+    class Block(nn.Module):
+        def __init__(self, ch: int, temb: int):
+            super().__init__()
+            self.n1 = nn.GroupNorm(8, ch)
+            self.c1 = nn.Conv2d(ch, ch, 3, padding=1)
+            self.t = nn.Linear(temb, ch)
+            self.n2 = nn.GroupNorm(8, ch)
+            self.tc = nn.Conv3d(ch, ch, (3, 1, 1), padding=(1, 0, 0), padding_mode="replicate")
+            self.c2 = nn.Conv2d(ch, ch, 3, padding=1)
+
+        def forward(self, x, emb):
+            b, c, f, h, w = x.shape
+            y = per_frame(self.c1, F.silu(self.n1(x.reshape(b, c, f * h, w)).reshape(x.shape)))
+            y = y + self.t(emb)[:, :, None, None, None]
+            y = F.silu(self.n2(y.reshape(b, c, f * h, w)).reshape(x.shape))
+            y = y + self.tc(y)
+            return x + per_frame(self.c2, y)
+
+    class SpaceTimeDenoiser(nn.Module):
+        """eps-prediction on latents [B, zc, 1 + L, h, w] with diffusers' sinusoidal timestep embedding."""
+
+        def __init__(self):
+            super().__init__()
+            from diffusers.models.embeddings import TimestepEmbedding, Timesteps
+
+            ch = cfg.den_hidden
+            self.proj = Timesteps(ch, flip_sin_to_cos=True, downscale_freq_shift=0)
+            self.temb = TimestepEmbedding(ch, 2 * ch)
+            self.inp = nn.Conv2d(cfg.latent_channels, ch, 3, padding=1)
+            self.blocks = nn.ModuleList(Block(ch, 2 * ch) for _ in range(cfg.den_blocks))
+            self.norm = nn.GroupNorm(8, ch)
+            self.out = nn.Conv2d(ch, cfg.latent_channels, 3, padding=1)
+
+        def forward(self, x, t):
+            b, c, f, h, w = x.shape
+            emb = self.temb(self.proj(t.reshape(-1).expand(b)).to(x.dtype))
+            a = per_frame(self.inp, x)
+            for blk in self.blocks:
+                a = blk(a, emb)
+            a = F.silu(self.norm(a.reshape(b, a.shape[1], f * h, w)).reshape(a.shape))
+            return per_frame(self.out, a)
+
+    return CausalVAE3D, SpaceTimeDenoiser
+
+
+def build_models(cfg: TinyConfig):
+    """Fresh (vae, denoiser) modules for ``cfg``."""
+    vae_cls, den_cls = _build_modules(cfg)
+    return vae_cls(), den_cls()
+
+
+def schedulers(cfg: TinyConfig):
+    """(DDPMScheduler for training, DDIMScheduler for sampling, DDIMInverseScheduler for inversion), one config."""
+    from diffusers import DDIMInverseScheduler, DDIMScheduler, DDPMScheduler
+
+    common = dict(num_train_timesteps=cfg.train_timesteps, beta_schedule=cfg.beta_schedule, clip_sample=False,
+                  prediction_type="epsilon")
+    return (DDPMScheduler(**common), DDIMScheduler(**common, set_alpha_to_one=True),
+            DDIMInverseScheduler(**common, set_alpha_to_one=False))
+
+
+# ------------------------------------------------------------------------------------------------------ channels
+class Channel:
+    """Interface of a generation channel (latents ``[C, 1+L, h, w]``, videos ``[F, H, W, 3]`` in [0, 1])."""
+
+    name: str = "channel"
+    temporal_factor: int = TEMPORAL
+    latent_channels: int = 16
+    frames: int = 25
+    size: int = 16
+
+    @property
+    def latent_shape(self) -> tuple[int, int, int, int]:
+        lat = 1 + (self.frames - 1) // self.temporal_factor
+        return (self.latent_channels, lat, self.size // 2, self.size // 2)
+
+    def encode_video(self, video: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def decode_latents(self, z0: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def sample(self, z_t: np.ndarray, progress: Progress | None = None) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def invert(self, z0: np.ndarray, progress: Progress | None = None) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def generate(self, z_t: np.ndarray, progress: Progress | None = None) -> np.ndarray:
+        """z_T -> video ``[F, H, W, 3]`` in [0, 1] (quantised to 8 bits, as any saved video is)."""
+        video = self.decode_latents(self.sample(z_t, progress))
+        return np.round(np.clip(video, 0, 1) * 255) / 255
+
+    def recover_noise(self, video: np.ndarray, progress: Progress | None = None) -> np.ndarray:
+        """Video -> estimated initial noise ``[C, 1+L, h, w]`` (encode, then invert)."""
+        return self.invert(self.encode_video(video), progress)
+
+
+class TinyChannel(Channel):
+    """The project's tiny latent video diffusion model (weights in ``assets/sigmark_tiny_vldm.safetensors``)."""
+
+    name = "tiny"
+
+    def __init__(self, path: Path | str = WEIGHTS, steps: int | None = None):
+        torch = _torch()
+        from safetensors import safe_open
+        from safetensors.torch import load_file
+
+        path = Path(path)
+        if not path.is_file():
+            raise InputError(f"The tiny video diffusion weights are missing ({path.name}); run "
+                             "`python -m backend.train sigmark`.")
+        with safe_open(str(path), "pt") as fh:
+            meta = fh.metadata() or {}
+        self.cfg = TinyConfig(**json.loads(meta.get("config", "{}")))
+        if steps is not None:
+            self.cfg.steps = steps
+        self.frames, self.size, self.latent_channels = self.cfg.frames, self.cfg.size, self.cfg.latent_channels
+        self.vae, self.den = build_models(self.cfg)
+        state = load_file(str(path))
+        self.vae.load_state_dict({k[4:]: v for k, v in state.items() if k.startswith("vae.")})
+        self.den.load_state_dict({k[4:]: v for k, v in state.items() if k.startswith("den.")})
+        self.vae.eval()
+        self.den.eval()
+        _, self.ddim, self.inverse = schedulers(self.cfg)
+        self.path = path
+        self.fixed_point = self.cfg.fixed_point
+        self.n_params = {"vae": sum(p.numel() for p in self.vae.parameters()),
+                         "denoiser": sum(p.numel() for p in self.den.parameters())}
+        self._torch = torch
+
+    # videos [F, H, W, 3] in [0, 1] <-> network layout [1, 3, F, H, W] in [-1, 1]
+    def encode_video(self, video: np.ndarray) -> np.ndarray:
+        """Video ``[F, H, W, 3]`` -> latent (distribution mode x scaling factor) ``[C, 1+L, h, w]``."""
+        torch = self._torch
+        video = np.asarray(video, dtype=np.float32)
+        if video.ndim != 4 or video.shape[-1] != 3:
+            raise InputError(f"Expected a video [frames, height, width, 3]; got shape {tuple(video.shape)}.")
+        check_frames(video.shape[0])
+        if video.shape[1:3] != (self.size, self.size):
+            raise InputError(f"The tiny model works at {self.size}x{self.size}; got {video.shape[1:3]}.")
+        x = torch.from_numpy(video * 2 - 1).permute(3, 0, 1, 2)[None]
+        with torch.no_grad():
+            mean, _ = self.vae.encode(x)
+        z = mean * self.cfg.scaling_factor
+        if self.decoder_inv_steps > 0:
+            z = self._decoder_inversion(x, z)
+        return z[0].numpy()
+
+    def decode_latents(self, z0: np.ndarray) -> np.ndarray:
+        torch = self._torch
+        with torch.no_grad():
+            x = self.vae.decode(torch.from_numpy(np.asarray(z0, np.float32))[None] / self.cfg.scaling_factor)
+        return ((x[0].permute(1, 2, 3, 0).numpy() + 1) / 2).astype(np.float32)
+
+    def _loop(self, sched: Any, z: np.ndarray, progress: Progress | None, label: str) -> np.ndarray:
+        """One DDIM pass; ``z`` [C, L, h, w] or a batch [B, C, L, h, w] (same output layout)."""
+        torch = self._torch
+        sched.set_timesteps(self.cfg.steps)
+        z = np.asarray(z, np.float32)
+        batched = z.ndim == 5
+        x = torch.from_numpy(z if batched else z[None])
+        n = len(sched.timesteps)
+        with torch.no_grad():
+            for i, t in enumerate(sched.timesteps):
+                eps = self.den(x, torch.as_tensor(t, dtype=torch.float32))
+                x = sched.step(eps, t, x).prev_sample
+                report(progress, (i + 1) / n, f"{label} step {i + 1}/{n}")
+        return x.numpy() if batched else x[0].numpy()
+
+    def generate_batch(self, z_t: np.ndarray) -> np.ndarray:
+        """Batched ``generate``: z_T [B, C, 1+L, h, w] -> videos [B, F, H, W, 3] (8-bit quantised)."""
+        torch = self._torch
+        z0 = self._loop(self.ddim, z_t, None, "DDIM sampling")
+        with torch.no_grad():
+            x = self.vae.decode(torch.from_numpy(z0) / self.cfg.scaling_factor)
+        v = ((x.permute(0, 2, 3, 4, 1).numpy() + 1) / 2).astype(np.float32)
+        return np.round(np.clip(v, 0, 1) * 255) / 255
+
+    def recover_noise_batch(self, videos: np.ndarray) -> np.ndarray:
+        """Batched ``recover_noise``: videos [B, F, H, W, 3] (aligned, F = 1 + 4L) -> z_T estimates."""
+        torch = self._torch
+        check_frames(videos.shape[1])
+        x = torch.from_numpy(np.asarray(videos, np.float32) * 2 - 1).permute(0, 4, 1, 2, 3)
+        with torch.no_grad():
+            mean, _ = self.vae.encode(x)
+        z = mean * self.cfg.scaling_factor
+        if self.decoder_inv_steps > 0:
+            z = self._decoder_inversion(x, z)
+        return self.invert(z.numpy())
+
+    def sample(self, z_t: np.ndarray, progress: Progress | None = None) -> np.ndarray:
+        """DDIM: z_T ``[C, 1+L, h, w]`` -> z_0 (deterministic, eta = 0)."""
+        return self._loop(self.ddim, z_t, progress, "DDIM sampling")
+
+    # optional decoder inversion (not used by default)
+    decoder_inv_steps: int = 0  # > 0: refine E(x) by gradient steps on |D(z0) - x|^2 (as PRC's exact inversion)
+
+    def invert(self, z0: np.ndarray, progress: Progress | None = None) -> np.ndarray:
+        """DDIM inversion: z_0 [C, L, h, w] (or a batch) -> estimated z_T."""
+        if self.fixed_point <= 0:
+            return self._loop(self.inverse, z0, progress, "DDIM inversion")
+        return self._invert_fixed_point(z0, progress)
+
+    def _invert_fixed_point(self, z0: np.ndarray, progress: Progress | None) -> np.ndarray:
+        """Invert exactly the DDIM sampler used by :meth:`sample`: each step solves x_t = sqrt(a_t) x0(x_t) +
+        sqrt(1 - a_t) eps(x_t, t) by ``fixed_point`` iterations, with x0 from the previous (less noisy) latent."""
+        torch = self._torch
+        self.ddim.set_timesteps(self.cfg.steps)
+        ac = self.ddim.alphas_cumprod
+        stride = self.cfg.train_timesteps // self.cfg.steps
+        z0 = np.asarray(z0, np.float32)
+        batched = z0.ndim == 5
+        x = torch.from_numpy(z0 if batched else z0[None])
+        ts = list(reversed(self.ddim.timesteps.tolist()))
+        with torch.no_grad():
+            for i, t in enumerate(ts):
+                a_t = ac[t]
+                a_p = ac[t - stride] if t - stride >= 0 else self.ddim.final_alpha_cumprod
+                tt = torch.as_tensor(t, dtype=torch.float32)
+                eps = self.den(x, tt)
+                for _ in range(self.fixed_point):
+                    x0 = (x - (1 - a_p).sqrt() * eps) / a_p.sqrt()
+                    xt = a_t.sqrt() * x0 + (1 - a_t).sqrt() * eps
+                    eps = self.den(xt, tt)
+                x0 = (x - (1 - a_p).sqrt() * eps) / a_p.sqrt()
+                x = a_t.sqrt() * x0 + (1 - a_t).sqrt() * eps
+                report(progress, (i + 1) / len(ts), f"DDIM inversion step {i + 1}/{len(ts)}")
+        return x.numpy() if batched else x[0].numpy()
+
+    def _decoder_inversion(self, video_t, z_init):
+        torch = self._torch
+        z = z_init.clone().requires_grad_(True)
+        opt = torch.optim.Adam([z], lr=0.05)
+        for _ in range(self.decoder_inv_steps):
+            loss = ((self.vae.decode(z / self.cfg.scaling_factor) - video_t) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return z.detach()
+
+
+class AnalyticChannel(Channel):
+    """Instant stand-in for unit tests only (never for claims): z_0 = z_T; latent frame j -> 4 frames
+    ``A_i z_j + eps B z_(j-1)`` with fixed random orthogonal per-slot maps and a small causal leak; the encoder inverts
+    aligned groups exactly; ``noise`` adds N(0, s^2) to the recovered noise (renormalised)."""
+
+    name = "analytic"
+
+    def __init__(self, frames: int = 25, size: int = 32, latent_channels: int = 16, latent_hw: int = 8,
+                 leak: float = 0.1, noise: float = 0.0, seed: int = 1234):
+        self.frames, self.size, self.latent_channels, self.latent_hw = frames, size, latent_channels, latent_hw
+        self.leak, self.noise = leak, noise
+        n = latent_channels * latent_hw**2
+        self.d = size * size * 3
+        if self.d < n:
+            raise ValueError("the analytic channel needs size*size*3 >= latent size")
+        rng = np.random.default_rng(seed)
+        # per-slot maps with orthonormal columns: a random signed selection of n of the d pixel values
+        self.maps = [(rng.permutation(self.d)[:n], rng.choice([-1.0, 1.0], n)) for _ in range(TEMPORAL + 2)]
+        self._rng = np.random.default_rng(seed + 1)
+
+    def _fwd(self, i: int, z: np.ndarray) -> np.ndarray:
+        idx, sg = self.maps[i]
+        x = np.zeros(self.d)
+        x[idx] = sg * z
+        return x
+
+    def _adj(self, i: int, x: np.ndarray) -> np.ndarray:
+        idx, sg = self.maps[i]
+        return sg * x[idx]
+
+    def decode_latents(self, z0: np.ndarray) -> np.ndarray:
+        c, lat, h, w = z0.shape
+        flat = z0.reshape(c, lat, h * w).transpose(1, 0, 2).reshape(lat, -1)
+        frames = [self._fwd(TEMPORAL, flat[0])]
+        for j in range(1, lat):
+            for i in range(TEMPORAL):
+                frames.append(self._fwd(i, flat[j]) + self.leak * self._fwd(TEMPORAL + 1, flat[j - 1]))
+        vid = np.stack(frames).reshape(len(frames), self.size, self.size, 3)
+        return (0.5 + 0.1 * vid).astype(np.float32)
+
+    def encode_video(self, video: np.ndarray) -> np.ndarray:
+        video = np.asarray(video, np.float64)
+        lat = check_frames(video.shape[0])
+        x = ((video - 0.5) / 0.1).reshape(video.shape[0], -1)
+        out = [self._adj(TEMPORAL, x[0])]
+        for j in range(1, lat):
+            grp = x[1 + TEMPORAL * (j - 1): 1 + TEMPORAL * j]
+            leak = self.leak * self._fwd(TEMPORAL + 1, out[j - 1])
+            est = np.mean([self._adj(i, grp[i] - leak) for i in range(TEMPORAL)], axis=0)
+            out.append(est)
+        hw = self.latent_hw
+        z = np.stack(out).reshape(lat, self.latent_channels, hw * hw).transpose(1, 0, 2)
+        return z.reshape(self.latent_channels, lat, hw, hw).astype(np.float32)
+
+    @property
+    def latent_shape(self) -> tuple[int, int, int, int]:
+        return (self.latent_channels, 1 + (self.frames - 1) // TEMPORAL, self.latent_hw, self.latent_hw)
+
+    def sample(self, z_t: np.ndarray, progress: Progress | None = None) -> np.ndarray:
+        report(progress, 1.0, "analytic channel")
+        return np.asarray(z_t, np.float32)
+
+    def invert(self, z0: np.ndarray, progress: Progress | None = None) -> np.ndarray:
+        report(progress, 1.0, "analytic channel")
+        if self.noise <= 0:
+            return np.asarray(z0, np.float32)
+        noisy = z0 + self.noise * self._rng.standard_normal(z0.shape)
+        return (noisy / math.sqrt(1 + self.noise**2)).astype(np.float32)
+
+    def generate(self, z_t: np.ndarray, progress: Progress | None = None) -> np.ndarray:
+        return self.decode_latents(self.sample(z_t, progress))  # no quantisation: the analytic channel is exact
+
+
+_CHANNELS = ("tiny", "analytic")
+_cache: dict[str, Channel] = {}
+
+
+def get_channel(name: str = "tiny", **kwargs: Any) -> Channel:
+    """A channel by name (``tiny``: the trained model, cached; ``analytic``: unit tests only)."""
+    if name == "tiny":
+        if kwargs:
+            return TinyChannel(**kwargs)
+        if "tiny" not in _cache:
+            _cache["tiny"] = TinyChannel()
+        return _cache["tiny"]
+    if name == "analytic":
+        return AnalyticChannel(**kwargs)
+    raise ValueError(f"unknown channel {name!r}; valid: {', '.join(_CHANNELS)}")
+
+
+def config_json(cfg: TinyConfig) -> str:
+    return json.dumps(asdict(cfg))

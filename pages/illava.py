@@ -1,0 +1,165 @@
+"""iLLaVA: token merging inside the vision encoder and the language model of a tiny VLM, vs ToMe, FastV, random."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from backend.runtime import ASSETS, provenance
+from backend.tokens import scenes
+from ui.figures import illava as figs
+from ui.inputs import image_input, skimage_presets
+from ui.layout import csv_download, json_download, page_header, show_metrics_table
+from ui.models import get_model
+from ui.runner import run_job
+
+page_header("illava", """
+A vision-language model spends most of its compute on image tokens. **iLLaVA** removes redundant ones in **both** the
+vision encoder (between attention and MLP of chosen blocks, ranked by the attention each token *receives*) and the
+language model (ranked by the attention of the last prompt token), and **recycles** what it removes: the released code
+averages the r+1 least-attended tokens into one token (rank weights r+1, ..., 1); the paper's variant keeps the
+informative tokens and lets a few recycled tokens absorb their M most similar discarded tokens.
+Here it runs on a **tiny VLM**: the embedded DINOv2 ViT-S/14 (256 patch tokens at 224 px) → a projector trained by this
+lab on procedural scenes → the embedded SmolLM2-135M, which answers by scoring a closed set of one-word answers.
+Baselines at the same token budget: **ToMe** (bipartite merging in every encoder block), **FastV** (pruning after LLM
+layer 2), **random dropping**. Each panel below shows a merging step: coloured patches share one token, dark patches
+were dropped. Images are resized to 224 × 224; scenes are held-out (never trained on).
+""")
+SWEEP = ASSETS / "illava_sweep.json"
+state: dict = st.session_state.setdefault("illava_result", {})
+
+
+def _scene(seed: int):
+    return lambda: scenes.make_scene(seed).pil()
+
+
+presets = {f"Scene {i + 1} (held-out)": _scene(scenes.HELDOUT_SEED0 + i) for i in range(4)}
+presets.update({f"Photo: {k}": v for k, v in skimage_presets().items()})
+label, image = image_input("illava_img", presets)
+default_q = "What color is the circle?"
+if label.startswith("Scene"):
+    default_q = scenes.make_scene(scenes.HELDOUT_SEED0 + int(label.split()[1]) - 1).questions[0].text
+question = st.text_input("Question (one-word answers: colours, shapes, counts one-four, left/right, top/bottom, "
+                         "yes/no)", default_q, max_chars=300, key=f"illava_q_{label}")
+
+with st.form("illava_form"):
+    c1, c2, c3 = st.columns(3)
+    method = c1.selectbox("Method", ["illava_code", "illava_paper", "tome", "fastv", "random"],
+                          format_func=lambda m: figs.LABELS[m], key="illava_method")
+    kept = c2.slider("Image tokens kept (of 256)", 0, 256, 85, key="illava_keep",
+                     help="Image tokens left after the last reduction step. 85 = two thirds removed.")
+    split = c3.slider("Encoder share of the reduction", 0.0, 1.0, 0.75, 0.05, key="illava_split",
+                      help="iLLaVA and random: the rest happens in the LLM. ToMe is encoder-only, FastV LLM-only.")
+    c4, c5, c6, c7 = st.columns([3, 1, 1, 1])
+    vit_layers = c4.multiselect("Encoder merge blocks (equal r each)", list(range(12)), [3, 4, 5, 6],
+                                key="illava_vit_layers")
+    llm_layer = c5.number_input("LLM layer K", 1, 29, 2, key="illava_llm_layer")
+    m_val = c6.number_input("M (paper)", 1, 20, 5, key="illava_m")
+    seed = c7.number_input("Seed", 0, 10_000, 0, key="illava_seed")
+    go_run = st.form_submit_button("Answer with and without reduction", icon=":material/play_arrow:")
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def _vlm(_vision, _lm):  # noqa: ANN001, ANN202 - one shared tiny VLM over the cached embedded models
+    from backend.tokens.tiny_vlm import TinyVLM, load_projector
+
+    return TinyVLM(_vision, _lm, load_projector())
+
+
+def get_vlm():  # noqa: ANN201
+    return _vlm(get_model("dinov2"), get_model("smollm2"))
+
+
+def analysis_job(image, question, method, keep, split, vit_layers, llm_layer, m, seed,  # noqa: ANN001, ANN201
+                 progress=None):
+    from dataclasses import replace
+
+    from backend.tokens.tiny_vlm import analyze, local_llava_checkpoints, plan_for_budget
+
+    if not vit_layers and method in ("illava_code", "illava_paper", "random") and split > 0:
+        split = 0.0
+    plan = plan_for_budget(method, keep, 256, split=split, vit_layers=vit_layers or (3,), llm_layer=int(llm_layer),
+                           seed=int(seed))
+    plan = replace(plan, m=int(m))
+    res = analyze(get_vlm(), image, question, plan, repeats=3, progress=progress)
+    return {"analysis": res, "checkpoints": local_llava_checkpoints()}
+
+
+if go_run:
+    if image is None:
+        st.error("Pick a preset or upload an image first.")
+    else:
+        out = run_job("iLLaVA: answer with and without reduction", analysis_job, image, question, method,
+                      kept / 256, split, tuple(sorted(vit_layers)), llm_layer, m_val, seed, time_cap_s=300)
+        if out is not None:
+            state.update(out)
+
+if res := state.get("analysis"):
+    s = res.summary()
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Answer (unreduced)", res.full.answer, help=f"p = {max(res.full.probs):.2f}")
+    m2.metric("Answer (reduced)", res.reduced.answer, help=f"p = {max(res.reduced.probs):.2f}")
+    m3.metric("Image tokens reaching the LLM", f"{s['tokens_to_llm']} → {res.llm_image_tokens[-1]}",
+              help="after the encoder → after the LLM reductions (of 256)")
+    m4.metric("Prefill (one request)", f"{res.time_reduced_s:.2f} s", f"x{s['speedup']:.2f} vs {res.time_full_s:.2f} s",
+              help="median of 3, pixels to answer logits; the unreduced model runs on transformers' fused SDPA path")
+    found = ", ".join(state.get("checkpoints") or []) or (
+        "none (the lab is offline; the same patchers accept CLIP/SigLIP towers and Llama/Qwen2 language models)")
+    st.caption(f"Plan: `{res.label}` · multiply-adds {res.costs_full.total / 1e9:.1f} G → "
+               f"{res.costs_reduced.total / 1e9:.1f} G · LLaVA-family checkpoints tried (local cache): {found}")
+    t1, t2, t3, t4 = st.tabs(["Merging steps", "Ranking signal", "Tokens and costs per layer", "Answers"])
+    records = res.vit_records + res.llm_records
+    with t1:
+        st.plotly_chart(figs.steps_figure(res.image, records, res.grid), key="illava_steps")
+    with t2:
+        st.plotly_chart(figs.attention_figure(records, res.grid), key="illava_attn")
+    with t3:
+        st.plotly_chart(figs.tokens_figure(res.vit_tokens, res.llm_image_tokens, res.llm_image_tokens_full),
+                        key="illava_tokens")
+        st.plotly_chart(figs.costs_figure(res.costs_full.to_dict(), res.costs_reduced.to_dict()), key="illava_costs")
+    with t4:
+        st.plotly_chart(figs.answer_figure(s["answer_full"], s["answer_reduced"]), key="illava_answers")
+    steps = pd.DataFrame([r.to_dict() for r in records] or [{"stage": "-", "layer": "-", "n_before": 256,
+                                                               "n_after": 256}])
+    show_metrics_table(steps, key="illava_steps_table")
+    report = {**s, "provenance": provenance(int(seed), [ASSETS / "illava_projector.safetensors"], page="illava")}
+    c1, c2 = st.columns(2)
+    with c1:
+        json_download("JSON report", report, "illava_report.json", key="illava_json")
+    with c2:
+        layers = pd.DataFrame({"layer": [f"E{i}" for i in range(len(res.costs_full.vit))] +
+                               [f"L{i}" for i in range(len(res.costs_full.llm))],
+                               "macs_full": res.costs_full.vit + res.costs_full.llm,
+                               "macs_reduced": res.costs_reduced.vit + res.costs_reduced.llm,
+                               "image_tokens": [n - 1 for n in res.vit_tokens[:-1]] + res.llm_image_tokens})
+        csv_download("CSV of tokens and costs per layer", layers, "illava_layers.csv", key="illava_csv")
+
+st.subheader("Accuracy vs tokens kept vs prefill time on held-out scenes")
+if SWEEP.is_file():
+    rec = json.loads(SWEEP.read_text())
+    st.plotly_chart(figs.sweep_figure(rec["rows"]), key="illava_sweep_rec")
+    st.caption(f"Recorded: {rec['rows'][0]['n_questions']} questions on {rec.get('scenes', '?')} held-out scenes; "
+               f"{rec.get('machine', '')}. Speed-ups are against the unreduced model on the fused attention path.")
+with st.form("illava_sweep_form"):
+    c1, c2, c3 = st.columns(3)
+    n_sc = c1.slider("Held-out scenes", 2, 40, 4, key="illava_sweep_n")
+    keeps = c2.multiselect("Budgets (share kept)", [0.67, 0.5, 0.33, 0.22], [0.33], key="illava_sweep_keeps")
+    meths = c3.multiselect("Methods", list(figs.LABELS)[1:], list(figs.LABELS)[1:], format_func=figs.LABELS.get,
+                           key="illava_sweep_methods")
+    go_sweep = st.form_submit_button("Run the sweep", icon=":material/monitoring:")
+if go_sweep:
+    def sweep_job(progress=None):  # noqa: ANN001, ANN202
+        from backend.tokens.tiny_vlm import sweep
+
+        return sweep(get_vlm(), n_scenes=n_sc, keeps=keeps or [0.33], methods=meths or ["illava_code"],
+                     time_repeats=1, progress=progress)
+    rows = run_job("Sweep over methods and budgets", sweep_job, time_cap_s=900)
+    if rows is not None:
+        state["sweep"] = rows
+if rows := state.get("sweep"):
+    st.plotly_chart(figs.sweep_figure(rows), key="illava_sweep_fig")
+    df = pd.DataFrame([{k: v for k, v in r.items() if k != "per_type"} for r in rows]).round(4)
+    show_metrics_table(df, key="illava_sweep_table")
+    csv_download("CSV of the sweep", df, "illava_sweep.csv", key="illava_sweep_csv")

@@ -1,0 +1,172 @@
+"""RainPro-8 miniature: probabilistic 8-hour precipitation nowcasts from radar + satellite + NWP, against pysteps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from backend.runtime import provenance
+from ui.inputs import upload_bytes
+from ui.layout import csv_download, json_download, page_header, show_metrics_table
+from ui.runner import run_job
+
+PRESETS = {"Mixed rain, moving north-east (seed 13)": 13, "Showers developing (seed 6)": 6,
+           "New convective cells (seed 4)": 4, "Widespread heavy rain (seed 14)": 14, "Stratiform rain (seed 0)": 0}
+KEY = "nowcast_result"
+
+
+@st.cache_data(max_entries=1)
+def _example() -> bytes:
+    from backend.forecast.precip.io import example_npz
+
+    return example_npz()
+
+
+page_header("nowcast", """
+**What it does.** RainPro-8 fuses radar, geostationary satellite and numerical weather prediction (NWP) in one compact
+network that outputs, **for every lead time up to 8 hours in a single forward pass**, the probability that rain exceeds
+each threshold of a ladder (0.1 ... 16 mm/h). The probabilities are consistent by construction: the network predicts
+ordered rain-rate bins and P(R >= t) sums the bins above t, so it can never increase with the threshold.
+
+**Our miniature.** No radar archive can be downloaded here, so the lab generates seeded synthetic cases: power-law rain
+fields that move, grow, decay and initiate convective cells on a 64 x 64 grid of 4 km pixels, every 15 minutes; a
+satellite-like channel that sees clouds 45 minutes before they rain; and an NWP-like channel (16 km, hourly, with
+documented position, timing and amplitude errors) that overtakes extrapolation after about 2-3 hours. The network
+(1.2M parameters, a U-Net with a MaxViT block) was trained on these cases; the rivals are **pysteps** (persistence,
+Lucas-Kanade extrapolation, S-PROG, the STEPS ensemble and STEPS blended with the NWP channel), the NWP channel
+itself, and a U-Net of the same size trained with MSE. Every method is scored on the same threshold ladder.
+
+**What you see.** Forecast vs observation animated on one colour scale; exceedance-probability maps; skill vs lead for
+every method (CRPS: lower is better; CSI and FSS: higher is better); reliability and rank histograms; run times.
+""")
+
+src = st.radio("Input", ["Synthetic case", "Upload radar"], horizontal=True, key="nowcast_src")
+upload = None
+if src == "Synthetic case":
+    c1, c2 = st.columns([2, 1])
+    preset = c1.selectbox("Preset", list(PRESETS), key="nowcast_preset")
+    seed = int(c2.number_input("Seed", 0, 10**6, PRESETS[preset], key=f"nowcast_seed_{preset}"))
+else:
+    got = upload_bytes("Radar sequence", key="nowcast_upload", types=["npz", "nc", "zip"], max_mb=20,
+                       help="NPZ with `precip` (T, H, W) in mm/h and `timestep_min`; NetCDF classic with `precip` "
+                            "(time, y, x) and `time` in minutes; or a ZIP of grayscale PNG frames (scale below).")
+    c1, c2, c3 = st.columns(3)
+    step = c1.number_input("Minutes between frames (if not in the file)", 5.0, 60.0, 15.0, key="nowcast_step")
+    px = c2.number_input("Pixel size km (if not in the file)", 0.1, 50.0, 4.0, key="nowcast_px")
+    scale = c3.number_input("PNG: mm/h per grey level", 0.01, 10.0, 0.25, key="nowcast_scale")
+    hold = st.checkbox("Use the first 4 frames as input and the rest as truth (verification)", True, key="nowcast_hold")
+    st.caption("3-96 frames of 16-1024 px, at most 20 MB, rain rate 0-500 mm/h, evenly spaced. The sequence is "
+               "cropped to a square, resized to 64 x 64 and interpolated to 15-minute steps; uploads run on the "
+               "radar-only path (no satellite or NWP: blended STEPS and the NWP channel are skipped).")
+    st.download_button("Example upload (NPZ)", _example(), "nowcast_example.npz", key="nowcast_example",
+                       on_click="ignore", icon=":material/download:")
+    if got is not None:
+        from backend.errors import InputError
+        from backend.forecast.precip.io import load_radar, to_model_grid
+
+        try:
+            upload = to_model_grid(load_radar(got[1], got[0], step, px, scale))
+            st.success(f"{got[0]}: {upload.frames.shape[0]} frames on the model grid. " + "; ".join(upload.notes))
+        except InputError as err:
+            st.error(str(err), icon=":material/error:")
+
+from backend.forecast.precip.baselines import LABELS, METHODS, MODEL_FILE, UNET_FILE
+
+with st.form("nowcast_form"):
+    methods = st.multiselect("Methods", list(METHODS), default=list(METHODS), format_func=LABELS.get,
+                             key="nowcast_methods")
+    leads = st.slider("Leads (15-minute steps)", 4, 32, 32, key="nowcast_leads")
+    submitted = st.form_submit_button("Run nowcasts", icon=":material/play_arrow:",
+                               disabled=src == "Upload radar" and upload is None)
+
+if submitted:
+    if not methods:
+        st.warning("Pick at least one method.")
+    else:
+        def job(progress):
+            from backend.forecast.precip.baselines import NowcastInputs
+            from backend.forecast.precip.io import split_sequence
+            from backend.forecast.precip.pipeline import compact, run_case, run_nowcast
+
+            if upload is None:
+                case, run = run_case(seed, methods, leads, progress=progress)
+                return compact(run, case.satellite, case.nwp)
+            x, truth = split_sequence(upload.frames, 4, hold_out=hold)
+            inp = NowcastInputs(radar=x, pixel_km=upload.pixel_km, timestep_min=upload.timestep_min)
+            run = run_nowcast(inp, methods, leads, seed=0, truth=truth, progress=progress,
+                              notes=upload.notes + ["radar-only path"])
+            return compact(run)
+
+        res = run_job("Nowcasting", job, time_cap_s=600)
+        if res is not None:
+            res["source"] = f"seed={seed}" if upload is None else "upload"
+            st.session_state[KEY] = res
+
+res = st.session_state.get(KEY)
+if res:
+    from ui.figures import nowcast as fig
+
+    for n in res["notes"] + [f"{LABELS[k]}: {v}" for k, v in res["skipped"].items()] + list(res["model_notes"].values()):
+        st.caption(n)
+    show_metrics_table(res["table"], key="nowcast_table")
+    leads_min, scores = res["leads_min"], res["scores"]
+    tabs = st.tabs(["Animation", "Probabilities", "Skill vs lead", "Reliability & ensembles", "Sources & costs"])
+    with tabs[0]:
+        options = list(res["rain"])
+        shown = st.multiselect("Show beside the observation", options, default=options[:2], max_selections=3,
+                               format_func=LABELS.get, key="nowcast_shown")
+        panels = ({"truth": res["truth"].astype(np.float32)} if res["truth"] is not None else {})
+        panels.update({k: res["rain"][k].astype(np.float32) for k in shown})
+        st.caption("The network's map is its median (the highest threshold with P >= 0.5); STEPS maps are ensemble "
+                   "medians. Probabilities are in the next tab.")
+        if panels:
+            st.plotly_chart(fig.animated_maps(panels, leads_min, labels={**LABELS, "truth": "Observed"}),
+                            key="nowcast_anim")
+    with tabs[1]:
+        from backend.forecast.precip.verify import THRESHOLDS_MMH
+
+        prob_src = {**res["probs"]}
+        if not prob_src:
+            st.info("Run the network (model) to see its exceedance probabilities.")
+        else:
+            thr = st.select_slider("Threshold (mm/h)", list(THRESHOLDS_MMH), 1.0, key="nowcast_thr")
+            k = list(THRESHOLDS_MMH).index(thr)
+            show = [t for t in (3, 7, 15, 31) if t < res["n_leads"]]
+            truth = None if res["truth"] is None else res["truth"].astype(np.float32)
+            st.plotly_chart(fig.probability_maps(prob_src["model"].astype(np.float32), truth, thr, k, leads_min, show),
+                            key="nowcast_prob")
+    with tabs[2]:
+        if not scores:
+            st.info("No truth to verify against (uploads without held-back frames).")
+        else:
+            c1, c2 = st.columns(2)
+            metric = c1.radio("Metric", ["crps", "csi", "fss"], horizontal=True, key="nowcast_metric")
+            thr_s = c2.radio("Threshold (mm/h)", ["1.0", "4.0"] + (["0.2", "8.0"] if metric == "csi" else []),
+                             horizontal=True, key="nowcast_thr_s")
+            st.plotly_chart(fig.skill_curves(scores, leads_min, metric, thr_s, labels=LABELS), key="nowcast_skill")
+            st.caption("One case is noisy: `python -m backend nowcast evaluate` pools many held-out cases "
+                       "(benchmarks/RESULTS_nowcast.md).")
+    with tabs[3]:
+        if scores:
+            st.plotly_chart(fig.reliability(scores, labels=LABELS), key="nowcast_rel")
+            if any(s.get("rank_histogram") for s in scores.values()):
+                st.plotly_chart(fig.rank_histograms(scores, labels=LABELS), key="nowcast_rank")
+        for name, mem in res["members"].items():
+            st.plotly_chart(fig.member_gallery(mem.astype(np.float32), min(15, res["n_leads"] - 1), leads_min,
+                                               LABELS[name]), key=f"nowcast_mem_{name}")
+    with tabs[4]:
+        st.plotly_chart(fig.input_panels(res["inputs_last"].astype(np.float32), res["satellite_last"], res["nwp_first"],
+                                         res["motion"]), key="nowcast_inputs")
+        st.plotly_chart(fig.costs_bar(res["table"]), key="nowcast_costs")
+    report = {"source": res["source"], "table": res["table"], "scores": scores, "notes": res["notes"],
+              "provenance": provenance(res["seed"], [MODEL_FILE, UNET_FILE], methods=list(res["rain"]),
+                                       leads=res["n_leads"], source=res["source"])}
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        json_download("Scores (JSON)", report, "nowcast_scores.json", key="nowcast_json")
+    with c2:
+        csv_download("Metrics (CSV)", pd.DataFrame(res["table"]), "nowcast_metrics.csv", key="nowcast_csv")
+    with c3:
+        st.download_button("Forecast (NPZ)", res["npz"], "nowcast_forecast.npz", key="nowcast_npz", on_click="ignore",
+                           icon=":material/download:")

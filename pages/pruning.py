@@ -1,0 +1,238 @@
+"""RCPU structured pruning page: prune SmolLM2 with a chosen score x compensation, compare with the dense model, browse
+the shipped sweep, and study one layer's overfitting story live."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from backend.compression import corpus
+from backend.compression.jobs import metrics_rows
+from backend.compression.pruning import COMPENSATION_LABELS, SCORES, PruneConfig, n_to_drop
+from backend.errors import InputError
+from backend.runtime import ASSETS, provenance
+from ui.figures import pruning as figs
+from ui.inputs import upload_bytes
+from ui.layout import csv_download, json_download, page_header, show_metrics_table
+from ui.models import get_model
+from ui.runner import run_job
+
+page_header("pruning", f"""
+**What it does.** Structured pruning removes whole attention heads and MLP channels of every decoder layer, then
+repairs each pruned sublayer's output with a small calibration set. Least squares fits the calibration tokens too well;
+**RCPU** only allows a *rotation* of the kept weights (Procrustes: norms and angles of the outputs are kept) and keeps
+the inputs that carry the principal output directions (a *variance-aware* score). Baselines: Wanda-sp, FLAP
+(fluctuation score + mean-bias compensation), ridge least squares (lambda 1e-4), no compensation.
+
+**What you see.** SmolLM2-135M-Instruct (30 layers, 9 query heads over 3 key/value heads, 1,536 MLP channels).
+With 9 heads a ratio rounds: ratio r drops int(9 r) heads per layer. A key/value head goes physically only when its 3
+query heads go; other dropped heads are zeroed (numerically identical, counted as *effective* parameters).
+Text: **{corpus.BUILTIN_NAME}** that ships with Python (about 113k tokens, split 70 % calibration / 30 % held-out), or
+your own UTF-8 text split the same way. Perplexity is on held-out windows of 128 tokens (the paper's protocol), so it is
+not comparable with the paper's WikiText-2 numbers. The pruned model is not kept; the CLI
+(`python -m backend pruning run ... --out DIR`) writes it as a Hugging Face folder.
+""")
+
+SCORE_KEYS, COMP_KEYS = list(SCORES), list(COMPENSATION_LABELS)
+
+
+@st.cache_data(max_entries=2, show_spinner=False)
+def load_preset(name: str) -> dict | None:
+    path = ASSETS / name
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+@st.cache_resource(max_entries=1)
+def lab_store() -> dict:
+    """Captured layer statistics of the built-in corpus (no user data), shared by sessions, at most 2 layers."""
+    return {}
+
+
+def lab_capture(layer: int, progress=None) -> bool:  # noqa: ANN001
+    from backend.compression.jobs import layer_lab
+
+    got = layer_lab(get_model("smollm2"), layer, progress=progress)
+    store = lab_store()
+    while len(store) >= 2:
+        store.pop(next(iter(store)), None)
+    store[layer] = got
+    return True
+
+
+tab_run, tab_sweep, tab_lab, tab_enc = st.tabs(["Prune the model", "Sweep (shipped)", "One-layer lab",
+                                                "Encoder (MiniLM)"])
+
+with tab_run:
+    src = st.radio("Text", ["Built-in: Python reference docs", "Upload your own"], horizontal=True, key="pruning_src")
+    upload_text, upload_name = None, None
+    if src == "Upload your own":
+        got = upload_bytes("UTF-8 text (.txt, .md), at most 2 MB", "pruning_upload", ["txt", "md"], 2.0,
+                           help="Split 70 % calibration / 30 % held-out. N segments need N x 128 calibration tokens.")
+        if got is not None:
+            try:
+                upload_text, upload_name = corpus.decode_upload(got[1], got[0]), got[0]
+                st.caption(f"{upload_name}: {len(upload_text):,} characters (about {len(upload_text) // 4:,} tokens).")
+            except InputError as err:
+                st.error(str(err), icon=":material/error:")
+    with st.form("pruning_form"):
+        c1, c2 = st.columns(2)
+        score = c1.selectbox("Importance score", SCORE_KEYS, index=1, format_func=lambda k: SCORES[k].label)
+        comp = c2.selectbox("Compensation", COMP_KEYS, index=2, format_func=COMPENSATION_LABELS.get)
+        ratio = c1.slider("Prune ratio", 0.1, 0.5, 0.2, 0.05, format="%.2f")
+        n_calib = c2.select_slider("Calibration segments N (x 128 tokens)", [8, 16, 32, 64, 128], value=32)
+        n_eval = c1.slider("Held-out windows for perplexity", 4, 32, 16, 4)
+        prompt = c2.text_input("Prompt for the side-by-side generation", max_chars=300,
+                               value="Explain in one sentence what a Python list comprehension is.")
+        submitted = st.form_submit_button("Prune and evaluate", icon=":material/content_cut:", type="primary")
+    st.caption(f"Ratio {ratio:.2f} drops {n_to_drop(ratio, 9)} of 9 heads and {n_to_drop(ratio, 1536)} of 1,536 "
+               "MLP channels in every layer. On 2 CPU cores N = 32 takes about a minute, N = 128 several.")
+    if submitted:
+        if src == "Upload your own" and upload_text is None:
+            st.error("Upload a UTF-8 text first, or choose the built-in text.", icon=":material/error:")
+        else:
+            cfg = PruneConfig(ratio=ratio, score=score, compensation=comp, n_calib=n_calib,
+                              propagate="dense" if comp == "bias" else "pruned")
+
+            def job(progress, text=upload_text, name=upload_name):  # noqa: ANN001, ANN202
+                from backend.compression import jobs
+
+                lm = get_model("smollm2")
+                split = jobs.text_split(lm, text, f"the upload {name}") if text is not None else None
+                return jobs.run_pruning(lm, cfg, split=split, n_eval=n_eval, prompt=prompt, max_new_tokens=32,
+                                        progress=progress)
+
+            res = run_job("Pruning SmolLM2", job, time_cap_s=900)
+            if res is not None:
+                st.session_state["pruning_result"] = res
+    res = st.session_state.get("pruning_result")
+    if res:
+        d, p, s = res["dense"], res["pruned"], res["settings"]
+        m = st.columns(4)
+        m[0].metric("Held-out perplexity", f"{p['perplexity']:.2f}", f"{p['perplexity'] - d['perplexity']:+.2f} vs dense",
+                    delta_color="inverse")
+        m[1].metric("Effective parameters", f"{p['params_effective'] / 1e6:.1f} M",
+                    f"{p['params_effective'] / d['params_stored'] - 1:+.1%}", delta_color="off")
+        m[2].metric("Heads removed", f"{res['heads']['dropped_total']} / {res['heads']['per_layer'] * res['model']['layers']}",
+                    f"{res['heads']['groups_removed']} KV groups physically", delta_color="off")
+        m[3].metric("Pruning time", f"{res['prune_s']:.0f} s", f"N = {s['n_calib']} x 128 tokens", delta_color="off")
+        g1, g2 = st.columns(2)
+        g1.markdown("**Dense model**")
+        g1.text(d["generation"] or "(no prompt)")
+        g2.markdown(f"**Pruned: {s['score_label']} + {s['compensation_label']}, ratio {s['ratio']:.2f}**")
+        g2.text(p["generation"] or "(no prompt)")
+        st.plotly_chart(figs.costs(d, p), key="pruning_costs")
+        st.plotly_chart(figs.layer_errors(res["records"]), key="pruning_layers")
+        st.plotly_chart(figs.kept_units(res["heads"]["head_keep"], res["channels"]["channel_keep"],
+                                        res["model"]["heads"] // res["model"]["kv_heads"]), key="pruning_units")
+        table = pd.DataFrame(metrics_rows(res))
+        show_metrics_table(table.round(2), key="pruning_table")
+        st.caption(f"Text: {s['text_source']}; {s['n_eval']} held-out windows of 128 tokens; seed {s['seed']}.")
+        c1, c2 = st.columns(2)
+        with c1:
+            json_download("Metrics + recipe (JSON)", {k: v for k, v in res.items() if k != "channels"},
+                          "pruning_run.json", key="pruning_json")
+        with c2:
+            csv_download("Per-layer errors (CSV)", pd.DataFrame(res["records"]).drop(columns=["top_singular"]),
+                         "pruning_layers.csv", key="pruning_csv")
+
+with tab_sweep:
+    sweep = load_preset("pruning_sweep.json")
+    if not sweep:
+        st.info("The sweep table is not shipped yet: run `python -m backend.train pruning`.")
+    else:
+        ns = sorted({r["n_calib"] for r in sweep["rows"]})
+        main_n = max(ns, key=lambda n: sum(r["n_calib"] == n for r in sweep["rows"]))
+        user = st.session_state.get("pruning_result")
+        star = ({"ratio": user["settings"]["ratio"], "perplexity": user["pruned"]["perplexity"],
+                 "compensation": user["settings"]["compensation"]}
+                if user and user["settings"]["n_calib"] == main_n and "Python" in user["settings"]["text_source"] else None)
+        st.plotly_chart(figs.ppl_vs_ratio(sweep["rows"], sweep["dense"]["perplexity"], main_n, star), key="sw_ratio")
+        st.plotly_chart(figs.ppl_vs_n(sweep["rows"], sweep["dense"]["perplexity"]), key="sw_n")
+        df = pd.DataFrame(sweep["rows"])[["score", "compensation", "ratio", "n_calib", "perplexity",
+                                          "params_effective", "heads_dropped", "prune_s"]].sort_values(
+            ["n_calib", "ratio", "score", "compensation"])
+        show_metrics_table(df.round(3), key="sw_table")
+        st.caption(f"Dense perplexity {sweep['dense']['perplexity']:.2f} on {sweep['settings']['n_eval']} held-out "
+                   f"windows; made by `python -m backend.train pruning` ({sweep['settings']['corpus']}).")
+        csv_download("Sweep (CSV)", df, "pruning_sweep.csv", key="sw_csv")
+
+with tab_lab:
+    st.markdown("One layer of the **dense** model, sublayers studied on captured activations: calibration vs held-out "
+                "output error as N grows. Least squares drives the calibration error down and the held-out error up "
+                "at small N; the rotation cannot overfit as much (it has d(d-1)/2 degrees of freedom).")
+    preset = load_preset("pruning_lab.json")
+    live = st.toggle("Capture a layer live (about a minute)", key="lab_live")
+    if live:
+        with st.form("lab_form"):
+            layer = st.slider("Layer", 0, 29, 15)
+            go_lab = st.form_submit_button("Capture activations", icon=":material/science:")
+        if go_lab:
+            if layer in lab_store() or run_job("Capturing activations", lab_capture, layer) is not None:
+                st.session_state["lab_layer"] = layer
+    c1, c2, c3, c4 = st.columns(4)
+    l_ratio = c1.select_slider("Ratio", [0.1, 0.2, 0.3, 0.4, 0.5], 0.3, key="lab_ratio")
+    l_score = c2.selectbox("Score", ["variance", "wanda_sp"], key="lab_score")
+    l_sub = c3.radio("Sublayer", ["mlp", "attn"], format_func={"mlp": "down_proj", "attn": "o_proj"}.get,
+                     key="lab_sub", horizontal=True)
+    l_lam = c4.select_slider("Ridge lambda", [1e-6, 1e-4, 1e-2, 1.0, 100.0], 1e-4, key="lab_lam")
+    if live and st.session_state.get("lab_layer") in lab_store():
+        from backend.compression import lab
+
+        cap = lab_store()[st.session_state["lab_layer"]]["captured"][l_sub]
+        rows = lab.n_sweep(cap, l_ratio, l_lam, l_score)
+        point = lab.study_point(cap, l_ratio, cap.n_list[0], l_lam, l_score)
+        st.plotly_chart(figs.error_vs_n(rows, l_sub), key="lab_err")
+        st.plotly_chart(figs.gamma_plot(point["gamma"], point["gamma_no_var"], point["keep"], cap.head_dim),
+                        key="lab_gamma")
+        geo = lab.binned_geometry(cap, point)
+        st.plotly_chart(figs.histograms(geo["hist"], geo["norm_edges"], geo["angle_edges"]), key="lab_hist")
+        st.plotly_chart(figs.spectrum(point["spectrum"]), key="lab_spec")
+        json_download("Lab numbers (JSON)", {"rows": rows, "point": lab.public(point), "layer": cap.layer,
+                      "provenance": provenance(0, (), layer=cap.layer, ratio=l_ratio, score=l_score, lam=l_lam)},
+                      "pruning_lab.json", key="lab_json")
+    elif preset:
+        rows = [r for r in preset["rows"] if r["ratio"] == l_ratio and r["score"] == l_score]
+        st.plotly_chart(figs.error_vs_n(rows, l_sub), key="lab_err")
+        dp = preset["default_point"][l_sub]
+        st.plotly_chart(figs.histograms(dp["hist"], dp["norm_edges"], dp["angle_edges"]), key="lab_hist")
+        if "gamma" in dp:
+            st.plotly_chart(figs.gamma_plot(dp["gamma"], dp["gamma_no_var"], dp["keep"], dp.get("head_dim")),
+                            key="lab_gamma")
+            st.plotly_chart(figs.spectrum(dp["spectrum"]), key="lab_spec")
+        st.caption(f"Shipped preset: layer {preset['layer']}, lambda {preset['lam']:g} (the lambda control needs a live "
+                   f"capture); histograms, scores and spectrum at ratio 0.3, N = {preset['n_list'][0]}, variance score, "
+                   f"{preset['n_held']} held-out windows.")
+    else:
+        st.info("No lab preset shipped yet; switch on the live capture.")
+
+with tab_enc:
+    st.markdown("The same method on the sentence encoder all-MiniLM-L6-v2 (12 heads of 32, FFN 1,536): heads of "
+                "`attention.output.dense` and channels of `output.dense` are removed physically; their biases are kept "
+                "and the rotation is fitted on the bias-free outputs. Quality: cosine between dense and pruned "
+                "embeddings of 64 held-out paragraphs of the built-in text.")
+    with st.form("enc_form"):
+        e1, e2, e3 = st.columns(3)
+        e_ratio = e1.slider("Prune ratio", 0.1, 0.5, 0.3, 0.05, key="enc_ratio")
+        e_comp = e2.selectbox("Compensation", COMP_KEYS, index=2, format_func=COMPENSATION_LABELS.get, key="enc_comp")
+        e_n = e3.select_slider("Calibration paragraphs", [8, 16, 32, 64], 32, key="enc_n")
+        go_enc = st.form_submit_button("Prune MiniLM", icon=":material/content_cut:")
+    if go_enc:
+        def enc_job(progress):  # noqa: ANN001, ANN202
+            from backend.compression.encoder import run_encoder_pruning
+
+            cfg = PruneConfig(ratio=e_ratio, compensation=e_comp, n_calib=e_n,
+                              score="fluctuation" if e_comp == "bias" else "variance",
+                              propagate="dense" if e_comp == "bias" else "pruned")
+            return run_encoder_pruning(get_model("minilm"), cfg, progress=progress)
+
+        st.session_state["pruning_enc"] = run_job("Pruning MiniLM", enc_job) or st.session_state.get("pruning_enc")
+    if er := st.session_state.get("pruning_enc"):
+        k = st.columns(3)
+        k[0].metric("Mean embedding cosine to dense", f"{er['cosine_mean']:.3f}", f"min {er['cosine_min']:.3f}",
+                    delta_color="off")
+        k[1].metric("Parameters", f"{er['params_pruned'] / 1e6:.1f} M", f"dense {er['params_dense'] / 1e6:.1f} M",
+                    delta_color="off")
+        k[2].metric("Pruning time", f"{er['prune_s']:.1f} s")
+        st.plotly_chart(figs.layer_errors(er["records"]), key="enc_layers")

@@ -1,0 +1,94 @@
+"""AppTest of the watermark attribution page: preset -> embed/attack/attribute, an upload, a bad upload, users."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "attribution.py")
+
+
+@pytest.fixture(scope="module")
+def db_path(tmp_path_factory):
+    from backend.watermark.users import UserRegistry
+
+    path = tmp_path_factory.mktemp("attr") / "users.sqlite"
+    UserRegistry(path).create_users(200, "absta", seed=0)
+    return path
+
+
+@pytest.fixture
+def app(db_path, monkeypatch):
+    monkeypatch.setenv("METHOD_LAB_ATTRIBUTION_DB", str(db_path))
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def _click(at: AppTest, label: str) -> AppTest:
+    next(b for b in at.button if b.label == label).click()
+    return at.run()
+
+
+def test_preset_embed_attack_attribute(app):
+    app.slider(key="attr_jpeg").set_value(60.0)
+    _click(app, "Embed, attack, attribute")
+    assert not app.exception
+    r = app.session_state["attribution_result"]
+    assert r["user_id"] == 17 and r["attack"] == "jpeg:60" and r["num_users"] == 200
+    assert r["psnr"] > 30 and 0 < r["ssim"] <= 1
+    assert len(r["top_users"]) == 5
+    assert len(app.get("plotly_chart")) >= 5  # images, top-5, bit grid + the bounds tab's two charts
+    assert any("tau =" in (m.value or "") for m in [*app.success, *app.warning])
+    assert not app.error
+
+
+def test_upload_and_bad_upload(app):
+    app.selectbox(key="attr_img_choice").set_value("Upload your own").run()
+    rng = np.random.default_rng(0)
+    buf = io.BytesIO()
+    Image.fromarray((rng.random((120, 160, 3)) * 255).astype(np.uint8)).save(buf, format="PNG")
+    app.file_uploader(key="attr_img_upload").set_value(("mine.png", buf.getvalue(), "image/png")).run()
+    assert not app.exception and not app.error
+    _click(app, "Embed, attack, attribute")
+    assert not app.exception
+    assert app.session_state["attribution_result"]["original"].shape == (120, 160, 3)
+    app.file_uploader(key="attr_img_upload").set_value(("notes.png", b"this is not an image", "image/png")).run()
+    assert not app.exception
+    assert app.error and "not an image" in app.error[0].value
+
+
+def test_classical_backend_refuses_small_upload(app):
+    app.selectbox(key="attr_img_choice").set_value("Upload your own").run()
+    buf = io.BytesIO()
+    Image.fromarray(np.full((100, 100, 3), 128, np.uint8)).save(buf, format="PNG")
+    app.file_uploader(key="attr_img_upload").set_value(("small.png", buf.getvalue(), "image/png")).run()
+    app.selectbox(key="attr_backend").set_value("dwtDctSvd").run()
+    _click(app, "Embed, attack, attribute")
+    assert not app.exception
+    assert app.error and "256" in app.error[0].value
+
+
+def test_users_tab_create_and_compare_pools(tmp_path, monkeypatch):
+    monkeypatch.setenv("METHOD_LAB_ATTRIBUTION_DB", str(tmp_path / "fresh.sqlite"))
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception
+    at.number_input(key="attr_new_users").set_value(50)
+    at.selectbox(key="attr_strategy").set_value("random")
+    _click(at, "Create users")
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert any("Created users 1-50" in s.value for s in at.success)
+    at.slider(key="attr_pool_n").set_value(100)
+    _click(at, "Compare code pools")
+    assert not at.exception
+    pools = at.session_state["attribution_pools"]
+    assert set(pools) == {"random", "nrg", "absta"} and pools["absta"][1] < pools["random"][1]

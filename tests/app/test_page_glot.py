@@ -1,0 +1,74 @@
+"""AppTest of the GLOT page: opens instantly, runs a tiny stress test, trains on the preset CSV, refuses bad uploads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "glot.py")
+
+
+@pytest.fixture(scope="module")
+def opened() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    return at
+
+
+def test_page_opens_without_running_anything(opened: AppTest) -> None:
+    assert not opened.exception
+    assert "glot_result" in opened.session_state
+    assert not opened.session_state["glot_result"]
+    # the recorded results (if shipped) are drawn from JSON only
+    assert len(opened.get("plotly_chart")) >= 0
+
+
+def _small(at: AppTest) -> AppTest:
+    at.multiselect(key="glot_ratios").set_value([0.9])
+    at.multiselect(key="glot_poolings").set_value(["mean", "adapool", "glot"])
+    at.number_input(key="glot_ntrain").set_value(16)
+    at.number_input(key="glot_neval").set_value(8)
+    at.slider(key="glot_epochs").set_value(1)
+    return at
+
+
+def test_stress_run_draws_figures_and_table() -> None:
+    at = AppTest.from_file(PAGE, default_timeout=240)
+    at.run()
+    _small(at)
+    at.button[0].click().run()  # the form's submit button is the first button on the page
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    result = at.session_state["glot_result"]["stress"]
+    methods = {r["method"] for r in result["summary"]}
+    assert {"mean", "adapool", "glot", "bow-unigram"} <= methods
+    keys = {c.proto.id for c in at.get("plotly_chart")}
+    assert len(at.get("plotly_chart")) >= 4, keys  # bars, token graph, readout weights, heatmap
+    assert at.dataframe, "metrics table missing"
+    ex = result["example"]
+    assert len(ex["tokens"]) == len(ex["needle"]) and any(ex["needle"])
+    at.slider(key="glot_tau_view").set_value(0.3).run()  # the graph redraws from stored numbers, no rerun of the job
+    assert not at.exception
+
+
+def test_csv_preset_and_bad_uploads() -> None:
+    at = AppTest.from_file(PAGE, default_timeout=240)
+    at.run()
+    at.slider(key="glot_epochs").set_value(1)
+    at.button(key="glot_csv_go").click().run()
+    assert not at.exception, at.exception
+    rows = at.session_state["glot_result"]["csv"]["rows"]
+    assert {r["method"] for r in rows} >= {"mean", "max", "cls", "adapool", "glot", "bow-unigram"}
+
+    at.radio(key="glot_csv_source").set_value("Upload a CSV").run()
+    at.file_uploader(key="glot_upload").set_value(("one.csv", b"text,label\n" + b"a text,x\n" * 12, "text/csv")).run()
+    assert not at.exception
+    assert any("only one class" in e.value for e in at.error)
+    assert at.button(key="glot_csv_go").disabled
+    at.file_uploader(key="glot_upload").set_value(("bad.csv", b"text,label\n\xff\xfe\xfd,1\n", "text/csv")).run()
+    assert any("UTF-8" in e.value for e in at.error)
+    at.file_uploader(key="glot_upload").set_value(("cols.csv", b"sentence,y\nhello,1\n", "text/csv")).run()
+    assert any("lacks the column" in e.value for e in at.error)

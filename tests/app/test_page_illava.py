@@ -1,0 +1,66 @@
+"""AppTest of the iLLaVA page: opens instantly, answers a preset question with and without reduction (figures,
+metrics table), takes an upload, and shows clear errors for a non-image upload, an empty question and a budget that
+removes every token."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "illava.py")
+
+
+@pytest.fixture(scope="module")
+def at() -> AppTest:
+    app = AppTest.from_file(PAGE, default_timeout=240)
+    app.run()
+    return app
+
+
+def test_opens_without_running_anything(at: AppTest) -> None:
+    assert not at.exception
+    assert not at.session_state["illava_result"]
+    assert at.text_input(key="illava_q_Scene 1 (held-out)").value
+
+
+def test_preset_run_draws_every_view(at: AppTest) -> None:
+    at.button[0].click().run()  # the first form's submit button
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    res = at.session_state["illava_result"]["analysis"]
+    assert [r.n_after for r in res.vit_records] == [224, 192, 160, 128] and res.llm_image_tokens[-1] == 85
+    assert len(at.get("plotly_chart")) >= 5  # steps, ranking, tokens, costs, answers (+ recorded sweep)
+    assert at.dataframe and len(at.metric) >= 4
+
+
+def test_bad_question_and_budget_show_errors(at: AppTest) -> None:
+    at.text_input(key="illava_q_Scene 1 (held-out)").set_value("   ")
+    at.button[0].click().run()
+    assert not at.exception and any("empty" in e.value for e in at.error)
+    at.text_input(key="illava_q_Scene 1 (held-out)").set_value("What color is the circle?")
+    at.slider(key="illava_keep").set_value(0)
+    at.button[0].click().run()
+    assert not at.exception and any("removes every token" in e.value for e in at.error)
+
+
+def test_upload_and_bad_upload() -> None:
+    from backend.tokens.scenes import HELDOUT_SEED0, make_scene
+
+    app = AppTest.from_file(PAGE, default_timeout=240)
+    app.run()
+    app.selectbox(key="illava_img_choice").set_value("Upload your own").run()
+    app.file_uploader[0].set_value(("notes.png", b"this is not an image", "image/png")).run()
+    assert not app.exception and app.error  # refused with a message
+    buf = io.BytesIO()
+    make_scene(HELDOUT_SEED0 + 11).pil().save(buf, format="PNG")
+    app.file_uploader[0].set_value(("scene.png", buf.getvalue(), "image/png")).run()
+    assert not app.exception and not app.error
+    app.selectbox(key="illava_method").set_value("fastv")
+    app.button[0].click().run()
+    assert not app.exception, app.exception
+    res = app.session_state["illava_result"]["analysis"]
+    assert res.llm_image_tokens[-1] == 85 and not res.vit_records

@@ -1,0 +1,83 @@
+"""AppTest of the nowcasting page: opens instantly, runs a synthetic preset (network + pysteps extrapolation + NWP),
+runs an uploaded radar sequence on the radar-only path, and shows a clear error for a bad upload."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from backend.forecast.precip.baselines import MODEL_FILE
+from backend.forecast.precip.io import example_npz
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "nowcast.py")
+FAST = ["model", "extrapolation", "nwp", "persistence"] if MODEL_FILE.is_file() else ["extrapolation", "nwp"]
+
+
+def _page() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def _run(at: AppTest, methods: list[str], leads: int = 16) -> AppTest:
+    at.multiselect(key="nowcast_methods").set_value(methods)
+    at.slider(key="nowcast_leads").set_value(leads)
+    next(b for b in at.button if b.label == "Run nowcasts").click().run()
+    return at
+
+
+def _upload(at: AppTest, name: str, data: bytes) -> AppTest:
+    at.radio(key="nowcast_src").set_value("Upload radar").run()
+    at.file_uploader[0].set_value((name, data, "application/octet-stream")).run()
+    return at
+
+
+def test_opens_instantly_and_runs_a_preset() -> None:
+    at = _page()
+    assert len(at.get("plotly_chart")) == 0  # nothing heavy before the button
+    _run(at, FAST)
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    df = at.dataframe[0].value
+    assert len(df) == len(FAST) and (df["seconds"] >= 0).all()
+    assert df["CRPS 1-8 h"].notna().all()
+    charts = at.get("plotly_chart")
+    assert len(charts) >= 5  # animation, probabilities, skill, reliability, sources, costs
+    assert len(at.get("download_button")) == 3
+
+
+@pytest.mark.skipif(not MODEL_FILE.is_file(), reason="network weights not trained yet")
+def test_threshold_and_metric_controls_redraw_without_rerunning() -> None:
+    at = _page()
+    _run(at, ["model", "nwp"], leads=8)
+    at.select_slider(key="nowcast_thr").set_value(4.0).run()
+    at.radio(key="nowcast_metric").set_value("csi").run()
+    assert not at.exception and not at.error
+    assert len(at.get("plotly_chart")) >= 5
+
+
+def test_upload_runs_on_the_radar_only_path() -> None:
+    at = _upload(_page(), "radar.npz", example_npz(3, 10))
+    assert not at.error, [e.value for e in at.error]
+    _run(at, ["extrapolation", "persistence", "nwp"], leads=8)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    df = at.dataframe[0].value
+    assert set(df["method"]) == {"LK extrapolation", "Persistence"}  # the NWP channel is skipped for uploads
+    captions = " ".join(c.value for c in at.caption)
+    assert "radar-only path" in captions and "NWP channel: needs the NWP channel" in captions
+
+
+def test_bad_upload_shows_an_error() -> None:
+    buf = io.BytesIO()
+    bad = np.ones((5, 32, 32), np.float32)
+    bad[2, 3, 4] = np.nan
+    np.savez(buf, precip=bad, timestep_min=np.float32(10))
+    at = _upload(_page(), "bad.npz", buf.getvalue())
+    assert not at.exception
+    assert any("NaN" in e.value for e in at.error)

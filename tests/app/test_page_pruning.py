@@ -1,0 +1,100 @@
+"""AppTest of the pruning page: opens instantly with the shipped presets, runs the smallest real pruning of SmolLM2
+(N = 8, 4 held-out windows), takes an upload and refuses bad ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "pruning.py")
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    """Load (and, the first time, convert) the model once so the page's own load is a cache hit."""
+    from backend.models import load
+
+    return load("smollm2")
+
+
+def _app() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def test_page_opens_with_presets_and_no_model_load():
+    at = _app()
+    assert "Rotation-Constrained" in at.title[0].value
+    assert at.get("plotly_chart"), "the shipped sweep and lab presets are drawn without running anything"
+    assert not at.error
+
+
+def test_run_preset_prunes_and_shows_results(smollm2):  # noqa: ARG001
+    at = _app()
+    at.select_slider[0].set_value(8)  # calibration segments
+    at.slider[1].set_value(4)  # held-out windows
+    at.slider[0].set_value(0.3)
+    at.button[0].click().run(timeout=600)
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    res = at.session_state["pruning_result"]
+    assert res["pruned"]["perplexity"] > 0 and res["heads"]["dropped_total"] == 2 * 30
+    assert res["channels"]["kept"] == 1536 - 460
+    keys = {c.key for c in at.get("plotly_chart")}
+    assert {"pruning_costs", "pruning_layers", "pruning_units"} <= keys
+    assert at.dataframe, "metrics table"
+    texts = [t.value for t in at.text]
+    assert len(texts) >= 2 and all(texts[:2])  # dense and pruned generations side by side
+
+
+def test_upload_good_and_bad_text():
+    at = _app()
+    at.radio(key="pruning_src").set_value("Upload your own").run()
+    assert not at.exception
+    from backend.compression import corpus
+
+    at.file_uploader[0].set_value(("docs.txt", corpus.builtin_text()[:20_000].encode(), "text/plain")).run()
+    assert not at.exception and not at.error
+    assert any("docs.txt" in c.value for c in at.caption)
+    at.file_uploader[0].set_value(("bad.txt", b"\xff\xfe\xfa not utf-8 \xff", "text/plain")).run()
+    assert not at.exception
+    assert any("UTF-8" in e.value for e in at.error)
+
+
+def test_too_short_upload_is_refused_before_any_work(smollm2):  # noqa: ARG001
+    at = _app()
+    at.radio(key="pruning_src").set_value("Upload your own").run()
+    at.file_uploader[0].set_value(("short.txt", ("A short note. " * 40).encode(), "text/plain")).run()
+    at.select_slider[0].set_value(8)
+    at.button[0].click().run(timeout=300)
+    assert not at.exception
+    assert any("calibration" in e.value and "tokens" in e.value for e in at.error)
+    assert "pruning_result" not in at.session_state
+
+
+def test_live_lab_capture_and_sliders(smollm2):  # noqa: ARG001
+    at = _app()
+    at.toggle(key="lab_live").set_value(True).run()
+    layer_slider = [s for s in at.slider if s.label == "Layer"][0]
+    layer_slider.set_value(0)
+    [b for b in at.button if "Capture" in b.label][0].click().run(timeout=300)
+    assert not at.exception and not at.error
+    keys = {c.key for c in at.get("plotly_chart")}
+    assert {"lab_err", "lab_gamma", "lab_hist", "lab_spec"} <= keys
+    at.select_slider(key="lab_lam").set_value(1.0).run()  # a slider move recomputes from the cached statistics
+    at.radio(key="lab_sub").set_value("attn").run()
+    assert not at.exception and not at.error
+
+
+def test_encoder_tab_runs():
+    at = _app()
+    at.select_slider(key="enc_n").set_value(8)
+    [b for b in at.button if b.label == "Prune MiniLM"][0].click().run(timeout=300)
+    assert not at.exception and not at.error
+    assert at.session_state["pruning_enc"]["cosine_mean"] > 0
+    assert "enc_layers" in {c.key for c in at.get("plotly_chart")}

@@ -1,0 +1,139 @@
+"""STDDN's headline claims on our miniature, with the shipped weights (assets/crowd_*.safetensors).
+
+* On held-out scenes, STDDN beats its no-density ablation and constant velocity on long-horizon MAE and OT.
+* Its inference cost per step equals that of the trajectory network alone (the ODE only regularises training).
+* The shipped weights reach the scores recorded in assets/crowd_eval.json (and assets/MANIFEST_crowd.md).
+
+ci tier: the 4 held-out scenes, 15 s clips (seed 7). Full tier (@pytest.mark.full): 60 s clips (seed 300), every
+method, as recorded by ``python -m backend.train crowd --evaluate``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import torch
+
+from backend.forecast.crowd.evaluate import evaluate, eval_clip
+from backend.forecast.crowd.methods import WEIGHTS, Learned, load_model
+from backend.forecast.crowd.rollout import simulate
+from backend.forecast.crowd.scenes import get_scene
+from backend.forecast.crowd.stddn import count_parameters, micro_macs
+from backend.runtime import ASSETS
+
+CI = {"seconds": 15.0, "seed": 7, "stride": 3}
+RECORDED = ASSETS / "crowd_eval.json"
+
+pytestmark = pytest.mark.skipif(not WEIGHTS["stddn"].is_file() or not WEIGHTS["micro"].is_file(),
+                                reason="shipped crowd weights missing (python -m backend.train crowd)")
+
+
+@pytest.fixture(scope="module")
+def ci_table() -> dict[str, dict]:
+    res = evaluate(seconds=CI["seconds"], seed=CI["seed"], methods=["stddn", "micro", "constant_velocity"],
+                   stride=CI["stride"])
+    return {r["method"]: r for r in res.table}
+
+
+def test_stddn_beats_constant_velocity_on_held_out_scenes(ci_table: dict[str, dict]) -> None:
+    s, cv = ci_table["stddn"], ci_table["constant_velocity"]
+    print({k: {x: round(v[x], 4) for x in ("MAE", "OT", "MMD")} for k, v in ci_table.items()})
+    assert s["MAE"] < cv["MAE"] and s["OT"] < cv["OT"]
+
+
+ABLATION_NOTE = (
+    "Not reproduced on our miniature (see assets/MANIFEST_crowd.md): on the 60 s held-out clips STDDN has lower OT "
+    "(1.650 vs 1.724) and MMD (0.079 vs 0.100) than the no-density ablation but higher MAE (2.281 vs 2.253 m); on the "
+    "15 s ci subset it is behind on both (MAE 1.205 vs 1.172 m, OT 0.913 vs 0.898). The density term's gradient on "
+    "the network is orders of magnitude below the trajectory term's (test_density_gradient_reaching_the_network_is_"
+    "tiny), and the learned T drifts from 1 to 0.026 (a nearly uniform density), so differences come from the staged "
+    "schedule, not from the continuity constraint."
+)
+
+
+@pytest.mark.xfail(strict=False, reason=ABLATION_NOTE)
+def test_stddn_beats_the_no_density_ablation_on_held_out_scenes(ci_table: dict[str, dict]) -> None:
+    """The paper's ablation claim: STDDN beats the same network trained without the density ODE."""
+    s, m = ci_table["stddn"], ci_table["micro"]
+    assert s["MAE"] < m["MAE"] and s["OT"] < m["OT"]
+
+
+def test_density_gradient_reaching_the_network_is_tiny() -> None:
+    """Why STDDN and its ablation coincide here: with the released loss (lambda2 <= 1, L_rho averaged over occupied
+    cells) the density term's gradient on the trajectory network is orders of magnitude below the trajectory term's,
+    and Adam is invariant to the overall loss scale, so the physics stage (lambda1 = 0.1) does not change that."""
+    from backend.forecast.crowd.training import ClipTensors, collate, make_window
+    from backend.forecast.crowd.stddn import window_loss
+
+    model, _ = load_model("stddn")
+    clip = eval_clip(get_scene("bottleneck"), 6.0, 11)
+    ct = ClipTensors.from_clip(clip)
+    batch = collate([make_window(ct, t0, 10) for t0 in (5, 25, 45, 65)], clip.dt)
+
+    def grad_norm(loss: torch.Tensor) -> float:
+        model.zero_grad()
+        loss.backward(retain_graph=True)
+        return float(torch.sqrt(sum((p.grad**2).sum() for p in model.micro.parameters() if p.grad is not None)))
+
+    out = window_loss(model, batch, 1.0, 1.0)
+    g_traj = grad_norm(out.losses["a"] + out.losses["p"])
+    g_rho = grad_norm(out.losses["rho"])
+    print(f"|grad traj| {g_traj:.3g}, |grad rho| {g_rho:.3g}, ratio {g_rho / g_traj:.3g}")
+    assert g_rho < 1e-2 * g_traj
+
+
+def test_ci_scores_match_the_recorded_ones(ci_table: dict[str, dict]) -> None:
+    rec = json.loads(RECORDED.read_text())["ci"]
+    assert rec["config"] == CI
+    for row in rec["table"]:
+        if row["method"] in ci_table:
+            for k in ("MAE", "OT"):
+                assert ci_table[row["method"]][k] == pytest.approx(row[k], rel=0.05), (row["method"], k)
+
+
+def test_inference_cost_per_step_equals_the_trajectory_network() -> None:
+    stddn, meta_s = load_model("stddn")
+    micro, meta_m = load_model("micro")
+    assert count_parameters(stddn.micro) == count_parameters(micro.micro)  # the same network at inference
+    assert micro_macs(stddn.micro_cfg, 100) == micro_macs(micro.micro_cfg, 100)
+    assert count_parameters(stddn.ode) > 0  # the ODE exists only in training
+    clip = eval_clip(get_scene("bottleneck"), 6.0, 11)
+    times = {"stddn": [], "micro": []}
+    for _ in range(3):  # interleaved, so load changes hit both alike
+        for kind, model in (("stddn", stddn), ("micro", micro)):
+            t = time.perf_counter()
+            simulate(clip, Learned(model.micro, kind))
+            times[kind].append(time.perf_counter() - t)
+    ratio = min(times["stddn"]) / min(times["micro"])
+    assert 0.67 < ratio < 1.5, ratio
+
+
+@pytest.fixture(scope="module")
+def full_table() -> dict[str, dict]:
+    res = evaluate(seconds=60.0, seed=300, stride=2)
+    return {r["method"]: r for r in res.table}
+
+
+@pytest.mark.full
+def test_full_scale_recorded_table(full_table: dict[str, dict]) -> None:
+    rec = {r["method"]: r for r in json.loads(RECORDED.read_text())["table"]}
+    for mth, row in rec.items():
+        for k in ("MAE", "OT", "MMD"):
+            assert full_table[mth][k] == pytest.approx(row[k], rel=0.05), (mth, k)
+
+
+@pytest.mark.full
+def test_full_scale_stddn_beats_constant_velocity_and_physics(full_table: dict[str, dict]) -> None:
+    s = full_table["stddn"]
+    for other in ("constant_velocity", "social_force", "orca"):
+        assert s["MAE"] < full_table[other]["MAE"] and s["OT"] < full_table[other]["OT"], other
+    assert s["ms_per_sim_second"] < 1.5 * full_table["micro"]["ms_per_sim_second"]
+
+
+@pytest.mark.full
+@pytest.mark.xfail(strict=False, reason=ABLATION_NOTE)
+def test_full_scale_stddn_beats_the_no_density_ablation(full_table: dict[str, dict]) -> None:
+    s, m = full_table["stddn"], full_table["micro"]
+    assert s["MAE"] < m["MAE"] and s["OT"] < m["OT"]

@@ -1,0 +1,179 @@
+"""Invariants of the token-reduction functions (backend/tokens/merging.py) and of the plans (tiny_vlm.py).
+
+No model is loaded here: random tensors in float64, a few milliseconds each.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from backend.errors import InputError
+from backend.tokens import merging
+from backend.tokens.merging import TokenSet, get_method, reduce_tokens
+from backend.tokens.tiny_vlm import ReductionPlan, plan_for_budget
+
+B, N, C = 3, 33, 16  # one class token + 32 patches
+
+
+@pytest.fixture()
+def data() -> tuple[TokenSet, torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(B, N, C, generator=g, dtype=torch.float64)
+    scores = torch.rand(B, N, generator=g, dtype=torch.float64)
+    metric = torch.randn(B, N, 8, generator=g, dtype=torch.float64)
+    return TokenSet.fresh(x, protected=1), scores, metric
+
+
+def _partition(ts: TokenSet) -> bool:
+    return bool((ts.source.sum(1) == 1).all() and ((ts.source == 0) | (ts.source == 1)).all())
+
+
+# ------------------------------------------------------------------------------------------------------------ ToMe
+@pytest.mark.parametrize("r", [1, 5, 16])
+def test_tome_preserves_weighted_sum_and_size(data, r):
+    ts, _, metric = data
+    ts2 = TokenSet(ts.x, ts.size * torch.arange(1, N + 1, dtype=ts.x.dtype), ts.source, ts.pos, 1)  # uneven sizes
+    out, info = merging.tome_merge(ts2, r, metric=metric)
+    assert out.n == N - r and info.removed == r
+    torch.testing.assert_close((out.x * out.size[..., None]).sum(1), (ts2.x * ts2.size[..., None]).sum(1))
+    torch.testing.assert_close(out.size.sum(1), ts2.size.sum(1))
+
+
+def test_tome_caps_r_at_half_and_protects_class_token(data):
+    ts, _, metric = data
+    metric = metric.clone()
+    metric[:, 0] = metric[:, 1]  # the class token is the best match of token 1: it must still not merge
+    out, info = merging.tome_merge(ts, 100, metric=metric)
+    assert info.removed == (N - 1) // 2 and out.n == N - (N - 1) // 2
+    assert torch.equal(out.x[:, 0], ts.x[:, 0]) and torch.equal(out.pos[:, 0], torch.zeros(B, dtype=torch.long))
+    assert bool((out.source[:, 0, 0] == 1).all()) and bool((out.source[:, 0].sum(-1) == 1).all())
+    assert bool((out.size[:, 0] == 1).all())
+    assert _partition(out)
+
+
+def test_tome_sources_partition_over_several_steps(data):
+    ts, _, _ = data
+    g = torch.Generator().manual_seed(1)
+    for _ in range(4):
+        ts, _ = merging.tome_merge(ts, 4, metric=torch.randn(B, ts.n, 8, generator=g, dtype=torch.float64))
+        assert _partition(ts)
+        torch.testing.assert_close(ts.size, ts.source.sum(-1))
+    assert ts.n == N - 16
+
+
+# ---------------------------------------------------------------------------------------------------- iLLaVA code
+@pytest.mark.parametrize("r", [1, 4, 20])
+def test_illava_code_rank_weights_and_bit_identity(data, r):
+    ts, scores, _ = data
+    out, info = merging.illava_code_merge(ts, r, scores=scores)
+    assert out.n == N - r and info.removed == r
+    for b in range(B):
+        order = torch.sort(scores[b, 1:], stable=True).indices[: r + 1] + 1  # lowest first
+        target = int(order[-1])
+        w = torch.arange(r + 1, 0, -1, dtype=torch.float64)
+        assert w[0] == r + 1 and w[-1] == 1  # the least attended token weighs most
+        expected = (w / w.sum()) @ ts.x[b, order]
+        keep = sorted(set(range(N)) - set(order[:-1].tolist()))
+        assert out.pos[b].tolist() == keep  # survivors stay in order; source_indice sorted and unique
+        j = keep.index(target)
+        torch.testing.assert_close(out.x[b, j], expected)
+        others = [i for i, k in enumerate(keep) if k != target]
+        assert torch.equal(out.x[b, others], ts.x[b, [keep[i] for i in others]])  # informative: bit-identical
+        lo, hi = ts.x[b, order].min(0).values, ts.x[b, order].max(0).values
+        assert bool(((out.x[b, j] >= lo - 1e-12) & (out.x[b, j] <= hi + 1e-12)).all())  # convex combination
+    assert _partition(out)
+    assert torch.equal(out.x[:, 0], ts.x[:, 0])  # class token untouched
+
+
+def test_illava_r0_is_identity(data):
+    ts, scores, metric = data
+    for name in ("illava_code", "illava_paper", "fastv", "random", "tome", "none"):
+        out, info = reduce_tokens(name, ts, 0, scores=scores, metric=metric, generator=torch.Generator())
+        assert torch.equal(out.x, ts.x) and out.n == N and info.removed == 0
+
+
+# --------------------------------------------------------------------------------------------------- iLLaVA paper
+@pytest.mark.parametrize("r,m", [(6, 5), (20, 5), (10, 1), (12, 3)])
+def test_illava_paper_informative_identical_recycled_convex(data, r, m):
+    ts, scores, metric = data
+    out, info = merging.illava_paper_merge(ts, r, scores=scores, metric=metric, m=m)
+    assert out.n == N - r and info.removed == r
+    pc = -(-r // min(m, r))
+    keep_n = N - 1 - r
+    pi = keep_n - pc
+    for b in range(B):
+        order = torch.sort(-scores[b, 1:], stable=True).indices + 1
+        informative = sorted(order[:pi].tolist())
+        assert torch.equal(out.x[b, 1 : 1 + pi], ts.x[b, informative])  # bit-identical, original order
+        assert torch.equal(out.source[b, 1 : 1 + pi], ts.source[b, informative])
+        for j in range(pc):
+            row = out.source[b, 1 + pi + j].bool()
+            members = torch.nonzero(row)[:, 0]
+            assert 2 <= len(members) <= m + 1  # the centre plus its M neighbours
+            lo, hi = ts.x[b, members].min(0).values, ts.x[b, members].max(0).values
+            y = out.x[b, 1 + pi + j]
+            assert bool(((y >= lo - 1e-12) & (y <= hi + 1e-12)).all())
+            w = scores[b, members] / scores[b, members].sum()  # weights: normalised attention, sum to 1
+            torch.testing.assert_close(y, w @ ts.x[b, members])
+    assert torch.equal(out.x[:, 0], ts.x[:, 0])
+
+
+# ---------------------------------------------------------------------------------------------------- FastV, random
+def test_fastv_keeps_top_scores_with_deterministic_ties(data):
+    ts, _, _ = data
+    scores = torch.zeros(B, N, dtype=torch.float64)
+    scores[:, 5] = scores[:, 9] = 1.0  # ties at the top ...
+    scores[:, 20:] = 0.5  # ... and a block of equal scores
+    out, _ = merging.fastv_prune(ts, N - 1 - 8, scores=scores)
+    expected = [0, 5, 9, 20, 21, 22, 23, 24, 25]  # protected, the two 1.0, then the lowest-index 0.5 ones
+    assert out.pos.tolist() == [expected] * B
+    assert torch.equal(out.x, ts.x[:, expected])
+
+
+def test_random_drop_is_seeded(data):
+    ts, _, _ = data
+    a, _ = merging.random_drop(ts, 10, generator=torch.Generator().manual_seed(3))
+    b, _ = merging.random_drop(ts, 10, generator=torch.Generator().manual_seed(3))
+    c, _ = merging.random_drop(ts, 10, generator=torch.Generator().manual_seed(4))
+    assert torch.equal(a.pos, b.pos) and not torch.equal(a.pos, c.pos)
+    assert a.n == N - 10 and bool((a.pos[:, 0] == 0).all())
+
+
+def test_budget_that_removes_every_token_is_refused(data):
+    ts, scores, metric = data
+    for name in ("illava_code", "illava_paper", "fastv", "random"):
+        with pytest.raises(InputError, match="removes every token"):
+            reduce_tokens(name, ts, N - 1, scores=scores, metric=metric, generator=torch.Generator())
+    with pytest.raises(InputError, match="removes every token"):
+        ReductionPlan("illava_code", vit_layers=(3, 4), vit_r=128).validate(12, 30, 256)
+    with pytest.raises(InputError, match="r must be"):
+        merging.fastv_prune(ts, -1, scores=scores)
+
+
+def test_registry_lists_valid_names():
+    assert get_method("iLLaVA").name == "illava_code"
+    with pytest.raises(ValueError, match="Valid methods: none, illava_code, illava_paper, tome, fastv, random"):
+        get_method("pyramiddrop")
+
+
+# ------------------------------------------------------------------------------------------------------------ plans
+@pytest.mark.parametrize("method", ["illava_code", "illava_paper", "tome", "fastv", "random"])
+@pytest.mark.parametrize("keep", [2 / 3, 1 / 3, 2 / 9])
+def test_plan_for_budget_hits_the_budget(method, keep):
+    plan = plan_for_budget(method, keep, 256)
+    plan.validate(12, 30, 256)
+    assert plan.tokens_kept(256)[-1] == 256 - round(256 * (1 - keep))
+
+
+def test_plan_validation_messages():
+    with pytest.raises(InputError, match="only in the language model"):
+        ReductionPlan("fastv", vit_layers=(3,), vit_r=8).validate(12, 30, 256)
+    with pytest.raises(InputError, match="only in the vision encoder"):
+        ReductionPlan("tome", llm_layers=(2,), llm_r=8).validate(12, 30, 256)
+    with pytest.raises(InputError, match="0..11"):
+        ReductionPlan("illava_code", vit_layers=(12,), vit_r=8).validate(12, 30, 256)
+    with pytest.raises(InputError, match="1..29"):
+        ReductionPlan("illava_code", llm_layers=(0,), llm_r=8).validate(12, 30, 256)
+    with pytest.raises(InputError, match="Unknown reduction method"):
+        ReductionPlan("nope").validate(12, 30, 256)

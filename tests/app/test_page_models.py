@@ -30,9 +30,11 @@ def _png(seed: int = 0) -> bytes:
 def test_opening_loads_nothing():
     import sys
 
+    before = set(getattr(sys.modules.get("ui.models"), "_LOADED", set()))  # other pages' tests may have loaded models
     at = _page()
     assert at.dataframe[0].value.shape[0] == 4
-    assert "ui.models" not in sys.modules or not getattr(sys.modules["ui.models"], "_LOADED", set())
+    after = set(getattr(sys.modules.get("ui.models"), "_LOADED", set()))
+    assert after == before
 
 
 def test_text_and_generation_checks():

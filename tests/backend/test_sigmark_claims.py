@@ -14,7 +14,13 @@ from scipy import stats
 from backend.watermark import sigmark as S
 from backend.watermark.video_diffusion import WEIGHTS
 
-pytestmark = pytest.mark.skipif(not WEIGHTS.is_file(), reason="tiny video diffusion weights not shipped")
+# KNOWN FAILURE, kept with its bounds unchanged: the shipped tiny model's VAE round trip on generated latents flips
+# ~47% of the initial-noise signs, so every SIGMark bit accuracy is near chance (issue 5 stays open until the model is
+# retrained). The module also takes > 8 minutes, past the ci-tier budget, so it runs in the full tier only for now.
+pytestmark = [
+    pytest.mark.skipif(not WEIGHTS.is_file(), reason="tiny video diffusion weights not shipped"),
+    pytest.mark.full,
+]
 
 CI_VIDEOS = 4
 CI_ATTACKS = (None, "drop:2", "insert:2")

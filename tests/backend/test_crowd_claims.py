@@ -11,7 +11,6 @@ method, as recorded by ``python -m backend.train crowd --evaluate``.
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 import torch
@@ -70,7 +69,7 @@ def test_density_gradient_reaching_the_network_is_tiny() -> None:
     model, _ = load_model("stddn")
     clip = eval_clip(get_scene("bottleneck"), 6.0, 11)
     ct = ClipTensors.from_clip(clip)
-    batch = collate([make_window(ct, t0, 10) for t0 in (5, 25, 45, 65)], clip.dt)
+    batch = collate([make_window(ct, t0, 10) for t0 in (5, 20, 35, 50)], clip.dt)
 
     def grad_norm(loss: torch.Tensor) -> float:
         model.zero_grad()
@@ -94,20 +93,24 @@ def test_ci_scores_match_the_recorded_ones(ci_table: dict[str, dict]) -> None:
 
 
 def test_inference_cost_per_step_equals_the_trajectory_network() -> None:
-    stddn, meta_s = load_model("stddn")
-    micro, meta_m = load_model("micro")
-    assert count_parameters(stddn.micro) == count_parameters(micro.micro)  # the same network at inference
+    """At inference STDDN is its trajectory network alone: the same architecture, parameters and multiply-adds as the
+    ablation, and its rollout never touches the ODE (wall times are in benchmarks/RESULTS_crowd.md, not asserted)."""
+    stddn, _ = load_model("stddn")
+    micro, _ = load_model("micro")
+    assert count_parameters(stddn.micro) == count_parameters(micro.micro)
     assert micro_macs(stddn.micro_cfg, 100) == micro_macs(micro.micro_cfg, 100)
     assert count_parameters(stddn.ode) > 0  # the ODE exists only in training
-    clip = eval_clip(get_scene("bottleneck"), 6.0, 11)
-    times = {"stddn": [], "micro": []}
-    for _ in range(3):  # interleaved, so load changes hit both alike
-        for kind, model in (("stddn", stddn), ("micro", micro)):
-            t = time.perf_counter()
-            simulate(clip, Learned(model.micro, kind))
-            times[kind].append(time.perf_counter() - t)
-    ratio = min(times["stddn"]) / min(times["micro"])
-    assert 0.67 < ratio < 1.5, ratio
+    calls = {"n": 0}
+
+    def spy(*args: object, **kwargs: object) -> None:
+        calls["n"] += 1
+
+    handle = stddn.ode.register_forward_pre_hook(spy)
+    try:
+        simulate(eval_clip(get_scene("bottleneck"), 3.0, 11), Learned(stddn.micro, "stddn"))
+    finally:
+        handle.remove()
+    assert calls["n"] == 0
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +132,6 @@ def test_full_scale_stddn_beats_constant_velocity_and_physics(full_table: dict[s
     s = full_table["stddn"]
     for other in ("constant_velocity", "social_force", "orca"):
         assert s["MAE"] < full_table[other]["MAE"] and s["OT"] < full_table[other]["OT"], other
-    assert s["ms_per_sim_second"] < 1.5 * full_table["micro"]["ms_per_sim_second"]
 
 
 @pytest.mark.full

@@ -281,14 +281,16 @@ def public(point: dict[str, Any]) -> dict[str, Any]:
 
 def binned_geometry(cap: Captured, point: dict[str, Any], bins: int = 40) -> dict[str, Any]:
     """:func:`output_geometry` as histograms (counts) on shared edges: norms on [0, 1.3 x the 99.5th percentile of
-    the dense norms], angles on [0, 90] degrees. Small and JSON-able."""
+    the dense norms], angles on [0, 90] degrees (values beyond either range count in its last bin). JSON-able."""
     import numpy as np
 
     g = output_geometry(cap, point)
     top = float(np.percentile(g["dense_norm"], 99.5)) * 1.3
     norm_edges = np.linspace(0.0, max(top, 1e-12), bins + 1)
     angle_edges = np.linspace(0.0, 90.0, bins + 1)
-    hist = {k: np.histogram(np.asarray(v), bins=angle_edges if k.endswith("angle") else norm_edges)[0].tolist()
-            for k, v in g.items()}
+    hist = {}
+    for k, v in g.items():  # values beyond the range count in the last bin
+        edges = angle_edges if k.endswith("angle") else norm_edges
+        hist[k] = np.histogram(np.clip(np.asarray(v), edges[0], edges[-1]), bins=edges)[0].tolist()
     means = {k: float(np.mean(v)) for k, v in g.items()}
     return {"hist": hist, "norm_edges": norm_edges.tolist(), "angle_edges": angle_edges.tolist(), "means": means}

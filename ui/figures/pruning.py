@@ -64,8 +64,15 @@ def ppl_vs_n(rows: list[dict[str, Any]], dense_ppl: float, score: str = "varianc
                                          mode="lines+markers", name=LABELS[comp], legendgroup=comp, showlegend=j == 1,
                                          line=dict(color=COLORS[comp])), 1, j)
         fig.add_hline(y=dense_ppl, line=dict(color=COLORS["dense"], dash="dash"), row=1, col=j)
+        cap = dense_ppl * 20  # a collapse (least squares at tiny N) would flatten every other line
+        for r in rows:
+            if r["ratio"] == ratio and r["score"] == score and r["perplexity"] > cap:
+                fig.add_annotation(x=np.log10(r["n_calib"]), y=np.log10(cap), text=f"{LABELS[r['compensation']]}: "
+                                   f"{r['perplexity']:.3g} (off scale)", showarrow=True, arrowhead=2, ay=30,
+                                   font=dict(color=COLORS[r["compensation"]]), row=1, col=j)
     fig.update_xaxes(type="log", title="calibration segments N (x 128 tokens)")
-    fig.update_yaxes(title="held-out perplexity", type="log", col=1)
+    fig.update_yaxes(title="held-out perplexity", type="log", col=1, range=[np.log10(dense_ppl * 0.9),
+                                                                           np.log10(dense_ppl * 20)])
     return _layout(fig, f"Whole model: perplexity vs calibration size ({SCORE_LABELS.get(score, score)} score)")
 
 
@@ -167,7 +174,7 @@ def histograms(hist: dict[str, list[int]], norm_edges: list[float], angle_edges:
     fig.update_xaxes(title="||y||", col=1)
     fig.update_xaxes(title="degrees", col=2)
     fig.update_yaxes(title="tokens", col=1)
-    return _layout(fig, "Held-out outputs: rotation keeps the norms, least squares shrinks or distorts them", 380)
+    return _layout(fig, "Held-out outputs: the rotation changes no norm (it lies on 'none'), least squares does", 380)
 
 
 def costs(dense: dict[str, Any], pruned: dict[str, Any]) -> go.Figure:

@@ -115,12 +115,14 @@ def main(argv: list[str] | None = None) -> int:
     del models
     base = rows[0][1]
     print("## Speed and memory (pruned with variance score + rotation)\n")
-    print("| model | prefill tok/CPU-s | x dense | decode tok/CPU-s | x dense | params stored | params effective | weights MB "
+    print("| model | prefill tok/CPU-s | x dense | decode tok/CPU-s | x dense | params stored | params effective "
+          "| weights MB "
           "| KV bytes/token | heads dropped (KV groups removed) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, v, res in rows:
         heads = "-" if res is None else f"{res.heads_dropped} ({res.groups_removed})"
-        print(f"| {name} | {v['prefill_tps']:.0f} ({v['prefill_s'] * 1e3:.0f} ms) | {v['prefill_tps'] / base['prefill_tps']:.2f} "
+        print(f"| {name} | {v['prefill_tps']:.0f} ({v['prefill_s'] * 1e3:.0f} ms) "
+              f"| {v['prefill_tps'] / base['prefill_tps']:.2f} "
               f"| {v['decode_tps']:.1f} ({v['decode_s']:.2f} s) | {v['decode_tps'] / base['decode_tps']:.2f} "
               f"| {v['stored'] / 1e6:.1f} M | {v['effective'] / 1e6:.1f} M | {v['mb']:.0f} | {v['kv']:,} | {heads} |")
 

@@ -85,9 +85,11 @@ with tab_run:
         n_eval = c1.slider("Held-out windows for perplexity", 4, 32, 16, 4)
         prompt = c2.text_input("Prompt for the side-by-side generation", max_chars=300,
                                value="Explain in one sentence what a Python list comprehension is.")
+        model_src = st.text_input("Model (blank = embedded SmolLM2-135M; or a Llama-family local folder / cached "
+                                  "Hugging Face name)", key="pruning_model").strip() or None
         submitted = st.form_submit_button("Prune and evaluate", icon=":material/content_cut:", type="primary")
-    st.caption(f"Ratio {ratio:.2f} drops {n_to_drop(ratio, 9)} of 9 heads and {n_to_drop(ratio, 1536)} of 1,536 "
-               "MLP channels in every layer. On 2 CPU cores N = 32 takes about a minute, N = 128 several.")
+    st.caption(f"On SmolLM2, ratio {ratio:.2f} drops {n_to_drop(ratio, 9)} of 9 heads and {n_to_drop(ratio, 1536)} "
+               "of 1,536 MLP channels in every layer. On 2 CPU cores N = 32 takes about a minute, N = 128 several.")
     if submitted:
         if src == "Upload your own" and upload_text is None:
             st.error("Upload a UTF-8 text first, or choose the built-in text.", icon=":material/error:")
@@ -98,7 +100,7 @@ with tab_run:
             def job(progress, text=upload_text, name=upload_name):  # noqa: ANN001, ANN202
                 from backend.compression import jobs
 
-                lm = get_model("smollm2")
+                lm = get_model("smollm2", model_src)
                 split = jobs.text_split(lm, text, f"the upload {name}") if text is not None else None
                 return jobs.run_pruning(lm, cfg, split=split, n_eval=n_eval, prompt=prompt, max_new_tokens=32,
                                         progress=progress)
@@ -110,11 +112,12 @@ with tab_run:
     if res:
         d, p, s = res["dense"], res["pruned"], res["settings"]
         m = st.columns(4)
-        m[0].metric("Held-out perplexity", f"{p['perplexity']:.2f}", f"{p['perplexity'] - d['perplexity']:+.2f} vs dense",
-                    delta_color="inverse")
+        m[0].metric("Held-out perplexity", f"{p['perplexity']:.2f}",
+                    f"{p['perplexity'] - d['perplexity']:+.2f} vs dense", delta_color="inverse")
         m[1].metric("Effective parameters", f"{p['params_effective'] / 1e6:.1f} M",
                     f"{p['params_effective'] / d['params_stored'] - 1:+.1%}", delta_color="off")
-        m[2].metric("Heads removed", f"{res['heads']['dropped_total']} / {res['heads']['per_layer'] * res['model']['layers']}",
+        n_heads = res["heads"]["per_layer"] * res["model"]["layers"]
+        m[2].metric("Heads removed", f"{res['heads']['dropped_total']} / {n_heads}",
                     f"{res['heads']['groups_removed']} KV groups physically", delta_color="off")
         m[3].metric("Pruning time", f"{res['prune_s']:.0f} s", f"N = {s['n_calib']} x 128 tokens", delta_color="off")
         g1, g2 = st.columns(2)
@@ -147,7 +150,8 @@ with tab_sweep:
         user = st.session_state.get("pruning_result")
         star = ({"ratio": user["settings"]["ratio"], "perplexity": user["pruned"]["perplexity"],
                  "compensation": user["settings"]["compensation"]}
-                if user and user["settings"]["n_calib"] == main_n and "Python" in user["settings"]["text_source"] else None)
+                if user and user["settings"]["n_calib"] == main_n and "Python" in user["settings"]["text_source"]
+                else None)
         st.plotly_chart(figs.ppl_vs_ratio(sweep["rows"], sweep["dense"]["perplexity"], main_n, star), key="sw_ratio")
         st.plotly_chart(figs.ppl_vs_n(sweep["rows"], sweep["dense"]["perplexity"]), key="sw_n")
         df = pd.DataFrame(sweep["rows"])[["score", "compensation", "ratio", "n_calib", "perplexity",
@@ -201,8 +205,9 @@ with tab_lab:
             st.plotly_chart(figs.gamma_plot(dp["gamma"], dp["gamma_no_var"], dp["keep"], dp.get("head_dim")),
                             key="lab_gamma")
             st.plotly_chart(figs.spectrum(dp["spectrum"]), key="lab_spec")
-        st.caption(f"Shipped preset: layer {preset['layer']}, lambda {preset['lam']:g} (the lambda control needs a live "
-                   f"capture); histograms, scores and spectrum at ratio 0.3, N = {preset['n_list'][0]}, variance score, "
+        st.caption(f"Shipped preset: layer {preset['layer']}, lambda {preset['lam']:g} (the lambda control needs a "
+                   f"live capture); histograms, scores and spectrum at ratio 0.3, N = {preset['n_list'][0]}, "
+                   "variance score, "
                    f"{preset['n_held']} held-out windows.")
     else:
         st.info("No lab preset shipped yet; switch on the live capture.")

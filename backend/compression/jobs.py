@@ -104,7 +104,8 @@ def run_pruning(
         "settings": {**asdict(cfg), "n_eval": int(eval_ids.shape[0]), "n_track": n_track,
                      "text_source": split.source, "calib_tokens_available": int(split.calib_tokens.numel()),
                      "heldout_tokens_available": int(split.heldout_tokens.numel()), "prompt": prompt,
-                     "score_label": SCORES[cfg.score].label, "compensation_label": COMPENSATION_LABELS[cfg.compensation]},
+                     "score_label": SCORES[cfg.score].label,
+                     "compensation_label": COMPENSATION_LABELS[cfg.compensation]},
         "model": {"source": getattr(lm, "source", ""), "layers": geo.layers, "heads": geo.num_heads,
                   "kv_heads": geo.num_kv_heads, "head_dim": geo.head_dim, "intermediate": geo.intermediate},
         "dense": dense,
@@ -130,7 +131,8 @@ def run_pruning(
     return out
 
 
-def layer_lab(lm: Any, layer: int, split: corpus.TextSplit | None = None, n_list: tuple[int, ...] = (8, 16, 32, 64), n_held: int = 16, seqlen: int = 128, seed: int = 0,
+def layer_lab(lm: Any, layer: int, split: corpus.TextSplit | None = None, n_list: tuple[int, ...] = (8, 16, 32, 64),
+              n_held: int = 16, seqlen: int = 128, seed: int = 0,
               progress: Progress | None = None) -> dict[str, Any]:
     """Capture ``layer``'s sublayer statistics for :mod:`backend.compression.lab` (returns {"attn", "mlp"} Captured
     objects plus the split's description)."""

@@ -145,7 +145,8 @@ def capture_layer(
         out[key] = Captured(
             layer=layer, sublayer=key, W=lay.get_submodule(name).weight.detach().double().clone(),
             head_dim=geo.head_dim if key == "attn" else None, n_list=n_list, calib=cum, held=_moments(xh),
-            held_sample=xh[idx].clone(), meta={"seqlen": int(calib_ids.shape[1]), "held_segments": int(heldout_ids.shape[0])},
+            held_sample=xh[idx].clone(),
+            meta={"seqlen": int(calib_ids.shape[1]), "held_segments": int(heldout_ids.shape[0])},
         )
     report(progress, 1.0, "captured")
     return out

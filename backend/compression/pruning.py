@@ -176,7 +176,7 @@ def score_columns(score: str, W: torch.Tensor, stats: ColumnStats, input_stat: s
 
 
 def n_to_drop(ratio: float, n: int) -> int:
-    """How many of ``n`` units a ratio removes: ``int(ratio * n)`` as in the code (guarded against 0.3 * 10 = 2.999..)."""
+    """How many of ``n`` units a ratio removes: ``int(ratio * n)`` as in the code (guarded against float round-off)."""
     return max(0, min(n, math.floor(float(ratio) * n + 1e-9)))
 
 
@@ -360,8 +360,8 @@ def check_llama_family(model: Any) -> None:
     layers = getattr(inner, "layers", None)
     if mtype not in SUPPORTED_MODEL_TYPES or layers is None or len(layers) == 0:
         raise InputError(
-            f"This model (type '{mtype}') is not a Llama-family causal LM. Structured pruning here needs decoder layers "
-            f"with self_attn.o_proj and mlp.down_proj (model types: {', '.join(SUPPORTED_MODEL_TYPES)})."
+            f"This model (type '{mtype}') is not a Llama-family causal LM. Structured pruning here needs decoder "
+            f"layers with self_attn.o_proj and mlp.down_proj (model types: {', '.join(SUPPORTED_MODEL_TYPES)})."
         )
     for name in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
                  "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"):
@@ -536,7 +536,8 @@ def _layer_inputs(model: Any, ids: torch.Tensor, batch_size: int) -> list[tuple[
 
     def catch(_mod: Any, args: tuple, kwargs: dict) -> None:
         hidden = args[0] if args else kwargs.pop("hidden_states")
-        kw = {k: v for k, v in kwargs.items() if k not in ("hidden_states", "cache", "past_key_values", "past_key_value")}
+        drop = ("hidden_states", "cache", "past_key_values", "past_key_value")
+        kw = {k: v for k, v in kwargs.items() if k not in drop}
         kw["use_cache"] = False
         caught.append((hidden.detach(), kw))
         raise _Stop

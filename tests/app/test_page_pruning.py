@@ -27,7 +27,7 @@ def _app() -> AppTest:
     return at
 
 
-def test_page_opens_with_presets_and_no_model_load():
+def test_page_opens_with_presets():
     at = _app()
     assert "Rotation-Constrained" in at.title[0].value
     assert at.get("plotly_chart"), "the shipped sweep and lab presets are drawn without running anything"
@@ -98,3 +98,20 @@ def test_encoder_tab_runs():
     assert not at.exception and not at.error
     assert at.session_state["pruning_enc"]["cosine_mean"] > 0
     assert "enc_layers" in {c.key for c in at.get("plotly_chart")}
+
+
+def test_non_llama_model_name_is_refused(tmp_path):
+    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
+
+    from backend.models.lm import converted_folder
+
+    tok = AutoTokenizer.from_pretrained(str(converted_folder()[0]))
+    GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=16, n_head=2, vocab_size=len(tok), n_positions=256)).save_pretrained(
+        str(tmp_path))
+    tok.save_pretrained(str(tmp_path))
+    at = _app()
+    at.text_input(key="pruning_model").set_value(str(tmp_path))
+    at.select_slider[0].set_value(8)
+    at.button[0].click().run(timeout=120)
+    assert not at.exception
+    assert any("not a Llama-family" in e.value for e in at.error)

@@ -161,7 +161,8 @@ def histograms(hist: dict[str, list[int]], norm_edges: list[float], angle_edges:
     fig = make_subplots(rows=1, cols=2, subplot_titles=("output norm per token", "angle to the dense output"))
     nc = (np.asarray(norm_edges[:-1]) + np.asarray(norm_edges[1:])) / 2
     ac = (np.asarray(angle_edges[:-1]) + np.asarray(angle_edges[1:])) / 2
-    for key, name, color in (("dense_norm", "dense", COLORS["dense"]), ("rotation_norm", "rotation", COLORS["rotation"]),
+    for key, name, color in (("dense_norm", "dense", COLORS["dense"]),
+                             ("rotation_norm", "rotation", COLORS["rotation"]),
                              ("ls_norm", "ridge LS", COLORS["ls"]), ("none_norm", "none", COLORS["none"])):
         if key in hist:
             fig.add_trace(go.Scatter(x=nc, y=hist[key], mode="lines", line=dict(color=color, shape="hvh"),
@@ -184,7 +185,8 @@ def costs(dense: dict[str, Any], pruned: dict[str, Any]) -> go.Figure:
                          y=[dense["params_stored"] / 1e6, pruned["params_stored"] / 1e6,
                             pruned["params_effective"] / 1e6],
                          marker_color=[COLORS["dense"], "#aec7e8", COLORS["rotation"]], showlegend=False), 1, 1)
-    for key, name, color in (("prefill_tokens_per_s", "prefill", "#9467bd"), ("decode_tokens_per_s", "decode", "#8c564b")):
+    for key, name, color in (("prefill_tokens_per_s", "prefill", "#9467bd"),
+                             ("decode_tokens_per_s", "decode", "#8c564b")):
         fig.add_trace(go.Bar(x=["dense", "pruned"], y=[dense.get(key) or 0, pruned.get(key) or 0], name=name,
                              marker_color=color), 1, 2)
     fig.update_layout(barmode="group")

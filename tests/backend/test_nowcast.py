@@ -192,6 +192,26 @@ def test_motion_needs_enough_frames_and_dry_inputs_give_no_rain():
         get_method("steps_blended")(NowcastInputs(np.ones((4, 64, 64), np.float32)), 4)
 
 
+def test_cascade_methods_lower_their_ar_order_when_earlier_frames_are_dry():
+    """Rain that only appears in the last frame(s): S-PROG falls back to extrapolation (one wet frame) or fits AR(1)
+    (two wet frames), STEPS fits AR(1); each says so in its note instead of failing inside pysteps."""
+    from backend.forecast.precip.baselines import _ar_order
+
+    seq = translation_sequence((64, 64), (1.0, 2.0), n_frames=4, seed=3)
+    assert _ar_order(seq) == 2
+    one, two = seq.copy(), seq.copy()
+    one[:3] = 0.0
+    two[:2] = 0.0
+    assert _ar_order(one) == 0 and _ar_order(two) == 1
+    s1 = get_method("sprog")(NowcastInputs(one), 4)
+    assert "falls back to extrapolation" in s1.note and np.isfinite(s1.rain).all()
+    s2 = get_method("sprog")(NowcastInputs(two), 4)
+    assert s2.rain.shape == (4, 64, 64) and np.isfinite(s2.rain).all()
+    assert "AR(1)" in s2.note or "could not fit" in s2.note
+    st = get_method("steps")(NowcastInputs(two), 3, n_members=2)
+    assert st.ensemble.shape == (2, 3, 64, 64) and "AR(1)" in st.note
+
+
 # ------------------------------------------------------------------------------------------------ verification
 def test_perfect_forecast_scores():
     c = make_case(21)

@@ -112,6 +112,21 @@ def _dry(inp: NowcastInputs) -> bool:
 DRY_NOTE = "no rain >= 0.1 mm/h in the last radar frame: the radar-only forecast is no rain"
 
 
+def _ar_order(radar: np.ndarray) -> int:
+    """AR order the cascade methods can fit: 2 when the last 3 frames all have rain, 1 when only the last 2 do, else 0
+    (pysteps' S-PROG and STEPS need rain in each frame they correlate; 0 means: extrapolate the last frame)."""
+    wet = [bool(np.any(f >= RAIN_THR_MMH)) for f in radar[-3:][::-1]]
+    n = 0
+    for w in wet:
+        if not w:
+            break
+        n += 1
+    return min(2, n - 1) if n else 0
+
+
+AR_NOTE = "only {n} recent radar frame(s) with rain: {what}"
+
+
 def _dry_forecast(name: str, inp: NowcastInputs, n_leads: int, members: int = 0) -> Forecast:
     zeros = np.zeros((n_leads,) + inp.radar.shape[-2:], np.float32)
     if members:
@@ -155,14 +170,26 @@ def sprog(inp: NowcastInputs, n_leads: int, seed: int = 0, progress: Progress | 
     pysteps_quiet()
     from pysteps import nowcasts
 
+    order = _ar_order(inp.radar)
+    if order == 0:
+        fc = extrapolation(inp, n_leads, seed, progress)
+        return Forecast("sprog", rain=fc.rain, motion=fc.motion, seconds=fc.seconds, costs=fc.costs,
+                        note=AR_NOTE.format(n=1, what="S-PROG falls back to extrapolation"))
     clock = timed()
     v = motion_field(inp.radar)
     db, meta = _db(inp.radar)
     report(progress, 0.3, "S-PROG cascade")
-    with _quiet():
-        out = nowcasts.get_method("sprog")(db[-3:], v, n_leads, precip_thr=meta["threshold"],
-                                           n_cascade_levels=N_CASCADE)
-    return Forecast("sprog", rain=_undb(out, meta), motion=v.astype(np.float32), seconds=clock(), costs={"passes": 1})
+    note = "" if order == 2 else AR_NOTE.format(n=2, what="AR(1) instead of AR(2)")
+    try:
+        with _quiet():
+            out = nowcasts.get_method("sprog")(db[-(order + 1):], v, n_leads, precip_thr=meta["threshold"],
+                                               n_cascade_levels=N_CASCADE, ar_order=order)
+    except ValueError:  # pysteps cannot fit the AR model (e.g. a cascade level without variance on a tiny rain area)
+        fc = extrapolation(inp, n_leads, seed, progress)
+        return Forecast("sprog", rain=fc.rain, motion=fc.motion, seconds=clock(), costs=fc.costs,
+                        note="S-PROG could not fit its AR model on this rain field: extrapolation used instead")
+    return Forecast("sprog", rain=_undb(out, meta), motion=v.astype(np.float32), seconds=clock(), costs={"passes": 1},
+                    note=note)
 
 
 def steps(inp: NowcastInputs, n_leads: int, seed: int = 0, progress: Progress | None = None,
@@ -173,6 +200,7 @@ def steps(inp: NowcastInputs, n_leads: int, seed: int = 0, progress: Progress | 
     pysteps_quiet()
     from pysteps import nowcasts
 
+    order = max(1, _ar_order(inp.radar))  # with one wet frame, AR(1) on the last two (pysteps needs two)
     clock = timed()
     v = motion_field(inp.radar)
     db, meta = _db(inp.radar)
@@ -184,11 +212,14 @@ def steps(inp: NowcastInputs, n_leads: int, seed: int = 0, progress: Progress | 
 
     with _quiet():
         ens = nowcasts.get_method("steps")(
-            db[-3:], v, n_leads, n_ens_members=n_members, n_cascade_levels=N_CASCADE, precip_thr=meta["threshold"],
-            kmperpixel=inp.pixel_km, timestep=inp.timestep_min, noise_method="nonparametric", vel_pert_method="bps",
-            mask_method="incremental", probmatching_method="cdf", seed=seed, callback=callback, return_output=True)
+            db[-(order + 1):], v, n_leads, n_ens_members=n_members, n_cascade_levels=N_CASCADE,
+            precip_thr=meta["threshold"], kmperpixel=inp.pixel_km, timestep=inp.timestep_min, ar_order=order,
+            noise_method="nonparametric", vel_pert_method="bps", mask_method="incremental", probmatching_method="cdf",
+            seed=seed, callback=callback, return_output=True)
     ens = _undb(ens, meta)
-    return _ensemble_forecast("steps", ens, v, clock(), n_members)
+    fc = _ensemble_forecast("steps", ens, v, clock(), n_members)
+    fc.note = "" if order == 2 else AR_NOTE.format(n=order, what=f"AR({order}) instead of AR(2)")
+    return fc
 
 
 def steps_blended(inp: NowcastInputs, n_leads: int, seed: int = 0, progress: Progress | None = None,

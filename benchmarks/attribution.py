@@ -158,11 +158,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--write-eval", action="store_true")
     p.add_argument("--eval-images", type=int, default=24)
     p.add_argument("--eval-clean", type=int, default=3000)
+    p.add_argument("--only-eval", action="store_true", help="skip the cost and quality tables")
     args = p.parse_args(argv)
     from backend.runtime import setup_torch
 
     setup_torch(1)
     print(f"Machine: {machine()}\n")
+    if args.only_eval:
+        write_eval(ROOT / "assets" / "attribution_eval.json", args.eval_images, args.eval_clean)
+        print("wrote assets/attribution_eval.json")
+        return 0
     rows, ratios = cost_table(args.repeats)
     print("| task | method | median (ms) | min (ms) |\n|---|---|---:|---:|")
     for r in rows:

@@ -175,7 +175,15 @@ with tab_theory:
                "there (n(1 - tau + alpha_max) = 57.6, so P[B <= 57] is about 1): that is why Table 5 uses Thm 3.")
     st.plotly_chart(fig.binomial_thresholds(n, beta, A.binomial_pmf(n, beta), A.detection_threshold(n, tau),
                                             A.attribution_threshold(n, tau, a_max)), key="attr_pmf")
-    from backend.watermark.attribution_eval import theory_vs_users
-    users_axis = np.unique(np.logspace(2, 8, 25).astype(np.int64))
-    st.plotly_chart(fig.rates_vs_users(theory_vs_users(n, {"your beta": beta}, tau, users_axis), {}),
-                    key="attr_users_curve")
+    from backend.watermark.attribution_eval import measured_betas, simulate_vs_users, theory_vs_users
+    betas = {"your beta": beta, **measured_betas(ASSETS / "attribution_eval.json")}
+    with st.form("attr_sim"):
+        st.caption("Curves: Thm 4 TAR bounds (random codes, union-bound alpha_max) for your beta and for the learned "
+                   "watermark's measured bit accuracy per attack; Thm 3 FDR bound. Points: simulated decodes.")
+        sim_go = st.form_submit_button("Simulate 10^2-10^5 users at your beta", icon=":material/casino:")
+    if sim_go and (sim := run_job("Simulating", simulate_vs_users, n, beta, tau, [100, 1000, 10_000, 100_000], 1000)):
+        st.session_state["attribution_sim"] = sim
+    sim = st.session_state.get("attribution_sim")
+    points = {"simulated TAR": (sim["users"], sim["tar"]), "simulated FDR": (sim["users"], sim["fdr"])} if sim else {}
+    st.plotly_chart(fig.rates_vs_users(theory_vs_users(n, betas, tau, np.unique(np.logspace(2, 8, 25).astype(int))),
+                                       points), key="attr_users_curve")

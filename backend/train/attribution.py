@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-every", type=int, default=300)
     p.add_argument("--out", type=Path, default=ASSETS / "attribution_tinyhidden.safetensors")
     p.add_argument("--time-limit-min", type=float, default=55.0, help="stop early (and save) after this many minutes")
+    p.add_argument("--stop-after", type=int, default=None,
+                   help="stop (and save) after this step; the learning-rate schedule still spans --steps")
     return p
 
 
@@ -177,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
             evals.append(ev)
             print("eval", json.dumps(ev), flush=True)
             learned.save(model, args.out.with_suffix(".ckpt.safetensors"), extra={"trained_steps": str(step)})
+        if args.stop_after is not None and step >= args.stop_after:
+            print(f"stopping after step {step} (--stop-after)", flush=True)
+            evals.append({"step": step, **quick_eval(model, val_images)})
+            break
         if (time.time() - start) / 60 > args.time_limit_min:
             print(f"time limit reached at step {step}", flush=True)
             evals.append({"step": step, **quick_eval(model, val_images)})

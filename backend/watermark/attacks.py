@@ -297,15 +297,16 @@ def black_box_attack(img: np.ndarray, budget: float, ctx: AdversarialContext, se
         x_adv = boundary(np.clip(x_adv + step * direction, 0, 1)) if used < budget else x_adv
         if np.abs(x_adv - x).max() < np.abs(best - x).max():
             best = x_adv
-        report(ctx.progress, used / budget, f"black-box: {used}/{budget} queries, L-inf {255 * np.abs(best - x).max():.1f}")
+        linf = 255 * np.abs(best - x).max()
+        report(ctx.progress, used / budget, f"black-box: {used}/{budget} queries, L-inf {linf:.1f}")
     out = (np.clip(best, 0, 1) * 255.0).round().astype(np.uint8)
     ctx.log["black_box"] = {"evaded": True, "queries": used, "linf_255": float(np.abs(out.astype(int) - img).max())}
     return out
 
 
 # --------------------------------------------------------------------------------- training noise layers (torch)
-def noise_layer(x: "torch.Tensor", rng: np.random.Generator, p_identity: float = 0.15, p_crop: float = 0.45,  # noqa: F821
-                min_area: float = 0.55, frame: int | None = None):
+def noise_layer(x: "torch.Tensor", rng: np.random.Generator, p_identity: float = 0.15,  # noqa: F821
+                p_crop: float = 0.45, min_area: float = 0.55, frame: int | None = None):
     """A random chain of differentiable distortions for training, applied to a batch ``(B,3,H,W)`` in [0, 1].
 
     Each of crop, resize, colour, blur, noise and JPEG is applied with its own probability (one setting per batch,

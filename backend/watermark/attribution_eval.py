@@ -74,7 +74,8 @@ def clean_decode_set(count: int, seed: int = 0, min_side: int = 64, max_side: in
 # ------------------------------------------------------------------------------------------------------ config
 @dataclass
 class EvalConfig:
-    """One evaluation. ``tau=None`` picks tau from ``target_fpr`` with the Thm 3 bound (gamma = 0, s = pool size)."""
+    """One evaluation. ``tau=None`` picks tau from ``target_fpr`` with the Thm 3 bound (``gamma``: how far the decoder's
+    bits on clean content may lean away from 1/2; s = pool size)."""
 
     backend: str = "tinyhidden"
     attacks: tuple[str, ...] = ("none", "jpeg:50", "resize:0.5", "crop:0.25")
@@ -82,6 +83,7 @@ class EvalConfig:
     strategy: str = "absta"
     depth: int = 4
     target_fpr: float = 1e-4
+    gamma: float = 0.0
     tau: float | None = None
     psnr: float | None = None
     clean_decodes: int = 0
@@ -153,7 +155,7 @@ def evaluate(images: list[np.ndarray], cfg: EvalConfig | None = None, pool: A.Us
     if pool.n != n:
         raise InputError(f"the pool has {pool.n}-bit codes, the backend embeds {n} bits")
     N = len(pool)
-    tau = cfg.tau if cfg.tau is not None else A.tau_for_fpr(n, N, cfg.target_fpr)
+    tau = cfg.tau if cfg.tau is not None else A.tau_for_fpr(n, N, cfg.target_fpr, cfg.gamma)
     stats = _codes.pool_stats(pool.codes, n, max_exact=20_000)
     alpha_max, alpha_min = stats.max_ba, stats.min_ba
     rng = np.random.default_rng(cfg.seed)
@@ -200,9 +202,10 @@ def evaluate(images: list[np.ndarray], cfg: EvalConfig | None = None, pool: A.Us
         extra = {"undecodable": int((~ok).sum())}
         if ctx is not None:
             extra["queries"] = ctx.queries_used
-            extra["linf_255_mean"] = float(np.mean([np.abs(a.astype(int) - w.astype(int)).max()
-                                                    for a, w in zip(attacked, wms, strict=True)
-                                                    if a.shape == w.shape] or [0]))
+            same = [(a, w) for a, w in zip(attacked, wms, strict=True) if a.shape == w.shape]
+            extra["linf_255_mean"] = float(np.mean([np.abs(a.astype(int) - w.astype(int)).max() for a, w in same]
+                                                   or [0]))
+            extra["psnr_vs_watermarked_db"] = float(np.mean([min(psnr(w, a), 99.0) for a, w in same] or [99.0]))
         rows.append(AttackRow(spec, len(attacked), beta, float(per_acc.std()), float(detected.mean()),
                               float((detected & correct).mean()), float(correct.mean()), tdr_lb, tar_lb, decode_ms,
                               [round(float(v), 4) for v in per_acc], extra))
@@ -224,7 +227,7 @@ def evaluate(images: list[np.ndarray], cfg: EvalConfig | None = None, pool: A.Us
         config=asdict(cfg), backend_label=be.label, n_bits=n, tau=tau, num_users=N, max_pairwise_ba=alpha_max,
         psnr_mean=float(np.mean(psnrs)), psnr_min=float(np.min(psnrs)), ssim_mean=float(np.mean(ssims)),
         embed_ms=embed_ms, rows=rows, fdr=fdr, fdr_decodes=n_clean,
-        fdr_upper_bound=A.fdr_upper_bound_independent(N, n, tau, 0.0), clean_bit_frequency=freq,
+        fdr_upper_bound=A.fdr_upper_bound_independent(N, n, tau, cfg.gamma), clean_bit_frequency=freq,
         seconds=time.perf_counter() - t_start,
     )
 
@@ -336,6 +339,22 @@ def theory_vs_users(n: int, betas: dict[str, float], tau: float, users: np.ndarr
         out[f"TAR bound, {name} (beta {beta:.3f})"] = (users, np.array(
             [A.tar_lower_bound(n, min(1.0, beta), tau, a) for a in amax]))
     out["FDR bound (Thm 3)"] = (users, np.array([A.fdr_upper_bound_independent(int(u), n, tau) for u in users]))
+    return out
+
+
+def measured_betas(path: Path, backend: str = "tinyhidden",
+                   picks: tuple[tuple[str, float], ...] = (("jpeg", 50.0), ("resize", 0.5), ("crop", 0.25))
+                   ) -> dict[str, float]:
+    """Bit accuracies measured in a shipped evaluation file (``assets/attribution_eval.json``) for a few attacks."""
+    import json
+
+    if not Path(path).is_file():
+        return {}
+    out = {}
+    for sweep in json.loads(Path(path).read_text()).get("sweeps", []):
+        for r in sweep["rows"]:
+            if r["backend"] == backend and r["strategy"] == "absta" and (sweep["attack"], r["strength"]) in picks:
+                out[f"{backend} after {sweep['attack']}:{r['strength']:g}"] = float(r["bit_accuracy"])
     return out
 
 

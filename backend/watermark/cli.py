@@ -163,7 +163,7 @@ def cmd_attribute(args: argparse.Namespace) -> int:
     decode_s = clock()
     if not ok[0]:
         raise InputError(f"{be.label} cannot decode this image ({img.shape[1]} x {img.shape[0]} px is too small).")
-    tau = args.tau if args.tau is not None else A.tau_for_fpr(pool.n, len(pool), args.fpr)
+    tau = args.tau if args.tau is not None else A.tau_for_fpr(pool.n, len(pool), args.fpr, args.gamma)
     clock = timed()
     m = pool.match(bits[0], tau, k=args.top)
     match_s = clock()
@@ -208,7 +208,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         pool = UserRegistry(args.db, create=False).pool()
     strategy = args.strategy or ("absta" if args.users <= 10_000 else "random")
     cfg = E.EvalConfig(backend=args.backend, attacks=tuple(args.attack or ["none"]), num_users=args.users,
-                       strategy=strategy, depth=args.depth, target_fpr=args.fpr, tau=args.tau, psnr=args.psnr,
+                       strategy=strategy, depth=args.depth, target_fpr=args.fpr, gamma=args.gamma, tau=args.tau,
+                       psnr=args.psnr,
                        clean_decodes=args.clean, seed=args.seed)
     try:
         res = E.evaluate(images, cfg, pool=pool)
@@ -296,6 +297,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--backend", default="tinyhidden")
     p.add_argument("--fpr", type=float, default=1e-4, help="target false-detection rate -> tau (Thm 3 bound)")
     p.add_argument("--tau", type=float, default=None, help="detection threshold (overrides --fpr)")
+    p.add_argument("--gamma", type=float, default=0.0, help="decoder bias on clean content allowed for in tau (Thm 3)")
     p.add_argument("--top", type=int, default=5)
     _common(p)
     p.set_defaults(func=cmd_attribute)
@@ -310,6 +312,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--backend", default="tinyhidden")
     p.add_argument("--psnr", type=float, default=None)
     p.add_argument("--fpr", type=float, default=1e-4)
+    p.add_argument("--gamma", type=float, default=0.0)
     p.add_argument("--tau", type=float, default=None)
     p.add_argument("--clean", type=int, default=0, help="extra clean decodes for the false-detection rate")
     p.add_argument("--seed", type=int, default=0)

@@ -38,6 +38,7 @@ Tensors: images ``(B, 3, H, W)`` float in [0, 1]; messages ``(B, n_bits)`` float
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -245,6 +246,23 @@ class TileDecoder(nn.Module):
         b, c = t.shape[:2]
         return t.reshape(b, c, k, p, k, p).mean(dim=(2, 4))
 
+    def fold_fast(self, feats: torch.Tensor, scale: float) -> torch.Tensor:
+        """:meth:`fold` as one sparse matrix product (the same linear map, built once per scale by folding the unit
+        basis); for inference without gradients."""
+        cache = self.__dict__.setdefault("_fold_cache", {})
+        s, p = self.cfg.size, self.cfg.period
+        if scale not in cache:
+            with torch.no_grad():
+                basis = torch.eye(s * s).view(s * s, 1, s, s)
+                m = self.fold(basis, scale).reshape(s * s, p * p).T.contiguous()
+                m[m.abs() < 1e-12] = 0.0
+            with warnings.catch_warnings():  # torch flags sparse CSR as beta; the product is exact here
+                warnings.simplefilter("ignore", UserWarning)
+                cache[scale] = m.to_sparse_csr()
+        b, c = feats.shape[:2]
+        out = cache[scale] @ feats.reshape(b * c, s * s).T  # (P*P, B*C)
+        return out.T.reshape(b, c, p, p)
+
     def readout(self, tile: torch.Tensor, phase_y: torch.Tensor, phase_x: torch.Tensor) -> torch.Tensor:
         """Logits ``(B,n)`` after rolling each folded tile by its phase (the crop offset modulo the period)."""
         rolled = torch.stack([torch.roll(t, shifts=(int(py), int(px)), dims=(1, 2))
@@ -254,12 +272,24 @@ class TileDecoder(nn.Module):
     def all_phases(self, tile: torch.Tensor) -> torch.Tensor:
         """Logits at every phase ``(B, P*P, n)`` by circular cross-correlation (FFT); index = py * P + px."""
         p, n = self.cfg.period, self.cfg.n_bits
-        w = self.head.weight.view(n, -1, p, p)  # (n, C, P, P)
         # logits[py, px] = sum_c,y,x w[c, y, x] * tile[c, y - py, x - px]  (roll by +phase, then the linear layer)
         ft = torch.fft.rfft2(tile)  # (B, C, P, P//2+1)
-        fw = torch.fft.rfft2(w)  # (n, C, P, P//2+1)
-        corr = torch.fft.irfft2(torch.einsum("bcyx,ncyx->bnyx", ft, fw.conj()).conj(), s=(p, p))
+        b, c = ft.shape[:2]
+        fw = self._weight_spectrum()  # (F, C, n) conjugated, F = P * (P//2+1) frequencies
+        prod = torch.matmul(ft.reshape(b, c, -1).permute(2, 0, 1), fw)  # (F, B, n): sum over channels per frequency
+        corr = torch.fft.irfft2(prod.permute(1, 2, 0).reshape(b, n, p, -1).conj(), s=(p, p))
         return (corr.reshape(tile.shape[0], n, p * p) + self.head.bias[None, :, None]).transpose(1, 2)
+
+    def _weight_spectrum(self) -> torch.Tensor:
+        """conj(FFT) of the read-out weights, cached until the weights change (used at decode time only)."""
+        w = self.head.weight
+        key = (w.data_ptr(), w._version)
+        cached = getattr(self, "_fw", None)
+        if cached is None or cached[0] != key:
+            p = self.cfg.period
+            fw = torch.fft.rfft2(w.detach().view(self.cfg.n_bits, -1, p, p)).conj()  # (n, C, P, P//2+1)
+            self._fw = (key, fw.reshape(fw.shape[0], fw.shape[1], -1).permute(2, 1, 0).contiguous())
+        return self._fw[1]
 
 
 class TileHiDDeN(nn.Module):
@@ -290,8 +320,9 @@ class TileHiDDeN(nn.Module):
         feats = self.decoder.features(self.frame(images))
         p = self.cfg.period
         best_logits, best_conf, best_hyp = None, None, None
+        fold = self.decoder.fold if (torch.is_grad_enabled() and feats.requires_grad) else self.decoder.fold_fast
         for sc in scales or self.cfg.scales:
-            logits = self.decoder.all_phases(self.decoder.fold(feats, sc))  # (B, P*P, n)
+            logits = self.decoder.all_phases(fold(feats, sc))  # (B, P*P, n)
             z = logits / logits.pow(2).mean(dim=(1, 2), keepdim=True).clamp_min(1e-12).sqrt()
             conf, idx = z.abs().mean(dim=2).max(dim=1)
             chosen = logits[torch.arange(logits.shape[0]), idx]

@@ -19,7 +19,6 @@ import os
 import sqlite3
 import threading
 import time
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -202,12 +201,9 @@ class _Tx:
     def __exit__(self, *exc: object) -> None:
         self.con.close()
 
-    def execute(self, *a: object):  # pragma: no cover - convenience
-        return self.con.execute(*a)
-
 
 def open_registry(path: str | Path | None = None, must_exist: bool = False) -> UserRegistry:
     return UserRegistry(path, create=not must_exist)
 
 
-__all__ = ["UserRegistry", "User", "default_db_path", "open_registry", "closing"]
+__all__ = ["UserRegistry", "User", "default_db_path", "open_registry"]

@@ -92,3 +92,13 @@ def test_users_tab_create_and_compare_pools(tmp_path, monkeypatch):
     assert not at.exception
     pools = at.session_state["attribution_pools"]
     assert set(pools) == {"random", "nrg", "absta"} and pools["absta"][1] < pools["random"][1]
+
+
+def test_bounds_tab_table5_and_simulation(app):
+    table = app.dataframe[-1].value
+    assert float(table["TAR >= (Thm 4)"][0]) == pytest.approx(0.9999962280431393, abs=1e-9)
+    assert float(table["FDR <= (Thm 3)"][0]) == pytest.approx(0.05998120543727691, abs=1e-9)
+    _click(app, "Simulate 10^2-10^5 users at your beta")
+    assert not app.exception
+    sim = app.session_state["attribution_sim"]
+    assert list(sim["users"]) == [100, 1000, 10_000, 100_000] and min(sim["tar"]) > 0.9

@@ -318,3 +318,15 @@ def test_cli_users_and_bounds(tmp_path, capsys):
     assert _cli(["attribution", "bounds", "--json"]) == 0
     b = json.loads(capsys.readouterr().out)
     assert b["tar_lower_bound_thm4"] == pytest.approx(0.9999962280431393, abs=1e-12)
+
+
+def test_shipped_absta_pool_matches_the_selection():
+    """assets/attribution_pool_absta_n64_N10000_seed0_d4.npy is A-BSTA's output (sequential: its prefix is the
+    1,000-user pool of the same seed) and keeps the pairwise accuracy recorded in the manifest."""
+    from backend.runtime import ASSETS
+
+    path = ASSETS / "attribution_pool_absta_n64_N10000_seed0_d4.npy"
+    shipped = np.load(path, allow_pickle=False)
+    assert shipped.dtype == np.uint64 and shipped.size == 10_000 and np.unique(shipped).size == 10_000
+    np.testing.assert_array_equal(shipped[:1000], C.select_absta(1000, n=64, seed=0, depth=4))
+    assert C.pool_stats(shipped, 64).max_ba == pytest.approx(0.734375)

@@ -2,8 +2,8 @@
 in training, and procedural images with held-out seeds), through the real pipeline (uint8 PNG round trip, Pillow JPEG,
 resize, crop), with 10^4 users (the shipped A-BSTA pool).
 
-ci tier: a fixed subset (30 images, 3,000 clean decodes). Full tier (``-m full``): 200 images, 10,000 clean decodes, both
-code strategies."""
+ci tier: a fixed subset (30 images, 3,000 clean decodes). Full tier (``-m full``): 200 images, 10,000 clean decodes,
+both code strategies."""
 
 from __future__ import annotations
 

@@ -120,6 +120,7 @@ def run_pruning(
         "total_s": clock(),
         "recipe": {"method": "RCPU structured pruning (arXiv 2510.07782)", **asdict(cfg),
                    "head_keep": res.head_keep, "intermediate_size": res.intermediate_size,
+                   "channels_dropped": [[i for i, k in enumerate(c) if not k] for c in res.channel_keep],
                    "calib_source": split.source, "calib_segments": int(calib.shape[0])},
     }
     out["provenance"] = provenance(cfg.seed, (), **{k: v for k, v in asdict(cfg).items() if k != "seed"},

@@ -28,14 +28,15 @@ from typing import Any
 
 from backend.runtime import ASSETS, provenance, timed
 
-# (score, compensation, propagate): every pair at the headline ratios, the main ones elsewhere
+# (score, compensation, propagate): every pair at the headline ratios; every compensation of the variance score
+# (plus FLAP) at the other ratios
 HEADLINE = [
     ("wanda_sp", "none", "pruned"), ("wanda_sp", "rotation", "pruned"),
     ("variance", "none", "pruned"), ("variance", "ls", "pruned"), ("variance", "rotation", "pruned"),
     ("variance", "rotation_scale", "pruned"), ("fluctuation", "bias", "dense"),
 ]
 MAIN = [("variance", "none", "pruned"), ("variance", "ls", "pruned"), ("variance", "rotation", "pruned"),
-        ("fluctuation", "bias", "dense")]
+        ("variance", "rotation_scale", "pruned"), ("fluctuation", "bias", "dense")]
 N_SWEEP = [("variance", "none", "pruned"), ("variance", "ls", "pruned"), ("variance", "rotation", "pruned")]
 HEADLINE_RATIOS = (0.2, 0.3)
 

@@ -45,6 +45,7 @@ def test_run_preset_prunes_and_shows_results(smollm2):  # noqa: ARG001
     res = at.session_state["pruning_result"]
     assert res["pruned"]["perplexity"] > 0 and res["heads"]["dropped_total"] == 2 * 30
     assert res["channels"]["kept"] == 1536 - 460
+    assert [len(d) for d in res["recipe"]["channels_dropped"]] == [460] * 30  # the downloadable recipe is complete
     keys = {c.key for c in at.get("plotly_chart")}
     assert {"pruning_costs", "pruning_layers", "pruning_units"} <= keys
     assert at.dataframe, "metrics table"

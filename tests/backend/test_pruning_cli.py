@@ -71,6 +71,10 @@ def test_run_writes_a_standard_checkpoint(tiny_dir, text_file, tmp_path, capsys)
     assert "calib.txt" in report["settings"]["text_source"]
     recipe = json.loads((out / "pruning_recipe.json").read_text())
     assert recipe["ratio"] == 0.5 and len(recipe["head_keep"]) == 2
+    # the recipe names every dropped MLP channel, consistent with the kept counts
+    assert [len(d) for d in recipe["channels_dropped"]] == [20, 20]
+    assert recipe["channels_dropped"] == [[i for i, k in enumerate(c) if not k]
+                                          for c in report["channels"]["channel_keep"]]
     model = AutoModelForCausalLM.from_pretrained(str(out))
     assert model.config.intermediate_size == 20
     assert model.model.layers[0].mlp.down_proj.weight.shape == (48, 20)

@@ -92,7 +92,8 @@ def main() -> int:
                          TARGETS.get(mid)))
             rows.append((f"{mid}: live check ({cached[0].get('sanity', '')[:40]})",
                          statistics.median(c.get("check_s", float("nan")) for c in cached), None))
-    print(f"Machine: {machine}; medians of {args.repeats}\n")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"Machine: {machine}; load average at the end {load}; medians of {args.repeats}\n")
     print("| measurement | seconds | target | ok |\n|---|---|---|---|")
     for name, sec, target in rows:
         ok = "" if target is None else ("yes" if sec < target else "NO")

@@ -101,6 +101,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Watermarking and provenance",
         abstract=(_F0, 17),
         icon=":material/copyright:",
+        status="available",
+        cli="backend.watermark.rewatermark_cli",
     ),
     Paper(
         id="attribution",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict
 
 import pandas as pd
@@ -10,6 +11,7 @@ import streamlit as st
 
 from backend.runtime import ASSETS, provenance
 from backend.tokens import stress
+from backend.tokens.stress import graph_effect
 from ui.figures import glot as figs
 from ui.inputs import upload_bytes
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
@@ -50,6 +52,29 @@ with tab_rec:
         variant = st.radio("Sweep", list(rec["sweep"]), horizontal=True, key="glot_rec_sweep")
         st.plotly_chart(figs.accuracy_vs_ratio(rec["sweep"][variant], f"Recorded sweep: {variant}"),
                         key="glot_rec_sweep_fig")
+        sw = rec.get("sweep_config", {})
+        st.caption(f"{sw.get('n_train')} train / {sw.get('n_eval')} eval texts per ratio (head seed 0; relational: "
+                   "seeds 0-2, error bars = std). With this few texts an attention readout can stay near chance; with "
+                   "2000 texts both readouts solve it (bars above).")
+    if rec.get("heads"):
+        sizes, sw = rec.get("sizes", {}), rec.get("sweep_config", {})
+        blocks = [(v, b["summary"], sizes.get("n_train"), sizes.get("n_eval", 500)) for v, b in rec["heads"].items()]
+        blocks += [(v, rows, sw.get("n_train"), sw.get("n_eval", 250)) for v, rows in rec.get("sweep", {}).items()]
+        effect = [{"variant": v, "train texts": n_tr, **row} for v, rows, n_tr, n_ev in blocks
+                  for row in graph_effect(rows, n_ev)]
+        st.markdown("**Does the graph help over AdaPool** (the same readout without the graph)? Difference of eval "
+                    "accuracy against the noise (2 binomial standard errors or the seed spread, whichever is larger).")
+        show_metrics_table(pd.DataFrame(effect).round(3), key="glot_rec_effect")
+    if sm := rec.get("smollm2"):
+        title = (f"SmolLM2-135M (decoder, CLS = last token), hard variant, 90% distractors, subset "
+                 f"{sm['n_train']}/{sm['n_eval']} texts")
+        st.plotly_chart(figs.method_bars(sm["summary"], title), key="glot_rec_smollm2")
+        lt, batch = sm["lora_timing"], sm.get("lora_batch", 16)
+        epoch_s = lt["seconds_per_step"] * math.ceil(sm["n_train"] / batch)
+        st.caption(f"LoRA r={lt['rank']} on SmolLM2: {lt['trainable_params']:,} trainable parameters, "
+                   f"{lt['seconds_per_step']:.1f} s per step of {batch} texts ({lt['steps']} steps timed; a "
+                   f"{sm['n_train']}-text epoch would take about {epoch_s:.0f} s); backbone states for "
+                   f"{sm['n_train'] + sm['n_eval']} texts: {sm['encode_seconds']:.0f} s.")
     if lora := rec.get("lora"):
         glot_row = next((r for r in rec["heads"].get("hard", {}).get("summary", []) if r["method"] == "glot"), None)
         cost = [{"method": "LoRA r=64 + linear head", "accuracy": lora["accuracy"], "trainable params":
@@ -60,8 +85,12 @@ with tab_rec:
         st.markdown("**Fine-tuning reference** (hard variant, 90% distractors, MiniLM)")
         show_metrics_table(cost, key="glot_rec_cost")
     if rec:
-        st.caption(f"Recorded by `{rec.get('command', 'python -m backend.train glot')}` on {rec.get('machine', {})}. "
-                   "Accuracy = last epoch on 500 fresh eval texts.")
+        sizes, sw = rec.get("sizes", {}), rec.get("sweep_config", {})
+        st.caption(f"Recorded by `python -m backend.train glot` (MiniLM frozen, heads on {sizes.get('n_train')} train "
+                   f"texts, accuracy = last of {rec.get('train_config', {}).get('epochs')} epochs on "
+                   f"{sizes.get('n_eval')} fresh eval texts; relational: head seeds 0-2)"
+                   + (f"; sweep with {sw['n_train']}/{sw['n_eval']} texts per ratio" if sw else "")
+                   + f". Machine: {rec.get('machine', {}).get('platform')}, {rec.get('machine', {}).get('cpus')} CPUs.")
 
 with tab_run, st.form("glot_form"):
     c1, c2, c3 = st.columns(3)
@@ -114,6 +143,9 @@ with tab_run:
         else:
             st.plotly_chart(figs.method_bars(summ), key="glot_bars")
         show_metrics_table(summary_table(summ), key="glot_table")
+        if effect := graph_effect(summ, r["config"]["n_eval"]):
+            st.markdown("**GLOT vs AdaPool** (does the graph help here?)")
+            show_metrics_table(pd.DataFrame(effect).round(3), key="glot_effect")
         last = max(x["ratio"] for x in summ)
         st.plotly_chart(figs.cost_bars([x for x in summ if x["ratio"] == last]), key="glot_costs")
         st.caption(f"Backbone {r['backbone']} ({r['backbone_params']:,} frozen parameters): states computed once in "

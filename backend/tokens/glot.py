@@ -45,7 +45,7 @@ from torch import nn
 from ..errors import InputError
 from ..runtime import Progress, report, sub_progress
 from . import stress
-from .stress import LabelledTexts, parse_labelled_csv, split_indices  # noqa: F401 - re-exported
+from .stress import LabelledTexts, graph_effect, parse_labelled_csv, split_indices  # noqa: F401 - re-exported
 from .pooling import POOLINGS, AttentionReadout, Pooled, build_pooler, masked_max, masked_mean
 
 # ================================================================================================== the method
@@ -934,6 +934,6 @@ def evaluate_heads(models: dict[str, PooledClassifier], states: HiddenStates, la
 __all__ = [
     "PAPER_GLUE", "PAPER_STRESS", "GLOT", "Backbone", "DenseGATLayer", "GlotConfig", "HeadResult", "HiddenStates",
     "LoraResult", "PooledClassifier", "StressConfig", "StressResult", "TrainConfig", "encode", "edge_density",
-    "evaluate_heads", "example_view", "load_backbone", "load_heads", "lora_reference", "parse_labelled_csv",
-    "run_stress", "save_heads", "token_graph", "train_head", "train_on_texts", "wrap_backbone",
+    "evaluate_heads", "example_view", "graph_effect", "load_backbone", "load_heads", "lora_reference",
+    "parse_labelled_csv", "run_stress", "save_heads", "token_graph", "train_head", "train_on_texts", "wrap_backbone",
 ]

@@ -31,6 +31,7 @@ Everything is deterministic given ``seed`` (a private ``random.Random``; the glo
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 
@@ -252,6 +253,32 @@ def bag_of_words(train_texts: list[str], train_labels: list[int], eval_texts: li
     name = "bow-unigram" if ngrams == 1 else f"bow-1..{ngrams}gram"
     return BowResult(name, acc, int(x_train.shape[1]), time.perf_counter() - start)
 
+
+
+def graph_effect(summary: list[dict], n_eval: int) -> list[dict]:
+    """Does the token graph help over AdaPool (the same readout without the graph)? One row per ratio of a stress-test
+    summary (rows ``ratio, method, accuracy, accuracy_std, seeds``) that has both ``glot`` and ``adapool``.
+
+    ``difference = GLOT - AdaPool``; ``noise`` = the larger of two binomial standard errors of that difference on
+    ``n_eval`` texts and the sum of the two seed standard deviations. Verdict: "GLOT ahead" / "AdaPool ahead" when the
+    difference exceeds the noise, else "tie within noise". Mean pooling is listed for scale.
+    """
+    out = []
+    for ratio in sorted({r["ratio"] for r in summary}):
+        by = {r["method"]: r for r in summary if r["ratio"] == ratio}
+        if "glot" not in by or "adapool" not in by:
+            continue
+        g, a = by["glot"], by["adapool"]
+        pg, pa = float(g["accuracy"]), float(a["accuracy"])
+        se = math.sqrt((pg * (1 - pg) + pa * (1 - pa)) / max(int(n_eval), 1))
+        noise = max(2 * se, float(g.get("accuracy_std") or 0.0) + float(a.get("accuracy_std") or 0.0))
+        diff = pg - pa
+        verdict = "GLOT ahead" if diff > noise else "AdaPool ahead" if diff < -noise else "tie within noise"
+        out.append({"ratio": float(ratio), "glot": pg, "glot_std": float(g.get("accuracy_std") or 0.0),
+                    "adapool": pa, "adapool_std": float(a.get("accuracy_std") or 0.0),
+                    "mean": float(by["mean"]["accuracy"]) if "mean" in by else None, "seeds": int(g.get("seeds", 1)),
+                    "difference": diff, "noise": noise, "verdict": verdict})
+    return out
 
 # ----------------------------------------------------------------------------------- the user's labelled texts
 CSV_MAX_BYTES = 2 * 2**20

@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             tr, _ = stress.splits("hard", RATIO, n_train=64, n_eval=8)
             lora = lora_reference(sm, tr.texts, tr.labels, None, None, max_steps=2 if args.quick else 4,
                                   batch_size=16)
-            results["smollm2"] = {"variant": "hard", "ratio": RATIO, "n_train": n_tr, "n_eval": n_ev,
+            results["smollm2"] = {"variant": "hard", "ratio": RATIO, "n_train": n_tr, "n_eval": n_ev, "lora_batch": 16,
                                   "summary": res.summary(), "encode_seconds": res.encode_seconds,
                                   "lora_timing": asdict(lora)}
             _write_json(results_path, results)
@@ -191,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
                              example=False, states_dir=states_dir)
             sweep[variant] = res.summary()
             results["sweep_config"] = {"command": command.strip(), "n_train": args.n_train, "n_eval": args.n_eval,
-                                       "ratios": list(SWEEP_RATIOS), "head_seeds": {"relational": [0, *EXTRA_SEEDS], "others": [0]},
+                                       "ratios": list(SWEEP_RATIOS),
+                                       "head_seeds": {"relational": [0, *EXTRA_SEEDS], "others": [0]},
                                        "train_config": asdict(train_cfg),
                                        "glot_config": asdict(glot_cfg)}
             _write_json(results_path, results)

@@ -72,3 +72,25 @@ def test_csv_preset_and_bad_uploads() -> None:
     assert any("UTF-8" in e.value for e in at.error)
     at.file_uploader(key="glot_upload").set_value(("cols.csv", b"sentence,y\nhello,1\n", "text/csv")).run()
     assert any("lacks the column" in e.value for e in at.error)
+    at.file_uploader(key="glot_upload").set_value(("empty.csv", b"", "text/csv")).run()
+    assert not at.exception
+    assert any("empty" in e.value for e in at.error), [e.value for e in at.error]
+    at.file_uploader(key="glot_upload").set_value(("header.csv", b"text,label\n", "text/csv")).run()
+    assert any("0 labelled rows" in e.value for e in at.error), [e.value for e in at.error]
+    long_row = b"text,label\n" + b"w" * 2001 + b",1\n" + b"short text,0\n" * 12
+    at.file_uploader(key="glot_upload").set_value(("long.csv", long_row, "text/csv")).run()
+    assert any("the limit is 2000" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.button(key="glot_csv_go").disabled
+
+
+def test_recorded_tab_reports_graph_vs_adapool(opened: AppTest) -> None:
+    """The recorded results say, per variant, whether the graph helps over AdaPool (whatever the outcome)."""
+    import json
+
+    rec = json.loads((ROOT / "assets" / "glot_results.json").read_text())
+    assert rec["heads"], "glot_results.json has no recorded heads"
+    tables = [t.value for t in opened.dataframe]
+    effect = next((t for t in tables if "verdict" in t.columns), None)
+    assert effect is not None, [list(t.columns) for t in tables]
+    assert set(effect["variant"]) >= {"released", "hard", "relational"}
+    assert set(effect["verdict"]) <= {"GLOT ahead", "AdaPool ahead", "tie within noise"}

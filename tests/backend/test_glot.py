@@ -306,3 +306,23 @@ def test_param_counts_are_small() -> None:
     expected = 384 * 64 + 3 * 64 + 64 * 64 + 3 * 64 + 512 * 256 + 256 + 256 + 1 + 512 * 2 + 2
     assert n == expected
     assert math.isclose(n, 161_667)
+
+
+def test_graph_effect_verdicts() -> None:
+    from backend.tokens.stress import graph_effect
+
+    rows = [
+        {"ratio": 0.5, "method": "glot", "accuracy": 0.95, "accuracy_std": 0.0, "seeds": 1},
+        {"ratio": 0.5, "method": "adapool", "accuracy": 0.70, "accuracy_std": 0.0, "seeds": 1},
+        {"ratio": 0.9, "method": "glot", "accuracy": 0.925, "accuracy_std": 0.10, "seeds": 3},
+        {"ratio": 0.9, "method": "adapool", "accuracy": 0.965, "accuracy_std": 0.02, "seeds": 3},
+        {"ratio": 0.9, "method": "mean", "accuracy": 0.545, "accuracy_std": 0.01, "seeds": 3},
+        {"ratio": 0.2, "method": "mean", "accuracy": 0.6, "accuracy_std": 0.0, "seeds": 1},
+    ]
+    out = {r["ratio"]: r for r in graph_effect(rows, n_eval=500)}
+    assert set(out) == {0.5, 0.9}  # a ratio without both readouts is skipped
+    assert out[0.5]["verdict"] == "GLOT ahead" and math.isclose(out[0.5]["difference"], 0.25)
+    assert out[0.9]["verdict"] == "tie within noise" and math.isclose(out[0.9]["noise"], 0.12)
+    assert out[0.9]["mean"] == 0.545 and out[0.5]["mean"] is None
+    flipped = [dict(r, method={"glot": "adapool", "adapool": "glot"}.get(r["method"], r["method"])) for r in rows]
+    assert {r["ratio"]: r["verdict"] for r in graph_effect(flipped, 500)}[0.5] == "AdaPool ahead"

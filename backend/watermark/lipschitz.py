@@ -171,6 +171,10 @@ def cap_residual(r: torch.Tensor, psnr_floor: float) -> torch.Tensor:
     return r * torch.clamp(cap / rms, max=1.0)
 
 
+def _rms(r: torch.Tensor) -> torch.Tensor:
+    return r.pow(2).mean(dim=(1, 2, 3), keepdim=True).clamp_min(1e-12).sqrt()
+
+
 def resize(images: torch.Tensor, size: tuple[int, int]) -> torch.Tensor:
     if tuple(images.shape[-2:]) == tuple(size):
         return images
@@ -196,11 +200,12 @@ class SRWModel(nn.Module):
         """Full-size residual ``(B,3,H,W)`` in [0, 1] units; ``target_psnr`` rescales it to exactly that PSNR (used
         only to compare models at matched PSNR)."""
         s = self.cfg.size
-        r = self.encoder(resize(images, (s, s)) * 2 - 1, bits) / 2
-        r = F.interpolate(r, size=images.shape[-2:], mode="bilinear", align_corners=False)
+        r_frame = self.encoder(resize(images, (s, s)) * 2 - 1, bits) / 2
+        r = F.interpolate(r_frame, size=images.shape[-2:], mode="bilinear", align_corners=False)
+        if r.shape[-2:] != r_frame.shape[-2:]:  # bilinear upsampling smooths the residual: keep the frame's RMS
+            r = r * (_rms(r_frame) / _rms(r))
         if target_psnr is not None:
-            rms = r.pow(2).mean(dim=(1, 2, 3), keepdim=True).clamp_min(1e-12).sqrt()
-            r = r * (10.0 ** (-target_psnr / 20.0) / rms)
+            r = r * (10.0 ** (-target_psnr / 20.0) / _rms(r))
         return r
 
     def embed(self, images: torch.Tensor, bits: torch.Tensor, target_psnr: float | None = None) -> torch.Tensor:

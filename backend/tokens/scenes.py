@@ -7,7 +7,8 @@ redundancy that token merging is meant to exploit.
 
 Every answer is one word that SmolLM2's tokenizer encodes as a single token after a space (" red", " circle", " three",
 " left", " yes", ...). A question has a *closed answer set* (its type's candidates) and is scored by the language
-model's log-likelihood of each candidate at the answer position, so "chance" is ``1 / len(candidates)`` for each question.
+model's log-likelihood of each candidate at the answer position, so "chance" is ``1 / len(candidates)`` for each
+question.
 
 Question types (one short template each, see :data:`TEMPLATES`): colour of a shape that is unique in the scene, shape
 of a colour that is unique, number of objects, left/right and top/bottom of an object, and whether a colour-shape pair

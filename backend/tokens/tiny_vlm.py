@@ -4,8 +4,10 @@ Design (our CPU miniature of a LLaVA-style model; the paper is arXiv 2412.06263,
 ViT-S/14 encodes a 224 x 224 image into 256 patch tokens (its class token stays in the encoder); a two-layer GELU MLP
 (LLaVA-1.5's ``mlp2x_gelu``, 384 -> 576 -> 576) maps them into the embedding space of the frozen embedded SmolLM2-135M;
 the prompt is ``"Image:" <256 image tokens> "\\nQ: <question>\\nA:"`` and the answer is the candidate word with the
-highest next-token log-likelihood among the question's closed answer set (:mod:`backend.tokens.scenes`). Only the
-projector is trained (``python -m backend.train illava``; weights ``assets/illava_projector.safetensors``).
+highest next-token log-likelihood among the question's closed answer set (:mod:`backend.tokens.scenes`). The
+projector and LoRA adapters on SmolLM2's q/v projections are trained (``python -m backend.train illava``; one file,
+``assets/illava_projector.safetensors``); the adapters are folded into a private copy of those matrices at load time
+(:func:`lora_merged_lm`), so the embedded SmolLM2 shared with other pages is never modified.
 
 Token reduction plugs into two explicit loops written here, so that a merge can sit inside a block:
 
@@ -56,26 +58,98 @@ class Projector(nn.Module):
         return self.fc2(F.gelu(self.fc1(x)))
 
 
-def save_projector(proj: Projector, path: str | Path, metadata: dict[str, str] | None = None) -> None:
+LORA_TARGETS = ("q_proj", "v_proj")
+
+
+class LoRA(nn.Module):
+    """Low-rank adapters on the attention projections of every decoder layer of the language model (Hu et al., LoRA,
+    arXiv 2106.09685): ``W x`` becomes ``W x + scale * B (A x)`` with ``A [rank, d_in]``, ``B [d_out, rank]`` (``B``
+    starts at zero, so training starts from the frozen model). Used while training (forward hooks on a model that
+    the training process owns) and folded into a private copy of the projections at load time
+    (:func:`lora_merged_lm`), so the shared embedded SmolLM2 is never modified."""
+
+    def __init__(self, layers: Sequence[nn.Module], rank: int = 8, alpha: float = 16.0,
+                 targets: Sequence[str] = LORA_TARGETS) -> None:
+        super().__init__()
+        self.rank, self.targets = int(rank), tuple(targets)
+        self.register_buffer("scale", torch.tensor(float(alpha) / float(rank)))
+        self.A, self.B = nn.ParameterDict(), nn.ParameterDict()
+        for i, layer in enumerate(layers):
+            for t in self.targets:
+                lin = getattr(layer.self_attn, t)
+                a = torch.empty(self.rank, lin.in_features)
+                nn.init.kaiming_uniform_(a, a=5**0.5)
+                self.A[f"{i}_{t}"] = nn.Parameter(a)
+                self.B[f"{i}_{t}"] = nn.Parameter(torch.zeros(lin.out_features, self.rank))
+
+    def attach(self, layers: Sequence[nn.Module]) -> list[Any]:
+        """Forward hooks adding the low-rank term to each target projection; returns the handles (``.remove()``)."""
+        handles = []
+        for i, layer in enumerate(layers):
+            for t in self.targets:
+                a, b = self.A[f"{i}_{t}"], self.B[f"{i}_{t}"]
+
+                def hook(_m, inp, out, a=a, b=b):  # noqa: ANN001, ANN202
+                    return out + (inp[0] @ a.T.to(inp[0].dtype)) @ b.T.to(inp[0].dtype) * self.scale
+
+                handles.append(getattr(layer.self_attn, t).register_forward_hook(hook))
+        return handles
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        out = {f"lora.A.{k}": v for k, v in self.A.items()}
+        out.update({f"lora.B.{k}": v for k, v in self.B.items()})
+        out["lora.scale"] = self.scale
+        return out
+
+
+def lora_merged_lm(model: nn.Module, lora: dict[str, torch.Tensor]) -> nn.Module:
+    """A copy of the causal LM ``model`` whose LoRA target projections hold ``W + scale * B A``; every other
+    parameter and buffer is shared with ``model`` (not copied), so the copy costs only the adapted matrices."""
+    import copy
+
+    scale = float(lora["lora.scale"])
+    keys = {k.removeprefix("lora.A.") for k in lora if k.startswith("lora.A.")}
+    targets = {k.split("_", 1)[1] for k in keys}
+    adapted = {id(getattr(layer.self_attn, t).weight) for layer in model.model.layers for t in targets}
+    memo: dict[int, Any] = {id(p): p for p in model.parameters() if id(p) not in adapted}
+    memo.update({id(b): b for b in model.buffers()})
+    new = copy.deepcopy(model, memo)
+    with torch.no_grad():
+        for key in keys:
+            i, t = key.split("_", 1)
+            w = getattr(new.model.layers[int(i)].self_attn, t).weight
+            w += scale * (lora[f"lora.B.{key}"].float() @ lora[f"lora.A.{key}"].float()).to(w.dtype)
+            w.requires_grad_(False)
+    new.eval()
+    return new
+
+
+def save_projector(proj: Projector, path: str | Path, metadata: dict[str, str] | None = None,
+                   extra: dict[str, torch.Tensor] | None = None) -> None:
+    """Write the projector (and ``extra`` tensors such as the LoRA adapters) as one safetensors file."""
     from safetensors.torch import save_file
 
     state = {k: v.detach().contiguous().float() for k, v in proj.state_dict().items()}
+    state.update({k: v.detach().contiguous().float() for k, v in (extra or {}).items()})
     save_file(state, str(path), metadata={"format": "pt", **(metadata or {})})
     Path(path).chmod(0o644)  # readable by the app's non-root user
 
 
 def load_projector(path: str | Path = PROJECTOR_FILE) -> Projector:
-    """Load the shipped projector (safetensors only)."""
+    """Load the shipped projector (safetensors only). LoRA adapters of the language model stored in the same file
+    are attached as ``projector.lora`` (a dict of tensors, ``None`` if absent); :class:`TinyVLM` applies them."""
     from safetensors.torch import load_file
 
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path.name} is missing; train it with `python -m backend.train illava`.")
     state = load_file(str(path))
+    lora = {k: state.pop(k) for k in list(state) if k.startswith("lora.")} or None
     d_vision, hidden = state["fc1.weight"].shape[1], state["fc1.weight"].shape[0]
     proj = Projector(d_vision=d_vision, d_lm=state["fc2.weight"].shape[0], hidden=hidden)
     proj.load_state_dict(state)
     proj.eval()
+    proj.lora = lora
     return proj
 
 
@@ -680,6 +754,11 @@ class TinyVLM:
     """DINOv2 -> projector -> SmolLM2 with token reduction (see the module docstring). Load with :meth:`load`."""
 
     def __init__(self, vision: Any, lm: Any, projector: Projector, image_size: int = IMAGE_SIZE) -> None:
+        lora = getattr(projector, "lora", None)
+        if lora:  # the trained LoRA adapters go into a private copy of the adapted projections (shared LM untouched)
+            from types import SimpleNamespace
+
+            lm = SimpleNamespace(tokenizer=lm.tokenizer, model=lora_merged_lm(lm.model, lora), base=lm)
         self.vision, self.lm, self.projector = vision, lm, projector
         self.image_size = int(image_size)
         self.adapter = VitAdapter(vision.model)

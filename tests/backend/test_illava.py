@@ -177,3 +177,61 @@ def test_plan_validation_messages():
         ReductionPlan("illava_code", llm_layers=(0,), llm_r=8).validate(12, 30, 256)
     with pytest.raises(InputError, match="Unknown reduction method"):
         ReductionPlan("nope").validate(12, 30, 256)
+
+
+# ------------------------------------------------------------------------------------------- training pieces
+def test_grounding_targets_mix_object_and_background_by_coverage():
+    """The training script's per-patch grounding targets: background patches get the background word's embedding,
+    fully covered patches their object's attribute words, edge patches a convex mix by covered share."""
+    from backend.tokens import scenes
+    from backend.train.illava import GROUNDING_BACKGROUND, grounding_batch, grounding_targets
+
+    words = [GROUNDING_BACKGROUND, *scenes.ALL_ANSWERS]
+
+    class Tok:
+        def __call__(self, text, add_special_tokens=False):  # noqa: ANN001, ANN204
+            return {"input_ids": [words.index(text.strip())]}
+
+    embed = torch.nn.Embedding(len(words), 6)
+    sc = scenes.scenes(3, "train")
+    obj, frac, tgt, bg = grounding_targets(sc, embed, Tok(), 224)
+    assert obj.shape == frac.shape == (3, 256) and tgt.shape == (3, 4, 6)
+    assert float(frac.min()) >= 0 and float(frac.max()) == 1.0
+    out = grounding_batch(torch.tensor([0, 2]), obj, frac, tgt, bg)
+    for b, i in enumerate((0, 2)):
+        empty = frac[i] == 0
+        torch.testing.assert_close(out[b][empty], bg.expand(int(empty.sum()), -1))
+        full = frac[i] == 1
+        o = sc[i].objects[int(obj[i][full][0])]
+        want = 0.5 * sum(embed.weight[words.index(w)] for w in (o.color, o.shape, o.horizontal, o.vertical))
+        torch.testing.assert_close(out[b][full][0], want.detach())
+
+
+def test_lora_starts_at_zero_and_folds_into_a_copy():
+    """LoRA adapters: B = 0 at the start (the frozen model), hooks == weights folded into a private copy, and the
+    original model is never modified."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from backend.tokens.tiny_vlm import LoRA, lora_merged_lm
+
+    torch.manual_seed(0)
+    lm = LlamaForCausalLM(LlamaConfig(vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2)).eval()
+    ids = torch.tensor([[1, 4, 9, 16, 25]])
+    with torch.no_grad():
+        base = lm(ids).logits
+        lora = LoRA(lm.model.layers, rank=4, alpha=8.0)
+        handles = lora.attach(lm.model.layers)
+        torch.testing.assert_close(lm(ids).logits, base)  # B = 0: identity at the start
+        for p in lora.B.values():
+            p.normal_()
+        hooked = lm(ids).logits
+        for h in handles:
+            h.remove()
+        w0 = lm.model.layers[0].self_attn.q_proj.weight.clone()
+        merged = lora_merged_lm(lm, lora.tensors())
+        torch.testing.assert_close(merged(ids).logits, hooked, atol=1e-5, rtol=0)
+        torch.testing.assert_close(lm(ids).logits, base)  # the original is untouched
+    assert torch.equal(lm.model.layers[0].self_attn.q_proj.weight, w0)
+    assert merged.model.layers[0].mlp.up_proj.weight is lm.model.layers[0].mlp.up_proj.weight  # shared, not copied
+    assert merged.model.layers[0].self_attn.q_proj.weight is not lm.model.layers[0].self_attn.q_proj.weight

@@ -441,6 +441,7 @@ class HeadResult:
     params: int
     seed: int
     edge_density: float | None = None
+    cpu_seconds_per_epoch: float | None = None  # process CPU time (robust to other jobs on a shared machine)
 
     def row(self) -> dict[str, Any]:
         d = asdict(self)
@@ -510,10 +511,10 @@ def train_head(
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     gen = torch.Generator().manual_seed(seed)
     accs, losses = [], []
-    train_time = 0.0
+    train_time = cpu_time = 0.0
     for epoch in range(cfg.epochs):
         model.train()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         perm = torch.randperm(len(train), generator=gen)
         total = 0.0
         for b in range(0, len(train), cfg.batch_size):
@@ -524,6 +525,7 @@ def train_head(
             opt.step()
             total += float(loss.detach()) * len(idx)
         train_time += time.perf_counter() - t0
+        cpu_time += time.process_time() - c0
         losses.append(total / len(train))
         accs.append(float((predict(model, evals, g_eval) == y_eval).float().mean()))
         report(progress, (epoch + 1) / cfg.epochs, f"{pooling}: epoch {epoch + 1}/{cfg.epochs}, eval acc {accs[-1]:.3f}")
@@ -534,7 +536,7 @@ def train_head(
     result = HeadResult(
         pooling=pooling, accuracy=accs[-1], best_epoch_accuracy=max(accs), epoch_accuracy=accs, train_loss=losses,
         train_seconds=train_time, seconds_per_epoch=train_time / cfg.epochs, params=count_trainable(model),
-        seed=int(seed), edge_density=density,
+        seed=int(seed), edge_density=density, cpu_seconds_per_epoch=cpu_time / cfg.epochs,
     )
     model.eval()
     return model, result
@@ -793,6 +795,8 @@ class LoraResult:
     rank: int
     pooling: str
     target_modules: list[str]
+    cpu_seconds_per_step: float | None = None  # process CPU time (robust to other jobs on a shared machine)
+    cpu_seconds_per_epoch: float | None = None
 
 
 def lora_targets(model: nn.Module) -> list[str]:
@@ -850,7 +854,7 @@ def lora_reference(
     gen = torch.Generator().manual_seed(seed)
     steps_per_epoch = math.ceil(len(train_texts) / batch_size)
     total_steps = steps_per_epoch * epochs if max_steps is None else min(max_steps, steps_per_epoch * epochs)
-    step, step_time = 0, 0.0
+    step, step_time, step_cpu = 0, 0.0, 0.0
 
     def logits(texts: list[str]) -> torch.Tensor:
         enc = tok(texts, padding=True, truncation=True, max_length=max_tokens, return_tensors="pt")
@@ -864,12 +868,13 @@ def lora_reference(
             if step >= total_steps:
                 break
             idx = perm[b:b + batch_size]
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             loss = F.cross_entropy(logits([train_texts[i] for i in idx]), y[idx])
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
             step_time += time.perf_counter() - t0
+            step_cpu += time.process_time() - c0
             step += 1
             report(progress, 0.9 * step / total_steps, f"LoRA step {step}/{total_steps}, loss {float(loss.detach()):.3f}")
     acc = None
@@ -882,12 +887,14 @@ def lora_reference(
         acc = float((torch.cat(preds) == torch.tensor(y_eval)).float().mean())
     report(progress, 1.0, "LoRA done")
     per_step = step_time / max(step, 1)
+    cpu_step = step_cpu / max(step, 1)
     trainable = int(sum(p.numel() for p in params))
     return LoraResult(accuracy=acc, trainable_params=trainable, backbone_params=backbone.num_parameters(),
                       seconds_per_step=per_step, seconds_per_epoch=per_step * steps_per_epoch, steps=step,
                       steps_per_epoch=steps_per_epoch, epochs=step / steps_per_epoch,
                       extrapolated=step < steps_per_epoch * epochs, rank=rank, pooling=pooling,
-                      target_modules=targets)
+                      target_modules=targets, cpu_seconds_per_step=cpu_step,
+                      cpu_seconds_per_epoch=cpu_step * steps_per_epoch)
 
 
 # ================================================================================================ shipped heads

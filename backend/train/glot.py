@@ -76,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-heads", action="store_true", help="skip the heads (e.g. to run only the LoRA reference)")
     parser.add_argument("--lora-train", type=int, default=2000, help="training texts of the LoRA reference")
     parser.add_argument("--lora-epochs", type=int, default=1)
-    parser.add_argument("--smollm2", action="store_true", help="also run SmolLM2 on a subset (400/200) + LoRA timing")
+    parser.add_argument("--smollm2", action="store_true", help="also run SmolLM2 on a subset + LoRA timing")
+    parser.add_argument("--smollm2-n", type=int, nargs=2, default=(400, 200), metavar=("TRAIN", "EVAL"),
+                        help="SmolLM2 subset sizes (default 400 200)")
     parser.add_argument("--quick", action="store_true", help="smoke run: 120/60 texts, 2 epochs, LoRA 2 steps")
     parser.add_argument("--threads", type=int, default=None,
                         help="torch threads (default: $OMP_NUM_THREADS, else all cores up to 2)")
@@ -169,13 +171,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.smollm2:
             t0 = time.perf_counter()
             sm = load_backbone("smollm2")
-            n_tr, n_ev = (40, 20) if args.quick else (400, 200)
+            n_tr, n_ev = (40, 20) if args.quick else tuple(args.smollm2_n)
             res = run_stress(StressConfig(variant="hard", ratios=(RATIO,), n_train=n_tr, n_eval=n_ev), glot_cfg,
                              train_cfg, backbone=sm, example=False, states_dir=states_dir)
             tr, _ = stress.splits("hard", RATIO, n_train=64, n_eval=8)
             lora = lora_reference(sm, tr.texts, tr.labels, None, None, max_steps=2 if args.quick else 4,
                                   batch_size=16)
             results["smollm2"] = {"variant": "hard", "ratio": RATIO, "n_train": n_tr, "n_eval": n_ev, "lora_batch": 16,
+                                  "command": command.strip(),
                                   "summary": res.summary(), "encode_seconds": res.encode_seconds,
                                   "lora_timing": asdict(lora)}
             _write_json(results_path, results)

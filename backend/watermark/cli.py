@@ -70,6 +70,12 @@ def _weights(be: object) -> list:
     return [w] if w is not None else []
 
 
+def _codes_name(strategy: str) -> str:
+    from .codes import get_method
+
+    return get_method(strategy).name
+
+
 # -------------------------------------------------------------------------------------------------- handlers
 def cmd_users_create(args: argparse.Namespace) -> int:
     from ..runtime import timed
@@ -83,7 +89,7 @@ def cmd_users_create(args: argparse.Namespace) -> int:
         raise InputError(str(err)) from None
     seconds = clock()
     result = {"db": str(reg.path), "created": len(ids), "first_id": ids[0], "last_id": ids[-1],
-              "total_users": reg.count(), "strategy": args.strategy, "n_bits": reg.n_bits,
+              "total_users": reg.count(), "strategy": _codes_name(args.strategy), "n_bits": reg.n_bits,
               "seconds": round(seconds, 3)}
     if args.stats:
         from .codes import pool_stats
@@ -162,7 +168,8 @@ def cmd_attribute(args: argparse.Namespace) -> int:
     bits, ok = be.decode_batch([img])
     decode_s = clock()
     if not ok[0]:
-        raise InputError(f"{be.label} cannot decode this image ({img.shape[1]} x {img.shape[0]} px is too small).")
+        raise InputError(f"{be.label} cannot decode this image: {img.shape[1]} x {img.shape[0]} px is below its "
+                         f"minimum of {be.min_side} px per side.")
     tau = args.tau if args.tau is not None else A.tau_for_fpr(pool.n, len(pool), args.fpr, args.gamma)
     clock = timed()
     m = pool.match(bits[0], tau, k=args.top)
@@ -221,7 +228,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             row.pop("per_image_bit_accuracy", None)
     out["images"] = source
     be = _backend(args)
-    out["provenance"] = _prov(args, _weights(be), **{k: v for k, v in cfg.__dict__.items()})
+    out["provenance"] = _prov(args, _weights(be), **{k: v for k, v in cfg.__dict__.items() if k != "seed"})
     _print(out, args.json)
     return 0
 

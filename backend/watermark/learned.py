@@ -38,7 +38,6 @@ Tensors: images ``(B, 3, H, W)`` float in [0, 1]; messages ``(B, n_bits)`` float
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -199,6 +198,10 @@ class TileHiDDeNConfig:
     target_psnr: float = 36.0
     # crop sides searched at decode time: a geometric grid from 1 down to 0.65 (a crop keeping 42 % of the area)
     scales: tuple[float, ...] = tuple(round(0.97**k, 4) for k in range(15))
+    # decode time: spectral magnitudes of the folded tile above this multiple of their median (per channel) are
+    # clipped to it (phase kept), so image content that happens to be periodic with the tile (a stripe grating)
+    # cannot swamp the code; 0 switches it off. Training's aligned read-out never clips.
+    spectral_clip: float = 6.0
     arch: str = "tile"
 
 
@@ -247,21 +250,19 @@ class TileDecoder(nn.Module):
         return t.reshape(b, c, k, p, k, p).mean(dim=(2, 4))
 
     def fold_fast(self, feats: torch.Tensor, scale: float) -> torch.Tensor:
-        """:meth:`fold` as one sparse matrix product (the same linear map, built once per scale by folding the unit
-        basis); for inference without gradients."""
+        """:meth:`fold` for inference without gradients, as ``M @ feats @ M.T`` with one ``(P, S)`` matrix per scale.
+
+        The fold is linear and separable (bilinear resizing, with or without antialiasing, filters rows and columns
+        separately; the tile average too), so ``M`` is read off by folding the ``S`` images that are one unit row
+        each (constant along the other axis, which the fold keeps constant)."""
         cache = self.__dict__.setdefault("_fold_cache", {})
-        s, p = self.cfg.size, self.cfg.period
+        s = self.cfg.size
         if scale not in cache:
             with torch.no_grad():
-                basis = torch.eye(s * s).view(s * s, 1, s, s)
-                m = self.fold(basis, scale).reshape(s * s, p * p).T.contiguous()
-                m[m.abs() < 1e-12] = 0.0
-            with warnings.catch_warnings():  # torch flags sparse CSR as beta; the product is exact here
-                warnings.simplefilter("ignore", UserWarning)
-                cache[scale] = m.to_sparse_csr()
-        b, c = feats.shape[:2]
-        out = cache[scale] @ feats.reshape(b * c, s * s).T  # (P*P, B*C)
-        return out.T.reshape(b, c, p, p)
+                rows = torch.eye(s).view(s, 1, s, 1).expand(s, 1, s, s).contiguous()  # image k: row k is 1
+                cache[scale] = self.fold(rows, scale)[:, 0, :, 0].T.contiguous()  # (P, S)
+        m = cache[scale]
+        return m @ feats @ m.T
 
     def readout(self, tile: torch.Tensor, phase_y: torch.Tensor, phase_x: torch.Tensor) -> torch.Tensor:
         """Logits ``(B,n)`` after rolling each folded tile by its phase (the crop offset modulo the period)."""
@@ -275,6 +276,10 @@ class TileDecoder(nn.Module):
         # logits[py, px] = sum_c,y,x w[c, y, x] * tile[c, y - py, x - px]  (roll by +phase, then the linear layer)
         ft = torch.fft.rfft2(tile)  # (B, C, P, P//2+1)
         b, c = ft.shape[:2]
+        if self.cfg.spectral_clip > 0:  # content periodic with the tile piles up in a few bins: clip them
+            mag = ft.abs()
+            limit = self.cfg.spectral_clip * mag.flatten(2).median(dim=2).values[..., None, None]
+            ft = ft * torch.clamp(limit / mag.clamp_min(1e-12), max=1.0)
         fw = self._weight_spectrum()  # (F, C, n) conjugated, F = P * (P//2+1) frequencies
         prod = torch.matmul(ft.reshape(b, c, -1).permute(2, 0, 1), fw)  # (F, B, n): sum over channels per frequency
         corr = torch.fft.irfft2(prod.permute(1, 2, 0).reshape(b, n, p, -1).conj(), s=(p, p))
@@ -363,7 +368,7 @@ def _parse_config(meta: dict[str, str]) -> TinyHiDDeNConfig | TileHiDDeNConfig:
             kwargs[f.name] = raw == "True"
         elif f.type in ("str", str):
             kwargs[f.name] = raw
-        elif f.name == "scales":  # the decode-time search grid is an inference setting: the class default wins
+        elif f.name in ("scales", "spectral_clip"):  # decode-time search settings: the class defaults win
             continue
         elif f.type in ("float", float):
             kwargs[f.name] = float(raw)

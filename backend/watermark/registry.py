@@ -88,7 +88,7 @@ class LearnedWatermark:
         return np.concatenate(out) if out else np.zeros((0, self.n_bits), np.float32)
 
     def decode_batch(self, imgs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        ok = np.array([min(im.shape[:2]) >= 8 for im in imgs], bool)
+        ok = np.array([min(im.shape[:2]) >= self.min_side for im in imgs], bool)
         return (self.logits_batch(imgs) > 0).astype(np.uint8), ok
 
     def decode(self, img: np.ndarray) -> np.ndarray:

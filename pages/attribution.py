@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 from PIL import Image
 
+from backend.errors import InputError
 from backend.io import ImageLimits
 from backend.runtime import ASSETS, provenance
 from backend.watermark import attribution as A
@@ -34,7 +35,11 @@ tau is set from a target false-detection rate with the paper's Thm 3 bound and s
 up to 10,000 users (it grows superlinearly); a million users use random codes.
 """)
 LIMITS = ImageLimits(max_bytes=10 * 2**20, max_pixels=4_200_000, max_side=4096, min_side=32)
-reg = UserRegistry()
+try:
+    reg = UserRegistry()
+except InputError as err:  # a corrupt database file: say so instead of failing the page
+    st.error(f"{err} The page reads the file named by $METHOD_LAB_ATTRIBUTION_DB (default: the user cache).")
+    st.stop()
 presets = {name: (lambda n=name: Image.fromarray(load_photo(n))) for name in HELDOUT_PHOTOS}
 tab_embed, tab_users, tab_eval, tab_theory = st.tabs(["Embed and attribute", "Users", "Evaluation", "Bounds"])
 

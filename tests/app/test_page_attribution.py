@@ -94,6 +94,16 @@ def test_users_tab_create_and_compare_pools(tmp_path, monkeypatch):
     assert set(pools) == {"random", "nrg", "absta"} and pools["absta"][1] < pools["random"][1]
 
 
+def test_corrupt_database_shows_a_clear_message(tmp_path, monkeypatch):
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"not a database" * 200)
+    monkeypatch.setenv("METHOD_LAB_ATTRIBUTION_DB", str(bad))
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception
+    assert at.error and "not a usable users database" in at.error[0].value
+
+
 def test_bounds_tab_table5_and_simulation(app):
     table = app.dataframe[-1].value
     assert float(table["TAR >= (Thm 4)"][0]) == pytest.approx(0.9999962280431393, abs=1e-9)

@@ -74,7 +74,9 @@ with tab_rec:
         st.caption(f"LoRA r={lt['rank']} on SmolLM2: {lt['trainable_params']:,} trainable parameters, "
                    f"{lt['seconds_per_step']:.1f} s per step of {batch} texts ({lt['steps']} steps timed; a "
                    f"{sm['n_train']}-text epoch would take about {epoch_s:.0f} s); backbone states for "
-                   f"{sm['n_train'] + sm['n_eval']} texts: {sm['encode_seconds']:.0f} s.")
+                   f"{sm['n_train'] + sm['n_eval']} texts: {sm['encode_seconds']:.0f} s."
+                   + (" On this subset no pooling gets clear of chance: it is shown for its costs, not as a result."
+                      if max(x["accuracy"] for x in sm["summary"] if x["method"] in figs.POOLING_NAMES) < 0.6 else ""))
     if lora := rec.get("lora"):
         glot_row = next((r for r in rec["heads"].get("hard", {}).get("summary", []) if r["method"] == "glot"), None)
         cost = [{"method": "LoRA r=64 + linear head", "accuracy": lora["accuracy"], "trainable params":

@@ -94,3 +94,5 @@ def test_recorded_tab_reports_graph_vs_adapool(opened: AppTest) -> None:
     assert effect is not None, [list(t.columns) for t in tables]
     assert set(effect["variant"]) >= {"released", "hard", "relational"}
     assert set(effect["verdict"]) <= {"GLOT ahead", "AdaPool ahead", "tie within noise"}
+    if "smollm2" in rec:  # the decoder subset is shown with LoRA's time per step
+        assert any("LoRA r=64 on SmolLM2" in c.value and "s per step" in c.value for c in opened.caption)

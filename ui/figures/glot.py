@@ -15,6 +15,7 @@ COLORS = {
 }
 LABELS = {"mean": "Mean", "max": "Max", "cls": "CLS / last", "adapool": "AdaPool", "glot": "GLOT",
           "bow-unigram": "BoW (words)", "bow-1..2gram": "BoW (words + pairs)", "lora": "LoRA fine-tuning"}
+POOLING_NAMES = ("mean", "max", "cls", "adapool", "glot")
 NEEDLE = "#d62728"
 TOKEN = "#4c78a8"
 

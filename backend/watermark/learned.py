@@ -24,7 +24,9 @@ Two variants:
   and multiplied by a learned image-adaptive gain (conv-BN-ReLU blocks); the decoder's conv features are folded
   (averaged over whole tiles, which also averages the image content away) and read out by a linear layer at the right
   cyclic phase. Training knows each crop's scale and offset and reads out at the true phase; at decode time the decoder
-  searches crop scales x all phases (FFT cross-correlation) and keeps the most confident read-out.
+  searches crop scales x all phases (FFT cross-correlation) and keeps the most confident read-out. Image content that
+  is itself periodic with the tile (a stripe grating) would pile up in the fold like the code does; the decode-time
+  search clips spectral outliers of the folded tile (``spectral_clip``, our addition) so it cannot swamp the code.
 
 Strength (a deviation, stated): the residual is rescaled per image to a fixed PSNR budget (``target_psnr``, the knob
 deployed HiDDeN-family watermarks expose). That pins the image MSE term of HiDDeN's loss at the budget, so training

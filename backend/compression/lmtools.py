@@ -197,6 +197,8 @@ def save_pruned(model: Any, tokenizer: Any, result: PruneResult, out_dir: str | 
         if tokenizer is not None:
             tokenizer.save_pretrained(str(tmp))
         (tmp / "pruning_recipe.json").write_text(json.dumps(recipe, indent=2, default=str))
+        for f in tmp.iterdir():  # safetensors writes its file owner-only; the folder is meant to be shared
+            f.chmod(0o644)
         tmp.chmod(0o755)
         if out.exists():
             out.rmdir()

@@ -1,4 +1,5 @@
-"""Rebuild benchmarks/README.md from the per-method result sections (benchmarks/RESULTS_<id>.md), in catalog order.
+"""Rebuild benchmarks/README.md from the per-method result sections (benchmarks/RESULTS_<id>.md), and the method part of
+assets/MANIFEST.md from the per-method fragments (assets/MANIFEST_<id>.md), both in catalog order.
 
     .venv/bin/python benchmarks/collect.py
 
@@ -36,7 +37,25 @@ def main() -> int:
             parts.append(f.read_text().strip() + "\n")
     (HERE / "README.md").write_text("\n".join(parts))
     print(f"wrote {HERE / 'README.md'} with {len(parts) - 1} sections")
+    collect_manifest()
     return 0
+
+
+MARKER = "<!-- Method sections below were merged from the per-method fragments assets/MANIFEST_<id>.md -->"
+
+
+def collect_manifest() -> None:
+    """Keep assets/MANIFEST.md's shared part (up to MARKER) and append every fragment in catalog order."""
+    assets = HERE.parent / "assets"
+    manifest = assets / "MANIFEST.md"
+    head = manifest.read_text().split(MARKER)[0].rstrip() + "\n\n" + MARKER + "\n"
+    parts = [head]
+    for paper in catalog.PAPERS:
+        f = assets / f"MANIFEST_{paper.id}.md"
+        if f.is_file():
+            parts.append(f.read_text().strip() + "\n")
+    manifest.write_text("\n".join(parts))
+    print(f"wrote {manifest} with {len(parts) - 1} method sections")
 
 
 if __name__ == "__main__":

@@ -140,10 +140,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--log", default=None, help="also append progress lines to this file")
     ap.add_argument("--evaluate", action="store_true", help="only evaluate the shipped weights on held-out images "
                     "and write assets/rewatermark_eval.json")
-    ap.add_argument("--eval-images", type=int, default=32)
+    ap.add_argument("--eval-images", type=int, default=24)
+    ap.add_argument("--eval-models", default=None, help="comma list (default: every available model); results are "
+                    "merged into an existing rewatermark_eval.json")
     args = ap.parse_args(argv)
     if args.evaluate:
-        return evaluate_shipped(Path(args.out), args.eval_images, args.seed)
+        models = [m.strip() for m in args.eval_models.split(",")] if args.eval_models else None
+        return evaluate_shipped(Path(args.out), args.eval_images, args.seed, models)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     bad = [v for v in variants if v not in L.VARIANTS]
     if bad:
@@ -196,7 +199,7 @@ SPEC_MINIATURE = [  # the spec's recorded design miniature (32x32 blobs, 16 bits
 ]
 
 
-def evaluate_shipped(out_dir: Path, n_images: int, seed: int) -> int:
+def evaluate_shipped(out_dir: Path, n_images: int, seed: int, models: list[str] | None = None) -> int:
     """Evaluate every shipped variant and the registry backends on held-out images (256-384 px crops of the held-out
     photos and held-out procedural images) and write ``rewatermark_eval.json`` (read by the page and the manifest)."""
     from backend.runtime import provenance
@@ -206,12 +209,20 @@ def evaluate_shipped(out_dir: Path, n_images: int, seed: int) -> int:
 
     t = time.perf_counter()
     images = heldout_images(n_images, seed=seed, min_side=256, max_side=384)
-    models = [m for m in R.available_models()]
-    res = R.evaluate(models, images, R.EvalConfig(seed=seed),
-                     progress=lambda f, msg="": print(f"{f:.2f} {msg}", flush=True) if int(f * 100) % 10 == 0 else None)
-    sens = {}
-    for m in [m for m in models if m in L.VARIANTS or m == "tinyhidden"]:
-        sens[m] = R.sensitivity_report(m, images[:16], seed=seed)
+    models = models or R.available_models()
+    path = out_dir / "rewatermark_eval.json"
+    old = json.loads(path.read_text()) if path.is_file() else {}
+    res, sens, secs = dict(old.get("models", {})), dict(old.get("sensitivity", {})), dict(old.get("model_seconds", {}))
+    for m in models:
+        tm = time.perf_counter()
+        res.update(R.evaluate([m], images, R.EvalConfig(seed=seed)))
+        if m in L.VARIANTS:
+            sens[m] = R.sensitivity_report(m, images[:16], seed=seed)
+        secs[m] = round(time.perf_counter() - tm, 1)
+        print(f"{m}: {secs[m]:.0f}s", {k: res[m][k] for k in ("clean_acc", "psnr", "self_acc_a", "self_acc_b")},
+              flush=True)
+    order = [m for m in R.MODELS if m in res]
+    res = {m: res[m] for m in order}
     note = (f"{len(images)} held-out images (256-384 px crops of astronaut, camera, coffee, chelsea, rocket and "
             f"held-out procedural images), seed {seed}; messages A and B random per image; self-re-watermarking "
             "repeats B; cross-model attacker: TinyHiDDeN for the SRW family and the classical ones, plain for "
@@ -219,11 +230,10 @@ def evaluate_shipped(out_dir: Path, n_images: int, seed: int) -> int:
             "resolution (jpeg:75 = quality 75, blur:5 = 5x5 Gaussian kernel, noise:8 = sigma 8/255); matched PSNR: "
             "each learned model's residual rescaled to 34 dB. Classical backends: no PGD (not differentiable).")
     report = {"models": res, "sensitivity": sens, "spec_miniature": SPEC_MINIATURE, "note": note,
-              "seconds": round(time.perf_counter() - t, 1),
+              "model_seconds": secs, "n_images": n_images,
               "command": f"python -m backend.train rewatermark --evaluate --eval-images {n_images} --seed {seed}",
-              "provenance": provenance(seed, [L.weights_path(m) for m in models if m in L.VARIANTS],
+              "provenance": provenance(seed, [L.weights_path(m) for m in res if m in L.VARIANTS],
                                        n_images=n_images)}
-    path = out_dir / "rewatermark_eval.json"
     path.write_text(json.dumps(report, indent=1, default=float))
     print(f"wrote {path} in {time.perf_counter() - t:.0f}s")
     return 0

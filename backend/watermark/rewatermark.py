@@ -250,7 +250,7 @@ class EvalConfig:
     """Settings of :func:`evaluate` (held-out images; eps in [-1, 1] units as in the paper)."""
 
     rounds: int = 5
-    pgd_eps: tuple[float, ...] = (0.01, 0.02, 0.03, 0.04, 0.06)
+    pgd_eps: tuple[float, ...] = (0.01, 0.03, 0.06)
     pgd_iters: int = 50
     distortions: tuple[str, ...] = ("jpeg:75", "blur:5", "noise:8")
     matched_psnr: float | None = 34.0

@@ -1,0 +1,76 @@
+"""AppTest of the self-re-watermarking page: opens instantly, a preset run (plain vs SRW: rounds, cross-model, PGD),
+an upload, a bad upload (not an image), a too-small upload and a classical baseline refusing a small image."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "rewatermark.py")
+
+
+@pytest.fixture(scope="module")
+def app() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def _png(arr: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(arr).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def test_preset_run(app: AppTest) -> None:
+    n_before = len(app.get("plotly_chart"))
+    app.selectbox(key="rewatermark_img_choice").set_value("chelsea")
+    app.selectbox(key="rewatermark_baseline").set_value("plain")
+    app.selectbox(key="rewatermark_defended").set_value("srw")
+    app.slider(key="rewatermark_rounds").set_value(2)
+    app.button[0].click().run()
+    assert not app.exception
+    assert not app.error, [e.value for e in app.error]
+    res = app.session_state["rewatermark_result"]["run"]
+    assert set(res["models"]) == {"plain", "srw"}
+    for d in res["models"].values():
+        assert len(d["acc_a"]) == 2 and {"x", "x_w", "rw1", "rw2", "cross", "pgd"} <= set(d["images"])
+    # rounds curve, attack bars, two image strips and two bit grids
+    assert len(app.get("plotly_chart")) >= n_before + 6
+    df = app.dataframe[0].value
+    assert {"stage", "bit acc A", "bit acc B"} <= set(df.columns)
+    assert ((df["bit acc A"] >= 0) & (df["bit acc A"] <= 1)).all()
+
+
+def test_upload_bad_upload_and_small_image(app: AppTest) -> None:
+    app.selectbox(key="rewatermark_img_choice").set_value("Upload your own").run()
+    rng = np.random.default_rng(0)
+    img = (rng.random((96, 80, 3)) * 255).astype(np.uint8)
+    app.file_uploader(key="rewatermark_img_upload").set_value(("mine.png", _png(img), "image/png")).run()
+    app.slider(key="rewatermark_rounds").set_value(1)
+    app.select_slider(key="rewatermark_eps").set_value(0.0)
+    app.button[0].click().run()
+    assert not app.exception
+    assert not app.error, [e.value for e in app.error]
+    assert app.session_state["rewatermark_result"]["run"]["models"]["srw"]["images"]["x"].shape == (96, 80, 3)
+
+    # the classical baseline needs 256 px: a clear message, no crash
+    app.selectbox(key="rewatermark_baseline").set_value("dwtDctSvd")
+    app.button[0].click().run()
+    assert not app.exception
+    assert app.error and "256" in app.error[0].value
+
+    app.file_uploader(key="rewatermark_img_upload").set_value(("notes.png", b"this is not an image", "image/png")).run()
+    assert not app.exception
+    assert app.error and "not" in app.error[0].value.lower()
+
+    app.file_uploader(key="rewatermark_img_upload").set_value(("tiny.png", _png(img[:20, :20]), "image/png")).run()
+    assert not app.exception
+    assert app.error and "32 px" in app.error[0].value

@@ -172,6 +172,52 @@ def test_training_lowers_the_density_loss(small_clip: Clip) -> None:
     assert losses[-1] < 0.8 * losses[0]
 
 
+def test_temperature_floor_stops_the_density_kernel_from_widening(small_clip: Clip) -> None:
+    """With the released clamp [1e-3, 1e3] the density loss alone pulls T down (a wider kernel flattens every density
+    map, the collapse that made the density term inert in session 1); STDDN's ODE keeps T >= t_min = 1 (kernel std
+    <= 0.71 m) by projecting the raw parameter after each step."""
+    ct = ClipTensors.from_clip(small_clip)
+    batch = collate([make_window(ct, t0, 10) for t0 in (10, 40)], small_clip.dt)
+    finals = {}
+    for t_min in (1e-3, None):
+        torch.manual_seed(0)
+        model = STDDN()
+        if t_min is not None:
+            model.ode.t_min = t_min
+        assert float(model.ode.T.detach()) == 1.0
+        opt = torch.optim.Adam([model.ode.node_w, model.ode.node_b, model.ode.temperature], lr=0.05)
+        for _ in range(6):
+            loss = window_loss(model, batch, 0.0, 1.0).losses["rho"]
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            model.ode.project_temperature()
+        finals[t_min] = float(model.ode.T.detach())
+    assert finals[1e-3] < 0.9  # the released range: the kernel widens
+    assert finals[None] >= 1.0 and STDDN().cfg.t_min == 1.0
+
+
+def test_training_rollout_keeps_the_goal_term_and_acceleration_input_attached() -> None:
+    """As in the released code, the network's relational and history inputs are detached in training rollouts, but the
+    goal term ``(v0 e - v) / tau`` and the current-acceleration embedding see the live state, so d a_next / d v is
+    exactly -1/tau per component; inference (no live tensors) gives the same numbers."""
+    torch.manual_seed(0)
+    net = MicroNet()
+    N = 5
+    p = torch.rand(1, N, 2) * 10 + 5
+    v, a = torch.randn(1, N, 2), torch.randn(1, N, 2) * 0.3
+    hist = torch.cat([p, v, a], -1)[:, :, None].expand(1, N, 8, 6).clone()
+    args = (hist, torch.ones(1, N, 8, dtype=torch.bool), torch.full((1, N, 2), 19.0), torch.full((1, N), 1.3),
+            torch.ones(1, N, dtype=torch.bool), torch.zeros(1, 0, 2))
+    v_live, a_live = v.clone().requires_grad_(), a.clone().requires_grad_()
+    out = net(p, v, a, *args, v_live=v_live, a_live=a_live)
+    gv = torch.autograd.grad(out[..., 0].sum(), v_live, retain_graph=True)[0]
+    assert torch.allclose(gv[..., 0], torch.full((1, N), -1 / net.cfg.tau))
+    assert torch.allclose(gv[..., 1], torch.zeros(1, N))
+    assert torch.autograd.grad(out.sum(), a_live)[0].abs().sum() > 0
+    assert torch.allclose(out, net(p, v, a, *args))
+
+
 # ------------------------------------------------------------------------------------------------ simulators
 def test_social_force_free_flow_speed_cap_and_goal() -> None:
     cfg = SocialForceConfig()

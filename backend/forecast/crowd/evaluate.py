@@ -69,15 +69,17 @@ def eval_clip(scene: Scene, seconds: float, seed: int) -> Clip:
 
 
 def evaluate(scenes: list[str] | None = None, seconds: float = 60.0, seed: int = 300, methods: list[str] | None = None,
-             stride: int = 1, progress: Progress | None = None, keep_runs: bool = False) -> EvalResult:
-    """Held-out evaluation: one clip per scene (seed ``seed + index``), every method, averaged over scenes."""
+             stride: int = 1, progress: Progress | None = None, keep_runs: bool = False,
+             nets: dict | None = None) -> EvalResult:
+    """Held-out evaluation: one clip per scene (seed ``seed + index``), every method, averaged over scenes.
+    ``nets`` ({"stddn" | "micro": MicroNet}) overrides the shipped networks (e.g. other training seeds)."""
     sc = [get_scene(s) for s in scenes] if scenes else list(EVAL_SCENES)
     methods = list(methods or METHODS)
     per_scene, runs = [], {}
     for i, s in enumerate(sc):
         sub = sub_progress(progress, i / len(sc), (i + 1) / len(sc))
         clip = eval_clip(s, seconds, seed + i)
-        run = run_clip(clip, methods, stride, progress=sub)
+        run = run_clip(clip, methods, stride, progress=sub, nets=nets)
         for row in run.table():
             per_scene.append({"scene": s.name, **row, "gt_collisions": run.gt_collisions})
         if keep_runs:

@@ -39,6 +39,14 @@ Miniature choices and deviations (documented, deliberate):
   ``outflow="code"`` reproduces the released formula.
 * CGD of the inflow compares P(t) with P(t + 1) (the code compares P(t) with itself, a quirk).
 * The optional GC velocity-fusion CNN is not used (``fused_v`` off).
+* DDM temperature floor (session 2): the released code clamps T to [1e-3, 1e3] (on 0.2 m cells). With that range the
+  learned T collapsed in our training (1 -> 0.026, a kernel about 4 m wide on 1 m cells): widening the kernel makes every
+  density map nearly uniform, so ``L_rho`` falls without any flow being modelled, and its gradient on the trajectory
+  network vanished (about 1e-7 of the acceleration term's; 5000x more at T = 1). The drift also happens when the
+  label's T is detached (it runs through the ODE's own soft assignments), so we bound the kernel instead: T >= t_min =
+  1, the released initial value, i.e. the kernel (standard deviation ``1 / sqrt(2 T)`` = 0.71 m) may sharpen but never
+  grow wider than at the start; a physical length, since our cells are 5x coarser than the paper's. T stays learnable
+  above the floor; the raw parameter is projected back after each optimiser step.
 """
 
 from __future__ import annotations
@@ -50,7 +58,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .density import Grid, clamp_temperature, crossing_weight, density, soft_assign
+from .density import T_MAX, T_MIN, Grid, crossing_weight, density, soft_assign
 
 HISTORY = 8
 
@@ -89,10 +97,12 @@ class StddnConfig:
     stages: dict[str, tuple[float, float]] = field(
         default_factory=lambda: {"trajectory": (1.0, 0.1), "physics": (0.1, 1.0), "joint": (1.0, 1.0)})
     time_decay: float = 0.9
+    t_min: float = 1.0  # DDM temperature floor (kernel std <= 0.71 m, the released init); released clamp: 1e-3
 
     @property
     def grid(self) -> Grid:
         return Grid.from_bounds(self.bounds, self.cell)
+
 
 
 # --------------------------------------------------------------------------------------------------- features
@@ -206,16 +216,23 @@ class MicroNet(nn.Module):
         self.head = nn.Sequential(nn.Linear(ctx, cfg.spatial_emb // 2), nn.ReLU(), nn.Linear(cfg.spatial_emb // 2, 2))
 
     def forward(self, p: torch.Tensor, v: torch.Tensor, a: torch.Tensor, hist: torch.Tensor, hist_ok: torch.Tensor,
-                goal: torch.Tensor, v0: torch.Tensor, present: torch.Tensor, obstacles: torch.Tensor) -> torch.Tensor:
+                goal: torch.Tensor, v0: torch.Tensor, present: torch.Tensor, obstacles: torch.Tensor,
+                v_live: torch.Tensor | None = None, a_live: torch.Tensor | None = None) -> torch.Tensor:
         """p, v, a, goal ``[B, N, 2]``; hist ``[B, N, L, 6]`` absolute (p, v, a), oldest first, last = now;
-        hist_ok ``[B, N, L]``; v0 ``[B, N]``; present ``[B, N]``; obstacles ``[B, M, 2]``. Returns ``[B, N, 2]``."""
+        hist_ok ``[B, N, L]``; v0 ``[B, N]``; present ``[B, N]``; obstacles ``[B, M, 2]``. Returns ``[B, N, 2]``.
+
+        ``v_live`` / ``a_live`` (training rollouts): the same velocity / acceleration still attached to the graph. As in
+        the released code, they feed the goal term ``(v0 e - v) / tau`` and the current-acceleration embedding (the
+        denoiser's input ``x``), while neighbour, obstacle and history features use the detached state."""
         cfg = self.cfg
         B, N, _ = p.shape
+        v_live = v if v_live is None else v_live
+        a_live = a if a_live is None else a_live
         to_goal = goal - p
         dist = to_goal.norm(dim=-1, keepdim=True)
         dist = torch.where(dist == 0, dist + 0.1, dist)
         e_goal = to_goal / dist
-        goal_term = (v0[..., None] * e_goal - v) / cfg.tau
+        goal_term = (v0[..., None] * e_goal - v_live) / cfg.tau
         heading = heading_of(v, e_goal)
         # history (relative positions)
         hrel = torch.cat([hist[..., :2] - p[:, :, None, :], hist[..., 2:]], dim=-1) * hist_ok[..., None]
@@ -238,7 +255,7 @@ class MicroNet(nn.Module):
         vec_o = torch.zeros_like(p)
         for layer in self.egnn_obs:
             ho, _, vec_o = layer(ho, None, orel, omask, a)
-        s = torch.relu(self.spatial(a))
+        s = torch.relu(self.spatial(a_live))
         out = self.head(torch.cat([h_hist, h, ho, s], dim=-1))
         acc = out + vec_p + vec_o + goal_term
         return torch.where(present[..., None], acc, torch.zeros_like(acc))
@@ -276,12 +293,14 @@ class DensityODE(nn.Module):
     time in frames); :meth:`forward` reads the prepared transition of step ``floor(t)``.
     """
 
-    def __init__(self, grid: Grid, embed_dim: int = 4, temperature: float = 1.0, outflow: str = "conservative") -> None:
+    def __init__(self, grid: Grid, embed_dim: int = 4, temperature: float = 1.0, outflow: str = "conservative",
+                 t_min: float = T_MIN) -> None:
         super().__init__()
         if outflow not in ("conservative", "code"):
             raise ValueError(f"unknown outflow {outflow!r}; valid: conservative, code")
         self.grid = grid
         self.outflow = outflow
+        self.t_min = max(float(t_min), T_MIN)
         C = grid.num_cells
         self.node_w = nn.Parameter(torch.randn(C + 1, embed_dim) * 0.01)
         self.node_b = nn.Parameter(torch.randn(C + 1, embed_dim) * 0.01)
@@ -292,10 +311,16 @@ class DensityODE(nn.Module):
 
     @property
     def T(self) -> torch.Tensor:
-        return clamp_temperature(self.temperature)
+        """The learned DDM temperature clamped to ``[t_min, 1e3]``."""
+        return self.temperature.clamp(self.t_min, T_MAX)
+
+    @torch.no_grad()
+    def project_temperature(self) -> None:
+        """Keep the raw parameter inside ``[t_min, 1e3]`` (call after each optimiser step)."""
+        self.temperature.clamp_(self.t_min, T_MAX)
 
     def assign(self, pos: torch.Tensor, present: torch.Tensor | None = None) -> torch.Tensor:
-        return soft_assign(pos, self.temperature, self.grid, present)
+        return soft_assign(pos, self.T, self.grid, present)
 
     def prepare(self, pos: torch.Tensor, speed: torch.Tensor, present: torch.Tensor,
                 ext: torch.Tensor | None = None) -> None:
@@ -315,7 +340,7 @@ class DensityODE(nn.Module):
         """``s_i = <w_s, w_r> |v_i| c_i + <b_s, b_r>`` ``[B, N]`` for soft senders ``Ps`` and receivers ``Pr``."""
         w, b = self.node_w[:-1], self.node_b[:-1]
         ps, pr = Ps[..., :-1], Pr[..., :-1]
-        c = crossing_weight(Ps, Pr, self.temperature)
+        c = crossing_weight(Ps, Pr, self.T)
         ww = ((ps @ w) * (pr @ w)).sum(-1)
         bb = ((ps @ b) * (pr @ b)).sum(-1)
         return ww * speed * c + bb
@@ -360,7 +385,8 @@ class STDDN(nn.Module):
         self.micro_cfg = micro or MicroConfig()
         self.cfg = macro or StddnConfig()
         self.micro = MicroNet(self.micro_cfg)
-        self.ode = DensityODE(self.cfg.grid, self.cfg.embed_dim, self.cfg.temperature, self.cfg.outflow)
+        self.ode = DensityODE(self.cfg.grid, self.cfg.embed_dim, self.cfg.temperature, self.cfg.outflow,
+                              self.cfg.t_min)
 
     def config_dict(self) -> dict:
         return {"micro": asdict(self.micro_cfg), "macro": {k: v for k, v in asdict(self.cfg).items()}}
@@ -398,7 +424,9 @@ class WindowOutput:
 
 def rollout_window(net: MicroNet, b: WindowBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Autoregressive micro rollout over the window with ground-truth injection of forced (warm-up / entering) agents.
-    Network inputs are detached (as in the released code); gradients flow through the state update."""
+    As in the released code, the relational and history inputs are detached, while the current velocity (goal term) and
+    acceleration (the denoiser's ``x``) stay attached, so later losses reach earlier steps through the network as well as
+    through the state update. (Session 1 detached every input, which cut that path.)"""
     K1 = b.p.shape[1]
     dt = b.dt
     p, v, a = b.p[:, 0], b.v[:, 0], b.a[:, 0]
@@ -406,7 +434,8 @@ def rollout_window(net: MicroNet, b: WindowBatch) -> tuple[torch.Tensor, torch.T
     ps, vs, as_ = [p], [v], [a]
     for t in range(K1 - 1):
         pres = b.present[:, t]
-        a_next = net(p.detach(), v.detach(), a.detach(), hist.detach(), hist_ok, b.goal[:, t], b.v0, pres, b.obstacles)
+        a_next = net(p.detach(), v.detach(), a.detach(), hist.detach(), hist_ok, b.goal[:, t], b.v0, pres, b.obstacles,
+                     v_live=v, a_live=a)
         v_n = v + a * dt
         p_n = p + v * dt
         a_n = a_next

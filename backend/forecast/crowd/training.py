@@ -7,6 +7,9 @@ time decay 0.9 on the trajectory terms. Rotated copies (multiples of 90 degrees 
 data as in the paper's GC/UCY set-up. The ablation uses the same network, data, epochs and seed with lambda2 = 0
 throughout.
 
+The DDM temperature is projected back to ``[t_min, 1e3]`` after each physics step (see ``stddn``'s notes: the
+released range let it collapse and silence the density term).
+
 Checkpoint selection (ours): the epoch with the lowest long-rollout MAE on validation clips of the training geometries
 (new seeds), for both models alike.
 """
@@ -233,6 +236,7 @@ def train(model: STDDN, train_clips: list[Clip], val_clips: list[Clip], cfg: Tra
                 opt_traj.step()
                 if lam2 > 0:
                     opt_phys.step()
+                    model.ode.project_temperature()
                 for k, v in out.losses.items():
                     sums[k] = sums.get(k, 0.0) + float(v.detach())
             for s in sched:
@@ -267,3 +271,23 @@ def train(model: STDDN, train_clips: list[Clip], val_clips: list[Clip], cfg: Tra
     model.load_state_dict(best[2])
     model.eval()
     return TrainResult(model, history, best[1], best[0], time.perf_counter() - t_start)
+
+
+def loss_gradient_norms(model: STDDN, batch: WindowBatch) -> dict[str, float]:
+    """How strongly each loss term pulls on the trajectory network: the gradient norm over ``model.micro``'s
+    parameters of the acceleration term, the position term and the density term (lambda = 1 each), and the density
+    term relative to the other two. Diagnoses whether the density ODE can guide the network at all."""
+    was_training = model.training
+    model.eval()
+    out = window_loss(model, batch, 1.0, 1.0)
+    norms = {}
+    for key in ("a", "p", "rho"):
+        model.zero_grad()
+        out.losses[key].backward(retain_graph=True)
+        sq = sum(float((p.grad**2).sum()) for p in model.micro.parameters() if p.grad is not None)
+        norms[key] = math.sqrt(sq)
+    model.zero_grad()
+    model.train(was_training)
+    return {"grad_a": norms["a"], "grad_p": norms["p"], "grad_rho": norms["rho"],
+            "rho_over_a": norms["rho"] / max(norms["a"], 1e-30), "rho_over_p": norms["rho"] / max(norms["p"], 1e-30),
+            "T": float(model.ode.T.detach())}

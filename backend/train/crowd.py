@@ -96,14 +96,17 @@ def evaluate_shipped(seconds: float = 60.0, seed: int = 300) -> dict:
 
 
 def evaluate_seed(out_dir: Path, seed: int, seconds: float = 60.0) -> dict:
-    """Score STDDN and its ablation trained with ``--out-dir DIR --seed S`` on the same held-out clips as the shipped
+    """Score STDDN and/or its ablation trained with ``--out-dir DIR --seed S`` on the same held-out clips as the shipped
     weights (60 s, seed 300, stride 2) and on the ci subset; writes ``DIR/crowd_eval_seed<S>.json``."""
     from backend.forecast.crowd.evaluate import evaluate
     from backend.forecast.crowd.methods import load_model
 
-    nets = {k: load_model(k, out_dir / f"crowd_{k}_seed{seed}.safetensors")[0].micro for k in ("stddn", "micro")}
-    res = evaluate(seconds=seconds, seed=300, methods=["stddn", "micro"], stride=2, nets=nets)
-    ci = evaluate(seconds=CI["seconds"], seed=CI["seed"], methods=["stddn", "micro"], stride=CI["stride"], nets=nets)
+    files = {k: out_dir / f"crowd_{k}_seed{seed}.safetensors" for k in ("stddn", "micro")}
+    nets = {k: load_model(k, f)[0].micro for k, f in files.items() if f.is_file()}  # whichever were trained
+    if not nets:
+        raise FileNotFoundError(f"no crowd_*_seed{seed}.safetensors in {out_dir}")
+    res = evaluate(seconds=seconds, seed=300, methods=list(nets), stride=2, nets=nets)
+    ci = evaluate(seconds=CI["seconds"], seed=CI["seed"], methods=list(nets), stride=CI["stride"], nets=nets)
     out = {"train_seed": seed, "seconds": seconds, "seed": 300, "stride": 2, "table": res.table,
            "per_scene": res.per_scene, "ci": {"config": CI, "table": ci.table, "per_scene": ci.per_scene},
            "command": f"python -m backend.train crowd --out-dir {out_dir} --seed {seed} --seed-eval"}

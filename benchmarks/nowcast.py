@@ -104,12 +104,33 @@ def quality_table(summaries: dict[str, dict], claims: dict) -> str:
     return "\n".join(lines)
 
 
+def hourly_curves(summaries: dict[str, dict], claims: dict) -> str:
+    """The curves behind the claims, hour by hour: CRPS and CSI at 1 mm/h per method (mean of the 4 leads of each
+    hour), then for each claim where it fails (hours for CRPS, leads for CSI)."""
+    n = len(next(iter(summaries.values()))["crps"])
+    hrs = [(a, min(a + 4, n)) for a in range(0, n, 4)]
+    out = []
+    for key, get in (("CRPS (mm/h)", lambda s: np.asarray(s["crps"])),
+                     ("CSI at 1 mm/h", lambda s: np.asarray(s["csi"]["1.0"]))):
+        out += [f"{key} by hour:", "", "| method | " + " | ".join(f"h{a // 4 + 1}" for a, _ in hrs) + " |",
+                "|---|" + "---:|" * len(hrs)]
+        for name, s in summaries.items():
+            v = get(s)
+            out.append(f"| {LABEL.get(name, name)} | " + " | ".join(f"{v[a:b].mean():.4f}" for a, b in hrs) + " |")
+        out.append("")
+    for k, c in claims.items():
+        detail = {kk: vv for kk, vv in c.items() if kk != "holds"}
+        out.append(f"- {k}: {'holds' if c['holds'] else 'does NOT hold'}; {detail}")
+    return "\n".join(out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", type=int, default=3, help="cases for the timing table (seeds 20500+)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--eval-cases", type=int, default=0, help="held-out cases for the quality table (seeds 20000+)")
     ap.add_argument("--write", action="store_true", help="write benchmarks/RESULTS_nowcast.md")
+    ap.add_argument("--json-out", default=None, help="also save the evaluation summaries and claims to this JSON file")
     args = ap.parse_args()
 
     from backend.runtime import setup_torch
@@ -123,8 +144,13 @@ def main() -> int:
         from backend.forecast.precip.pipeline import check_claims, evaluate, heldout_seeds
 
         summ = evaluate(heldout_seeds(args.eval_cases), n_leads=32)
+        claims = check_claims(summ)
         out += [f"### Quality pooled over {args.eval_cases} held-out cases (seeds 20000-{20000 + args.eval_cases - 1})",
-                "", quality_table(summ, check_claims(summ)), ""]
+                "", quality_table(summ, claims), "", hourly_curves(summ, claims), ""]
+        if args.json_out:
+            import json
+
+            Path(args.json_out).write_text(json.dumps({"summaries": summ, "claims": claims}))
     out.append(f"(benchmark ran {time.perf_counter() - t0:.0f} s)")
     text = "\n".join(out)
     print(text)

@@ -16,7 +16,8 @@ is not public (the RainPro repository holds a README only), so this follows the 
   exceedance probability P(R >= t_k) is the sum of the bins from k upward, so it lies in [0, 1] and is non-increasing
   in the threshold by construction (the consistency the paper asks of its probability maps);
 - loss: the sum over thresholds of the binary cross-entropy of P(R >= t_k) against 1[R >= t_k], computed stably in
-  log space, plus the threshold-weighted CRPS (sum_k Brier_k x bin width), both averaged over pixels and leads.
+  log space, plus the threshold-weighted CRPS (sum_k Brier_k x bin width; weight 4 in the shipped training, see
+  backend/train/nowcast.py), both averaged over pixels and leads.
 
 Also here: the deterministic U-Net baseline (same backbone and inputs, one rain-rate channel per lead, trained with MSE
 on log1p rain) and a lead-conditioned variant (one pass per lead, as in MetNet) used only to time the single-pass

@@ -38,6 +38,9 @@ def _scene(seed: int):
 presets = {f"Scene {i + 1} (held-out)": _scene(scenes.HELDOUT_SEED0 + i) for i in range(4)}
 presets.update({f"Photo: {k}": v for k, v in skimage_presets().items()})
 label, image = image_input("illava_img", presets)
+if image is not None and max(image.size) != 224:
+    st.caption(f"The {image.size[0]} × {image.size[1]} image is resized to 224 × 224 (16 × 16 patches) for the "
+               "encoder.")
 default_q = "What color is the circle?"
 if label.startswith("Scene"):
     default_q = scenes.make_scene(scenes.HELDOUT_SEED0 + int(label.split()[1]) - 1).questions[0].text

@@ -82,6 +82,19 @@ def test_records_track_sources(vlm, scene):
         assert (rec.group >= 0).all()  # iLLaVA recycles: no patch is dropped in the encoder
 
 
+def test_shipped_lora_lives_in_a_private_copy(vlm):
+    """The shipped file carries LoRA adapters for SmolLM2's q/v projections: the tiny VLM folds them into its own
+    copy of those matrices; the embedded model shared with other pages keeps its weights."""
+    lora = vlm.projector.lora
+    assert lora and float(lora["lora.scale"]) > 0
+    key = "3_q_proj"
+    ours = vlm.lm.model.model.layers[3].self_attn.q_proj.weight
+    shared = vlm.lm.base.model.model.layers[3].self_attn.q_proj.weight
+    delta = float(lora["lora.scale"]) * lora[f"lora.B.{key}"] @ lora[f"lora.A.{key}"]
+    torch.testing.assert_close(ours - shared, delta, atol=1e-6, rtol=0)
+    assert vlm.lm.model.model.layers[3].mlp.up_proj.weight is vlm.lm.base.model.model.layers[3].mlp.up_proj.weight
+
+
 def test_other_architectures_patch_like_the_library():
     """The same loops drive CLIP/SigLIP towers and Llama/Qwen2 LMs (LLaVA-family parts), here tiny random ones."""
     from transformers import CLIPVisionConfig, CLIPVisionModel, Qwen2Config, Qwen2ForCausalLM
@@ -157,11 +170,14 @@ def ci_claim(vlm) -> dict:
     return _claim(vlm, CI_SCENES)
 
 
-# Measured on the shipped projector (ci subset, 210 questions, chance 0.392): unreduced accuracy 0.514, iLLaVA at
-# 85 of 256 tokens 0.452; prefill 1.76x faster (benchmark, loaded machine). The claims below keep the issue's bounds
-# and are marked as expected failures on this miniature (see assets/MANIFEST_illava.md); a pass shows as XPASS.
-_WEAK = ("the shipped tiny VLM is weak (ci subset: 0.514 vs chance 0.392; colour and left/right near chance), so "
-         "this claim does not hold on our miniature yet")
+# Measured on the shipped weights (projector + LoRA, ci subset: 210 questions on held-out scenes 0-35, chance 0.392):
+# unreduced accuracy 0.500, iLLaVA (code variant) at 85 of 256 tokens 0.490 (-1.0 point); prefill 1.95x faster than
+# the unreduced model on transformers' SDPA path at a load of about 10 on the shared 2-core machine (2.25x at load
+# about 3, benchmarks/RESULTS_illava.md). The bounds are the issue's; the ones that do not hold are expected failures
+# that state the measured number (a pass shows as XPASS).
+_WEAK = ("the shipped tiny VLM is weak: 0.500 on the ci subset vs chance 0.392 (the bound is chance + 0.25 = 0.642); "
+         "retraining with LoRA on SmolLM2 (train accuracy 0.66) did not raise held-out accuracy over the projector-only "
+         "model (0.514)")
 
 
 @pytest.mark.xfail(strict=False, reason=_WEAK)
@@ -178,15 +194,15 @@ def test_shipped_vlm_is_above_chance(ci_claim):
     assert ci_claim["acc_full"] >= ci_claim["chance"] + 3 * se, ci_claim
 
 
-@pytest.mark.xfail(strict=False, reason="iLLaVA at 85 of 256 tokens loses 6 points on the ci subset (0.514 -> "
-                   "0.452); " + _WEAK)
 def test_illava_two_thirds_fewer_tokens_keeps_accuracy(ci_claim):
+    """Holds on the ci subset (0.500 -> 0.490), but on a weak model: see the sweep for random dropping at the same
+    budget."""
     assert ci_claim["tokens_to_llm"] <= 256 // 2 and ci_claim["llm_tokens"] <= 90
     assert ci_claim["acc_illava"] >= ci_claim["acc_full"] - 0.03, ci_claim
 
 
-@pytest.mark.xfail(strict=False, reason="measured 1.76x (benchmarks/RESULTS_illava.md) on the shared 2-core machine "
-                   "under load ~8, where per-layer fixed costs weigh more than on an idle CPU; multiply-adds fall 2.4x")
+@pytest.mark.xfail(strict=False, reason="wall-time ratio depends on machine load: measured 1.95x at a load of about 10 "
+                   "on the shared 2 cores (2.25x at load about 3); multiply-adds fall 2.4x")
 def test_illava_two_thirds_fewer_tokens_halves_prefill(ci_claim):
     assert ci_claim["speedup"] >= 2.0, ci_claim
 

@@ -279,9 +279,12 @@ class TileDecoder(nn.Module):
         ft = torch.fft.rfft2(tile)  # (B, C, P, P//2+1)
         b, c = ft.shape[:2]
         if self.cfg.spectral_clip > 0:  # content periodic with the tile piles up in a few bins: clip them
-            mag = ft.abs()
+            mag = ft.abs().detach()
             limit = self.cfg.spectral_clip * mag.flatten(2).median(dim=2).values[..., None, None]
-            ft = ft * torch.clamp(limit / mag.clamp_min(1e-12), max=1.0)
+            # straight-through: the forward pass clips, gradients (white-box attacks) pass as if it did not, so the
+            # clip cannot mask them (measured: PGD at eps 4/255 failed through the clip's own gradient, 0.94 bits)
+            clipped = ft * torch.clamp(limit / mag.clamp_min(1e-12), max=1.0)
+            ft = ft + (clipped - ft).detach() if ft.requires_grad else clipped
         fw = self._weight_spectrum()  # (F, C, n) conjugated, F = P * (P//2+1) frequencies
         prod = torch.matmul(ft.reshape(b, c, -1).permute(2, 0, 1), fw)  # (F, B, n): sum over channels per frequency
         corr = torch.fft.irfft2(prod.permute(1, 2, 0).reshape(b, n, p, -1).conj(), s=(p, p))

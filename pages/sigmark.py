@@ -25,8 +25,8 @@ group and destroys its codeword; **SGO** (segment group-ordering) cuts the video
 segment's group phase with the keys and puts it back in place before extraction.
 
 **What you see**: a *tiny* latent video diffusion model trained by this project on procedural clips (25 frames of
-16x16: causal 3D VAE, 16x8x8 latents = 1024 code bits per latent frame, DDIM sampling and inversion). The watermarked
-and plain videos come from the same seed (same noise magnitudes). Bit accuracy per latent frame, with and without
+32x32: causal 3D VAE with x4 spatial and x4 temporal compression, 16x8x8 latents = 1024 code bits per latent frame,
+DDIM sampling and inversion). The watermarked and plain videos come from the same seed (same noise magnitudes). Bit accuracy per latent frame, with and without
 SGO, and the non-blind VideoShield-style template baseline, whose extraction cost grows with every registered video.
 """)
 
@@ -150,8 +150,8 @@ else:
 
 st.subheader("Extract from your own video")
 st.markdown("A video generated on this page (NPZ or PNG-zip downloads are lossless; MP4, WebM and GIF also work but "
-            "their compression is an attack at 16x16). Edited elsewhere is fine: cut, reorder, re-encode. Limits: "
-            "20 MB, 5-240 frames, at most 1024 px per side; frames are resized to 16x16.")
+            "their compression is an attack at 32x32). Edited elsewhere is fine: cut, reorder, re-encode. Limits: "
+            "20 MB, 5-240 frames, at most 1024 px per side; frames are resized to 32x32.")
 up = upload_bytes("Video", "sigmark_upload", ["mp4", "webm", "gif", "npz", "zip"], 20.0,
                   "MP4 / WebM / GIF, or the lossless NPZ / ZIP from this page; at most 20 MB")
 bits = st.selectbox("Message length (bits)", [32, 64, 96, 192], key="sigmark_bits")

@@ -142,8 +142,10 @@ def _corrected(key: PRCKey, post: np.ndarray) -> np.ndarray:
     return (1 - 2 * key.eta) * (1 - 2 * key.pad.astype(np.float64)) * np.asarray(post, np.float64).reshape(-1)
 
 
-def detect_stats(key: PRCKey, post: np.ndarray, fpr: float | None = None) -> tuple[float, float]:
-    """(score S, threshold) of PRC Detect at ``fpr`` (default: the key's)."""
+def detect_terms(key: PRCKey, post: np.ndarray) -> tuple[float, float, float]:
+    """The sums Detect is made of: (S = sum_j log((1 + P_j)/2), C, B = 0.5 sum_j log((1 - P_j^2)/4)); the threshold
+    at ``fpr`` is ``B + sqrt(2 C ln(1/fpr))``. Sums over several (key, posterior) pairs give the same test on their
+    concatenated checks (a joint Detect)."""
     q = _corrected(key, post)
     P = np.prod(q[key.checks], axis=1)
     P = np.clip(P, -1 + 1e-12, 1 - 1e-12)
@@ -151,8 +153,18 @@ def detect_stats(key: PRCKey, post: np.ndarray, fpr: float | None = None) -> tup
     log_minus = np.log((1 - P) / 2)
     log_prod = log_plus + log_minus
     const = 0.5 * np.sum(log_plus**2 + log_minus**2 - 0.5 * log_prod**2)
-    thr = math.sqrt(2 * const * math.log(1 / (fpr or key.fpr))) + 0.5 * log_prod.sum()
-    return float(log_plus.sum()), float(thr)
+    return float(log_plus.sum()), float(const), float(0.5 * log_prod.sum())
+
+
+def threshold(const: float, base: float, fpr: float) -> float:
+    """Detect threshold ``base + sqrt(2 C ln(1/fpr))`` (concentration bound: P(S >= threshold) <= fpr without key)."""
+    return base + math.sqrt(2 * const * math.log(1 / fpr))
+
+
+def detect_stats(key: PRCKey, post: np.ndarray, fpr: float | None = None) -> tuple[float, float]:
+    """(score S, threshold) of PRC Detect at ``fpr`` (default: the key's)."""
+    score, const, base = detect_terms(key, post)
+    return score, threshold(const, base, fpr or key.fpr)
 
 
 def detect_score(key: PRCKey, post: np.ndarray) -> float:

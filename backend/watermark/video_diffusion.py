@@ -6,9 +6,11 @@ SIGMark (arXiv 2603.02882) hides its watermark in the initial noise z_T of a lat
 ``4(j-1)+1 .. 4j`` into latent frame ``j``; temporal convolutions only look at the past. No pretrained video diffusion
 weights are available offline, so :class:`TinyVideoLDM` reproduces that structure at miniature size:
 
-- clips of ``F = 1 + 4 L`` frames (default 25 = 1 + 4*6) of 16x16 RGB in [-1, 1];
-- :class:`CausalVAE3D`: x2 spatial, x4 temporal, 16 latent channels -> latents ``[B, 16, 1 + L, 8, 8]`` (1024 values per
-  latent frame, the PRC code length ``n`` of the lab);
+- clips of ``F = 1 + 4 L`` frames (default 25 = 1 + 4*6) of 32x32 RGB in [-1, 1];
+- :class:`CausalVAE3D`: x4 spatial, x4 temporal, 16 latent channels -> latents ``[B, 16, 1 + L, 8, 8]`` (1024 values per
+  latent frame, the PRC code length ``n`` of the lab). The first frame is encoded alone, so it needs more pixel values
+  (3 * 32 * 32 = 3072) than latent values (1024): at 16x16 with x2 (768 < 1024) the decoder cannot be injective on latent
+  frame 0, its round trip is lost, and the loss leaks into every later frame through the denoiser's temporal mixing;
 - :class:`SpaceTimeDenoiser`: an eps-prediction net (per-frame 2D convs + temporal convs + diffusers' timestep embedding);
 - sampling with diffusers' ``DDIMScheduler``; inversion either with diffusers' ``DDIMInverseScheduler`` (same
   config; ``fixed_point = 0``) or, by default, as the exact inverse of that DDIM sampler, each step solved by K
@@ -41,21 +43,23 @@ TEMPORAL = 4  # frames per latent frame after the first (causal VAE grouping)
 
 
 # ----------------------------------------------------------------------------------------------- synthetic clips
-def synthetic_clips(n: int, seed: int, frames: int = 25, size: int = 16) -> np.ndarray:
+def synthetic_clips(n: int, seed: int, frames: int = 25, size: int = 32) -> np.ndarray:
     """Procedural training/evaluation clips: a panning textured background plus 1-2 bouncing shapes.
 
-    Returns float32 ``[n, frames, size, size, 3]`` in [0, 1]. Fully determined by ``seed``.
+    Returns float32 ``[n, frames, size, size, 3]`` in [0, 1]. Fully determined by ``seed``. Lengths (radii, speeds,
+    pans, texture periods) are drawn for a 16-pixel frame and scaled by ``size / 16``.
     """
     rng = np.random.default_rng(seed)
+    u = size / 16.0
     t = np.arange(frames, dtype=np.float32)[None, :, None, None]
     yy, xx = np.meshgrid(np.arange(size, dtype=np.float32), np.arange(size, dtype=np.float32), indexing="ij")
     yy, xx = yy[None, None], xx[None, None]
     # background: base colour + gradient + a sinusoidal texture panned by a camera velocity
     base = rng.uniform(0.1, 0.6, (n, 1, 1, 1, 3)).astype(np.float32)
     grad_dir = rng.uniform(0, 2 * np.pi, (n, 1, 1, 1))
-    freq = rng.uniform(0.3, 0.9, (n, 1, 1, 1))
+    freq = rng.uniform(0.3, 0.9, (n, 1, 1, 1)) / u
     tex_dir = rng.uniform(0, 2 * np.pi, (n, 1, 1, 1))
-    pan = rng.uniform(-0.6, 0.6, (n, 2, 1, 1, 1)) * (rng.random((n, 1, 1, 1, 1)) < 0.6)
+    pan = u * rng.uniform(-0.6, 0.6, (n, 2, 1, 1, 1)) * (rng.random((n, 1, 1, 1, 1)) < 0.6)
     px = xx + pan[:, 0] * t
     py = yy + pan[:, 1] * t
     grad = (np.cos(grad_dir) * px + np.sin(grad_dir) * py) / size
@@ -65,9 +69,9 @@ def synthetic_clips(n: int, seed: int, frames: int = 25, size: int = 16) -> np.n
     video = np.broadcast_to(video, (n, frames, size, size, 3)).copy()
     for _ in range(2):
         present = rng.random(n) < 0.8
-        r = rng.uniform(1.8, 4.0, n)
-        pos = rng.uniform(3, size - 3, (n, 2))
-        vel = rng.uniform(0.3, 1.2, (n, 2)) * rng.choice([-1, 1], (n, 2))
+        r = u * rng.uniform(1.8, 4.0, n)
+        pos = rng.uniform(3 * u, size - 3 * u, (n, 2))
+        vel = u * rng.uniform(0.3, 1.2, (n, 2)) * rng.choice([-1, 1], (n, 2))
         square = rng.random(n) < 0.5
         colour = rng.uniform(0, 1, (n, 3)).astype(np.float32)
         # bounce: reflect the unconstrained trajectory into [r, size - r]
@@ -82,7 +86,7 @@ def synthetic_clips(n: int, seed: int, frames: int = 25, size: int = 16) -> np.n
         d_circle = np.sqrt((yy - cy) ** 2 + (xx - cx) ** 2) - rr
         d_square = np.maximum(np.abs(yy - cy), np.abs(xx - cx)) - rr
         d = np.where(square[:, None, None, None], d_square, d_circle)
-        mask = np.clip(0.5 - d, 0, 1) * present[:, None, None, None]
+        mask = np.clip(0.5 - d / u, 0, 1) * present[:, None, None, None]
         video = video * (1 - mask[..., None]) + colour[:, None, None, None, :] * mask[..., None]
     return np.clip(video, 0, 1).astype(np.float32)
 
@@ -93,9 +97,11 @@ class TinyConfig:
     """Sizes of the tiny latent video diffusion model (defaults = the shipped weights)."""
 
     frames: int = 25
-    size: int = 16
+    size: int = 32
+    spatial: int = 4  # spatial downsampling of the VAE (the first frame's 3*size^2 pixels must exceed its latents)
     latent_channels: int = 16
-    vae_hidden: int = 24
+    vae_hidden: int = 32
+    vae_hidden_full: int = 16
     den_hidden: int = 48
     den_blocks: int = 4
     train_timesteps: int = 1000
@@ -103,6 +109,8 @@ class TinyConfig:
     scaling_factor: float = 1.0  # set after VAE training: 1 / std of the latent means
     steps: int = 25  # DDIM steps for sampling and inversion
     fixed_point: int = 3  # inversion: 0 = diffusers' DDIMInverseScheduler; K = exact DDIM inverse, K fixed-point iters
+    decoder_inv_steps: int = 100  # > 0: refine E(x) by Adam steps on |clamp(D(z0)) - x|^2 before inversion (PRC)
+    decoder_inv_lr: float = 0.1
 
 
 def _torch():
@@ -141,35 +149,45 @@ def _build_modules(cfg: TinyConfig):  # noqa: C901 - the module definitions live
         return y.reshape(b, f, *y.shape[1:]).permute(0, 2, 1, 3, 4)
 
     class CausalVAE3D(nn.Module):
-        """Causal 3D VAE: frame 0 -> latent 0 alone; frames 4(j-1)+1..4j -> latent j (slot-specific filters)."""
+        """Causal 3D VAE: frame 0 -> latent 0 alone; frames 4(j-1)+1..4j -> latent j (slot-specific filters).
+        Spatial factor ``cfg.spatial = 2^levels``: a 2x2 space-to-depth (patchify) then ``levels - 1`` stride-2 convs;
+        ``vae_hidden_full`` channels after the patchify, ``vae_hidden`` below."""
 
         def __init__(self):
             super().__init__()
-            h, z = cfg.vae_hidden, cfg.latent_channels
-            self.e_in = nn.Conv2d(3, h, 3, padding=1)
-            self.e_t1 = CausalTemporalConv(h)
-            self.e_down = nn.Conv2d(h, h, 4, stride=2, padding=1)
-            self.e_mid = nn.Conv2d(h, h, 3, padding=1)
-            self.e_t2 = CausalTemporalConv(h)
-            self.e_first = nn.Conv2d(h, 2 * z, 3, padding=1)
-            self.e_group = nn.Conv2d(TEMPORAL * h, 2 * z, 3, padding=1)
-            self.d_in = nn.Conv2d(z, h, 3, padding=1)
-            self.d_t1 = CausalTemporalConv(h, 2)
-            self.d_first = nn.Conv2d(h, h, 3, padding=1)
-            self.d_group = nn.Conv2d(h, TEMPORAL * h, 3, padding=1)
-            self.d_t2 = CausalTemporalConv(h)
-            self.d_up = nn.ConvTranspose2d(h, h, 4, stride=2, padding=1)
-            self.d_mid = nn.Conv2d(h, h, 3, padding=1)
-            self.d_out = nn.Conv2d(h, 3, 3, padding=1)
+            h, h0, z = cfg.vae_hidden, cfg.vae_hidden_full, cfg.latent_channels
+            levels = int(round(math.log2(cfg.spatial)))
+            if 2**levels != cfg.spatial or levels < 1:
+                raise ValueError(f"spatial factor must be a power of 2 >= 2; got {cfg.spatial}")
+            self.e_in = nn.Conv2d(12, h0, 3, padding=1)
+            self.e_t1 = CausalTemporalConv(h0)
+            self.e_down = nn.ModuleList(nn.Conv2d(h0 if i == 0 else h, h, 4, stride=2, padding=1)
+                                        for i in range(levels - 1))
+            self.e_mid = nn.ModuleList(nn.Conv2d(h, h, 3, padding=1) for _ in range(levels - 1))
+            top = h if levels > 1 else h0
+            self.e_t2 = CausalTemporalConv(top)
+            self.e_first = nn.Conv2d(top, 2 * z, 3, padding=1)
+            self.e_group = nn.Conv2d(TEMPORAL * top, 2 * z, 3, padding=1)
+            self.d_in = nn.Conv2d(z, top, 3, padding=1)
+            self.d_t1 = CausalTemporalConv(top, 2)
+            self.d_first = nn.Conv2d(top, top, 3, padding=1)
+            self.d_group = nn.Conv2d(top, TEMPORAL * top, 3, padding=1)
+            self.d_t2 = CausalTemporalConv(top)
+            outs = [h] * (levels - 2) + [h0]
+            self.d_up = nn.ModuleList(nn.ConvTranspose2d(h, outs[i], 4, stride=2, padding=1)
+                                      for i in range(levels - 1))
+            self.d_mid = nn.ModuleList(nn.Conv2d(outs[i], outs[i], 3, padding=1) for i in range(levels - 1))
+            self.d_out = nn.Conv2d(h0, 12, 3, padding=1)
 
         def encode(self, x):
-            """x [B, 3, F, H, W] in [-1, 1] -> (mean, logvar) each [B, z, 1 + L, H/2, W/2]."""
+            """x [B, 3, F, H, W] in [-1, 1] -> (mean, logvar) each [B, z, 1 + L, H/s, W/s] (s = cfg.spatial)."""
             b, _, f, _, _ = x.shape
             lat = 1 + (f - 1) // TEMPORAL
-            a = F.silu(per_frame(self.e_in, x))
+            a = F.silu(per_frame(lambda v: self.e_in(F.pixel_unshuffle(v, 2)), x))
             a = a + F.silu(self.e_t1(a))
-            a = F.silu(per_frame(self.e_down, a))
-            a = a + F.silu(per_frame(self.e_mid, a))
+            for down, mid in zip(self.e_down, self.e_mid):
+                a = F.silu(per_frame(down, a))
+                a = a + F.silu(per_frame(mid, a))
             a = a + F.silu(self.e_t2(a))
             first = self.e_first(a[:, :, 0])
             rest = a[:, :, 1:]
@@ -182,7 +200,7 @@ def _build_modules(cfg: TinyConfig):  # noqa: C901 - the module definitions live
             return mean, logvar.clamp(-12, 4)
 
         def decode(self, z):
-            """z [B, zc, 1 + L, h, w] -> video [B, 3, 1 + 4L, 2h, 2w] (no output squashing)."""
+            """z [B, zc, 1 + L, h, w] -> video [B, 3, 1 + 4L, s h, s w] (no output squashing)."""
             b, _, lat, hh, ww = z.shape
             a = F.silu(per_frame(self.d_in, z))
             a = a + F.silu(self.d_t1(a))
@@ -192,9 +210,10 @@ def _build_modules(cfg: TinyConfig):  # noqa: C901 - the module definitions live
             g = g.reshape(b, TEMPORAL, c, lat - 1, hh, ww).permute(0, 2, 3, 1, 4, 5).reshape(b, c, -1, hh, ww)
             a = torch.cat([first, g], dim=2)
             a = a + F.silu(self.d_t2(a))
-            a = F.silu(per_frame(self.d_up, a))
-            a = a + F.silu(per_frame(self.d_mid, a))
-            return per_frame(self.d_out, a)
+            for up, mid in zip(self.d_up, self.d_mid):
+                a = F.silu(per_frame(up, a))
+                a = a + F.silu(per_frame(mid, a))
+            return per_frame(lambda v: F.pixel_shuffle(self.d_out(v), 2), a)
 
     class Block(nn.Module):
         def __init__(self, ch: int, temb: int):
@@ -265,12 +284,13 @@ class Channel:
     temporal_factor: int = TEMPORAL
     latent_channels: int = 16
     frames: int = 25
-    size: int = 16
+    size: int = 32
+    spatial_factor: int = 4
 
     @property
     def latent_shape(self) -> tuple[int, int, int, int]:
         lat = 1 + (self.frames - 1) // self.temporal_factor
-        return (self.latent_channels, lat, self.size // 2, self.size // 2)
+        return (self.latent_channels, lat, self.size // self.spatial_factor, self.size // self.spatial_factor)
 
     def encode_video(self, video: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
@@ -314,15 +334,19 @@ class TinyChannel(Channel):
         if steps is not None:
             self.cfg.steps = steps
         self.frames, self.size, self.latent_channels = self.cfg.frames, self.cfg.size, self.cfg.latent_channels
+        self.spatial_factor = self.cfg.spatial
         self.vae, self.den = build_models(self.cfg)
         state = load_file(str(path))
         self.vae.load_state_dict({k[4:]: v for k, v in state.items() if k.startswith("vae.")})
         self.den.load_state_dict({k[4:]: v for k, v in state.items() if k.startswith("den.")})
         self.vae.eval()
         self.den.eval()
+        for p in [*self.vae.parameters(), *self.den.parameters()]:
+            p.requires_grad_(False)
         _, self.ddim, self.inverse = schedulers(self.cfg)
         self.path = path
         self.fixed_point = self.cfg.fixed_point
+        self.decoder_inv_steps = self.cfg.decoder_inv_steps
         self.n_params = {"vae": sum(p.numel() for p in self.vae.parameters()),
                          "denoiser": sum(p.numel() for p in self.den.parameters())}
         self._torch = torch
@@ -391,9 +415,6 @@ class TinyChannel(Channel):
         """DDIM: z_T ``[C, 1+L, h, w]`` -> z_0 (deterministic, eta = 0)."""
         return self._loop(self.ddim, z_t, progress, "DDIM sampling")
 
-    # optional decoder inversion (not used by default)
-    decoder_inv_steps: int = 0  # > 0: refine E(x) by gradient steps on |D(z0) - x|^2 (as PRC's exact inversion)
-
     def invert(self, z0: np.ndarray, progress: Progress | None = None) -> np.ndarray:
         """DDIM inversion: z_0 [C, L, h, w] (or a batch) -> estimated z_T."""
         if self.fixed_point <= 0:
@@ -427,14 +448,19 @@ class TinyChannel(Channel):
         return x.numpy() if batched else x[0].numpy()
 
     def _decoder_inversion(self, video_t, z_init):
+        """Refine the encoder's latent ``z_init`` [B, C, L, h, w] so that the clamped decoding matches the video
+        ``video_t`` [B, 3, F, H, W] in [-1, 1]: ``decoder_inv_steps`` Adam steps on |clamp(D(z)) - x|^2 (PRC's
+        decoder inversion; the clamp because a saved video holds the decoder's output clipped to its range)."""
         torch = self._torch
         z = z_init.clone().requires_grad_(True)
-        opt = torch.optim.Adam([z], lr=0.05)
-        for _ in range(self.decoder_inv_steps):
-            loss = ((self.vae.decode(z / self.cfg.scaling_factor) - video_t) ** 2).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+        opt = torch.optim.Adam([z], lr=self.cfg.decoder_inv_lr)
+        with torch.enable_grad():
+            for _ in range(self.decoder_inv_steps):
+                rec = self.vae.decode(z / self.cfg.scaling_factor).clamp(-1, 1)
+                loss = ((rec - video_t) ** 2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
         return z.detach()
 
 

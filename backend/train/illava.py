@@ -3,7 +3,7 @@ LoRA adapters on the language model.
 
 Writes ``assets/illava_projector.safetensors``: the projector (two-layer GELU MLP 384 -> 576 -> 576, 0.55 M
 parameters) and, in the same file, LoRA adapters (rank ``--lora-rank``) on the q/v projections of SmolLM2's 30
-decoder layers (0.44 M parameters at rank 8), float32; settings and final training accuracy in the file's metadata.
+decoder layers (0.46 M parameters at rank 8), float32; settings and final training accuracy in the file's metadata.
 
 Recipe (our CPU miniature of LLaVA's two stages; DINOv2 and SmolLM2's own weights stay frozen):
 
@@ -22,11 +22,13 @@ Recipe (our CPU miniature of LLaVA's two stages; DINOv2 and SmolLM2's own weight
    plateaued at 0.59 training accuracy, 0.51 held-out with chance 0.39). AdamW, 10 warm-up steps and cosine decay to
    0.1 x, batch ``--batch``. The LM pass runs under bfloat16 autocast for speed (evaluation is float32).
 
-Default size: 600 scenes, 500 grounding steps of 16 scenes, 240 answer steps of 4 scenes. Wall time of the shipped run
-is in the manifest (one torch thread, shared 2-core machine under load); about 15 s per answer step at a load of 9 on
-2 cores, about 4 s on a quiet core. Nothing here runs in the tests; the tests load the shipped file and measure its
-accuracy. A checkpoint ``illava_projector.partial.safetensors`` is written next to the output every ``--ckpt-every``
-steps and removed at the end. ``--quick`` is a smoke run (16 scenes, 5 + 3 steps) that writes into ``--out`` only.
+Default size: 600 scenes, 500 grounding steps of 16 scenes, 240 answer steps of 4 scenes. The shipped file took 59
+minutes (3,527 s) with one torch thread at nice 10 on the shared 2-core machine under a load of about 9, where the
+process got about a quarter of a core (10-16 s per answer step); on a quiet core that is about 4 s per step, about
+20 minutes in all (estimated from the CPU time, not measured on an idle machine). Nothing here runs in the tests; the
+tests load the shipped file and measure its accuracy. A checkpoint ``illava_projector.partial.safetensors`` is
+written next to the output every ``--ckpt-every`` steps and removed at the end. ``--quick`` is a smoke run (16 scenes,
+5 + 3 steps) that writes into ``--out`` only.
 """
 
 from __future__ import annotations

@@ -44,12 +44,14 @@ def test_stddn_beats_constant_velocity_on_held_out_scenes(ci_table: dict[str, di
 
 
 ABLATION_NOTE = (
-    "Not reproduced beyond noise on our miniature (one training seed; see assets/MANIFEST_crowd.md). After the session-2 "
-    "fixes (DDM temperature kept >= 1 instead of collapsing to 0.03; goal-term velocity and acceleration input attached "
-    "in training rollouts as in the released code; the density gradient on the network rose from 1.5e-7 to 5.5e-4 of "
-    "the acceleration term's), STDDN leads its no-density ablation on the 60 s held-out clips by 1.2% MAE (2.275 vs "
-    "2.302 m) and 2.6% OT (1.552 vs 1.593), within the 1-4% spread of session 1's two models, and trails it on the 15 s "
-    "ci subset (MAE 1.216 vs 1.210 m, OT 0.891 vs 0.875)."
+    "Not reproduced on our miniature (see assets/MANIFEST_crowd.md). After the session-2 fixes (DDM temperature kept "
+    ">= 1 instead of collapsing to 0.03; goal-term velocity and acceleration input attached in training rollouts as in "
+    "the released code; the density gradient on the network rose from 1.5e-7 to 5.5e-4 of the acceleration term's), "
+    "the shipped seed-0 STDDN leads its no-density ablation on the 60 s held-out clips by 1.2% MAE (2.275 vs 2.302 m) "
+    "and 2.6% OT (1.552 vs 1.593) but trails it on the 15 s ci subset (MAE 1.216 vs 1.210 m, OT 0.891 vs 0.875); "
+    "with training seed 1 STDDN has lower MAE (60 s 2.252 vs 2.297; ci 1.192 vs 1.206) but clearly higher OT (60 s "
+    "1.753 vs 1.557; ci 0.983 vs 0.924). Mean over the 2 seeds at 60 s: MAE 2.264 vs 2.300 (-1.6%), OT 1.652 vs 1.575 "
+    "(+4.9%): no consistent gain beyond the seed-to-seed spread (STDDN's OT moves 13% between seeds)."
 )
 
 

@@ -22,7 +22,7 @@ language model (ranked by the attention of the last prompt token), and **recycle
 averages the r+1 least-attended tokens into one token (rank weights r+1, ..., 1); the paper's variant keeps the
 informative tokens and lets a few recycled tokens absorb their M most similar discarded tokens.
 Here it runs on a **tiny VLM**: the embedded DINOv2 ViT-S/14 (256 patch tokens at 224 px) → a projector trained by this
-lab on procedural scenes → the embedded SmolLM2-135M, which answers by scoring a closed set of one-word answers.
+lab on procedural scenes → the embedded SmolLM2-135M (with LoRA adapters trained alongside), which answers by scoring a closed set of one-word answers.
 Baselines at the same token budget: **ToMe** (bipartite merging in every encoder block), **FastV** (pruning after LLM
 layer 2), **random dropping**. Each panel below shows a merging step: coloured patches share one token, dark patches
 were dropped. Images are resized to 224 × 224; scenes are held-out (never trained on).

@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -28,21 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def median_ms(fn, repeats: int) -> tuple[float, float]:
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(1000 * (time.perf_counter() - t))
-    return statistics.median(times), min(times)
-
-
-def machine() -> str:
-    import torch
-
-    return (f"{platform.platform()} · {platform.processor() or platform.machine()} · {os.cpu_count()} CPUs · "
-            f"torch {torch.__version__} with {torch.get_num_threads()} thread(s) · load average "
-            f"{os.getloadavg()[0]:.1f} at start")
+from common import machine, median_ms  # noqa: E402  (benchmarks/common.py)
 
 
 def cost_table(repeats: int) -> tuple[list[dict], dict]:

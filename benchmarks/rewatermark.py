@@ -11,9 +11,6 @@ and SRW / TinyHiDDeN, with the machine labelled.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -24,22 +21,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def median_ms(fn, repeats: int) -> tuple[float, float]:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(1000 * (time.perf_counter() - t))
-    return statistics.median(times), min(times)
+from common import machine, median_ms  # noqa: E402  (benchmarks/common.py)
 
 
-def machine() -> str:
-    import torch
-
-    return (f"{platform.platform()} · {platform.processor() or platform.machine()} · {os.cpu_count()} CPUs · "
-            f"torch {torch.__version__} with {torch.get_num_threads()} thread(s) · load average "
-            f"{os.getloadavg()[0]:.1f} at start")
+def median_ms_warm(fn, repeats: int) -> tuple[float, float]:
+    return median_ms(fn, repeats, warmup=True)
 
 
 def macs_frame(model) -> tuple[int, int]:
@@ -90,8 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     for m in ("srw", "plain", "tinyhidden", "dwtDctSvd", "dwtDct"):
         b = R.get_model(m)
         xw = b.embed(img, bits[m])
-        e_med, e_min = median_ms(lambda b=b, m=m: b.embed(img, bits[m]), args.repeats)
-        d_med, d_min = median_ms(lambda b=b, xw=xw: b.decode_batch([xw]), args.repeats)
+        e_med, e_min = median_ms_warm(lambda b=b, m=m: b.embed(img, bits[m]), args.repeats)
+        d_med, d_min = median_ms_warm(lambda b=b, xw=xw: b.decode_batch([xw]), args.repeats)
         times[m] = (e_med, d_med)
         params = macs = "-"
         if m in L.VARIANTS:

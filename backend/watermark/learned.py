@@ -412,8 +412,10 @@ def count_parameters(module: nn.Module) -> int:
     return int(sum(p.numel() for p in module.parameters()))
 
 
-def macs(model: TinyHiDDeN, which: str = "decoder") -> int:
-    """Multiply-adds of one encoder or decoder pass at the working size (convolutions and linear layers)."""
+def macs(model: "TinyHiDDeN | TileHiDDeN", which: str = "decoder") -> int:
+    """Multiply-adds of one embedding (encoder) or one full decode at the working size (convolutions and linear layers).
+
+    The decode goes through ``decode_logits``, so for the tile model it counts the whole crop-scale search."""
     total = 0
     s = model.cfg.size
 
@@ -430,7 +432,7 @@ def macs(model: TinyHiDDeN, which: str = "decoder") -> int:
     with torch.no_grad():
         x = torch.zeros(1, 3, s, s)
         if which == "decoder":
-            model.decoder(x)
+            model.decode_logits(x)
         else:
             model.encoder(x, torch.zeros(1, model.cfg.n_bits))
     for h in handles:

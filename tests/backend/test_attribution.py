@@ -330,3 +330,14 @@ def test_shipped_absta_pool_matches_the_selection():
     assert shipped.dtype == np.uint64 and shipped.size == 10_000 and np.unique(shipped).size == 10_000
     np.testing.assert_array_equal(shipped[:1000], C.select_absta(1000, n=64, seed=0, depth=4))
     assert C.pool_stats(shipped, 64).max_ba == pytest.approx(0.734375)
+
+
+def test_macs_counts_both_learned_architectures():
+    """`learned.macs` works for the shipped tile model (whose decode is a search) and the frame model."""
+    from backend.watermark import learned
+
+    tile = learned.load().eval()
+    frame = learned.TinyHiDDeN(learned.TinyHiDDeNConfig()).eval()
+    for model in (tile, frame):
+        assert learned.macs(model, "encoder") > 0
+        assert learned.macs(model, "decoder") > 0

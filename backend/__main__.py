@@ -11,6 +11,7 @@ import importlib
 import sys
 
 from . import catalog
+from .cli_common import report_input_error
 from .errors import InputError
 
 
@@ -40,8 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except InputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        return report_input_error(err, bool(getattr(args, "json", False)))
 
 
 if __name__ == "__main__":

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from ..cli_common import guard
 
 GROUP = "glot"
 POOLING_CHOICES = ("mean", "max", "cls", "adapool", "glot", "all")
@@ -49,25 +49,6 @@ def _emit(args: argparse.Namespace, result: dict[str, Any], text_lines: list[str
         print("\n".join(text_lines))
 
 
-def _guard(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Turn an InputError into exit code 2 with the message on stderr (and in the JSON with --json)."""
-
-    def run(args: argparse.Namespace) -> int:
-        from ..errors import InputError
-
-        try:
-            return handler(args)
-        except InputError as err:
-            if getattr(args, "json", False):
-                print(json.dumps({"error": str(err)}, indent=2))
-            print(f"error: {err}", file=sys.stderr)
-            return 2
-
-    run.__name__ = handler.__name__
-    run.__doc__ = handler.__doc__
-    return run
-
-
 def _table(rows: list[dict[str, Any]]) -> list[str]:
     lines = [f"{'ratio':>5}  {'method':<14} {'accuracy':>8}  {'params':>8}  {'s/epoch':>8}"]
     for r in rows:
@@ -76,7 +57,7 @@ def _table(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-@_guard
+@guard
 def cmd_stress(args: argparse.Namespace) -> int:
     """Run the diagnostic stress test on cached states."""
     from ..runtime import provenance
@@ -93,7 +74,7 @@ def cmd_stress(args: argparse.Namespace) -> int:
     return 0
 
 
-@_guard
+@guard
 def cmd_train(args: argparse.Namespace) -> int:
     """Train every pooling on a labelled CSV (text,label)."""
     from ..errors import InputError
@@ -115,7 +96,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-@_guard
+@guard
 def cmd_lora(args: argparse.Namespace) -> int:
     """The LoRA fine-tuning reference on the stress test."""
     from dataclasses import asdict
@@ -140,7 +121,7 @@ def cmd_lora(args: argparse.Namespace) -> int:
     return 0
 
 
-@_guard
+@guard
 def cmd_heads(args: argparse.Namespace) -> int:
     """Evaluate the shipped heads on a fresh eval split of the stress test at ratio 0.9."""
     from ..errors import InputError

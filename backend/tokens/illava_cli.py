@@ -16,8 +16,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from typing import Any
+
+from ..cli_common import guard
 
 GROUP = "illava"
 METHOD_CHOICES = ("none", "illava", "illava_code", "illava_paper", "tome", "fastv", "random")
@@ -31,23 +32,6 @@ def _ints(text: str) -> tuple[int, ...]:
         return tuple(int(t) for t in text.replace(" ", "").split(",") if t)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-
-
-def _guard(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    def run(args: argparse.Namespace) -> int:
-        from ..errors import InputError
-
-        try:
-            return handler(args)
-        except InputError as err:
-            if getattr(args, "json", False):
-                print(json.dumps({"error": str(err)}, indent=2))
-            print(f"error: {err}", file=sys.stderr)
-            return 2
-
-    run.__name__ = handler.__name__
-    run.__doc__ = handler.__doc__
-    return run
 
 
 def _emit(args: argparse.Namespace, result: dict[str, Any], lines: list[str]) -> None:
@@ -90,7 +74,7 @@ def _load_image(args: argparse.Namespace) -> tuple[Any, str, list[str]]:
     return scene.pil(), f"scene {args.scene}", notes
 
 
-@_guard
+@guard
 def cmd_run(args: argparse.Namespace) -> int:
     """Answer one question with and without reduction; print tokens per layer and prefill times."""
     from ..runtime import provenance
@@ -123,7 +107,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-@_guard
+@guard
 def cmd_eval(args: argparse.Namespace) -> int:
     """Accuracy of one plan (and of the unreduced model) on held-out scene questions."""
     from ..runtime import provenance
@@ -146,7 +130,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-@_guard
+@guard
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Accuracy vs tokens kept vs prefill time for every method."""
     from ..runtime import provenance

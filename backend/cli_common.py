@@ -33,3 +33,27 @@ def guard(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Na
             return report_input_error(err, bool(getattr(args, "json", False)))
 
     return run
+
+
+def json_safe(o: object) -> object:
+    """Plain JSON values: numpy arrays and scalars -> Python, tuples -> lists, NaN -> null (strict JSON)."""
+    if isinstance(o, dict):
+        return {k: json_safe(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [json_safe(v) for v in o]
+    if hasattr(o, "tolist"):
+        return json_safe(o.tolist())
+    if isinstance(o, float) and o != o:
+        return None
+    return o
+
+
+def emit(result: dict, as_json: bool) -> None:
+    """Print a command's result: indented JSON with ``--json``, else one ``key: value`` line per field (no provenance)."""
+    result = json_safe(result)
+    if as_json:
+        print(json.dumps(result, indent=2, default=str))
+        return
+    for k, v in result.items():
+        if k != "provenance":
+            print(f"{k}: {json.dumps(v, default=str) if isinstance(v, (dict, list)) else v}")

@@ -14,29 +14,10 @@ Heavy imports (torch, the models) happen inside the handlers.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from ..cli_common import emit
 from ..errors import InputError
-
-
-def _print(result: dict, as_json: bool) -> None:
-    if as_json:
-        print(json.dumps(result, indent=2, default=_default))
-    else:
-        for k, v in result.items():
-            if k != "provenance":
-                print(f"{k}: {v if not isinstance(v, (dict, list)) else json.dumps(v, default=_default)}")
-
-
-def _default(o: object) -> object:
-    import numpy as np
-
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    return str(o)
 
 
 def _prov(args: argparse.Namespace, assets: list = (), **params: object) -> dict:
@@ -98,7 +79,7 @@ def cmd_users_create(args: argparse.Namespace) -> int:
         result["max_pairwise_bitwise_accuracy"] = st.max_ba
         result["pairs_sampled"] = st.sampled_pairs
     result["provenance"] = _prov(args, db=str(reg.path), count=args.count, strategy=args.strategy, depth=args.depth)
-    _print(result, args.json)
+    emit(result, args.json)
     return 0
 
 
@@ -110,7 +91,7 @@ def cmd_users_list(args: argparse.Namespace) -> int:
     result = {"db": str(reg.path), "total_users": reg.count(), "n_bits": reg.n_bits, "strategies": reg.strategies(),
               "users": [{"id": u.id, "name": u.name, "code_hex": u.hex(reg.n_bits), "strategy": u.strategy}
                         for u in users]}
-    _print(result, args.json)
+    emit(result, args.json)
     return 0
 
 
@@ -119,7 +100,7 @@ def cmd_users_show(args: argparse.Namespace) -> int:
 
     reg = UserRegistry(args.db, create=False)
     u = reg.get(args.id)
-    _print({"id": u.id, "name": u.name, "code_hex": u.hex(reg.n_bits),
+    emit({"id": u.id, "name": u.name, "code_hex": u.hex(reg.n_bits),
             "bits": "".join(map(str, u.bits(reg.n_bits))), "strategy": u.strategy, "created_unix": u.created},
            args.json)
     return 0
@@ -151,7 +132,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
               "psnr_db": round(psnr(img, wm), 3), "ssim": round(ssim(img, wm), 5), "seconds": round(seconds, 4),
               "size": [int(img.shape[1]), int(img.shape[0])],
               "provenance": _prov(args, _weights(be), backend=args.backend, user=user.id, psnr=args.psnr)}
-    _print(result, args.json)
+    emit(result, args.json)
     return 0
 
 
@@ -188,7 +169,7 @@ def cmd_attribute(args: argparse.Namespace) -> int:
         "match_seconds": round(match_s, 5),
         "provenance": _prov(args, _weights(be), backend=args.backend, tau=tau, db=str(reg.path)),
     }
-    _print(result, args.json)
+    emit(result, args.json)
     return 0
 
 
@@ -229,7 +210,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     out["images"] = source
     be = _backend(args)
     out["provenance"] = _prov(args, _weights(be), **{k: v for k, v in cfg.__dict__.items() if k != "seed"})
-    _print(out, args.json)
+    emit(out, args.json)
     return 0
 
 
@@ -251,7 +232,7 @@ def cmd_bounds(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise InputError(str(err)) from None
     out["provenance"] = _prov(args)
-    _print(out, args.json)
+    emit(out, args.json)
     return 0
 
 

@@ -10,9 +10,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+
+from ..cli_common import emit
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -38,27 +39,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=cmd_evaluate)
     return p
-
-
-def _emit(result: dict, as_json: bool) -> None:
-    def clean(o):
-        if isinstance(o, dict):
-            return {k: clean(v) for k, v in o.items()}
-        if isinstance(o, (list, tuple)):
-            return [clean(v) for v in o]
-        if hasattr(o, "tolist"):
-            return clean(o.tolist())
-        if isinstance(o, float) and o != o:
-            return None
-        return o
-
-    result = clean(result)
-    if as_json:
-        print(json.dumps(result, indent=2, default=str))
-    else:
-        for k, v in result.items():
-            if k != "provenance":
-                print(f"{k}: {v}")
 
 
 def _fail(msg: str) -> int:
@@ -112,7 +92,7 @@ def cmd_run(args: argparse.Namespace) -> int:
               "seconds": story.seconds, "images": written,
               "provenance": provenance(args.seed, _assets([args.model, args.cross or ""]), model=args.model,
                                        rounds=args.rounds, cross=args.cross, pgd_eps=args.pgd_eps, image=args.image)}
-    _emit(result, args.json)
+    emit(result, args.json)
     return 0
 
 
@@ -142,7 +122,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         res = R.evaluate(models, images, cfg)
     except (InputError, ValueError) as err:
         return _fail(str(err))
-    _emit({"models": res, "n_images": len(images),
+    emit({"models": res, "n_images": len(images),
            "provenance": provenance(args.seed, _assets(models), images=args.images, limit=args.limit,
                                     rounds=args.rounds, pgd_iters=args.pgd_iters)}, args.json)
     return 0

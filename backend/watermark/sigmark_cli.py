@@ -9,9 +9,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+
+from ..cli_common import emit
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -38,31 +39,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     v.add_argument("--json", action="store_true")
     v.set_defaults(func=cmd_evaluate)
     return p
-
-
-def _clean(o):
-    """JSON-safe: NaN -> null, numpy -> python."""
-    import math
-
-    if isinstance(o, dict):
-        return {k: _clean(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_clean(v) for v in o]
-    if hasattr(o, "tolist"):
-        return _clean(o.tolist())
-    if isinstance(o, float) and math.isnan(o):
-        return None
-    return o
-
-
-def _emit(result: dict, as_json: bool) -> None:
-    result = _clean(result)
-    if as_json:
-        print(json.dumps(result, indent=2, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
-    else:
-        for k, val in result.items():
-            if k != "provenance":
-                print(f"{k}: {val}")
 
 
 def _fail(msg: str) -> int:
@@ -112,7 +88,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
               "watermarked": msg is not None, "message_hex": None if msg is None else S.bits_to_hex(msg),
               "seconds": round(gen.seconds, 3),
               "provenance": provenance(args.seed, [WEIGHTS], message=args.message, no_watermark=args.no_watermark)}
-    _emit(result, args.json)
+    emit(result, args.json)
     return 0
 
 
@@ -140,7 +116,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
               "decode_test_bits_ok": ex.decode_ok.tolist(), "interpolated_frames": ex.interpolated.tolist(),
               "video_fpr": cfg.video_fpr, "seconds": round(ex.seconds, 3),
               "provenance": provenance(None, [WEIGHTS], sgo=not args.no_sgo, bits=args.bits)}
-    _emit(result, args.json)
+    emit(result, args.json)
     return 0
 
 
@@ -166,7 +142,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         return _fail(str(err))
     result = {"attack": args.attack, "videos": args.videos, "methods": S.aggregate(rows),
               "provenance": provenance(args.seed, [WEIGHTS], attack=args.attack, videos=args.videos)}
-    _emit(result, args.json)
+    emit(result, args.json)
     return 0
 
 

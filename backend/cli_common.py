@@ -57,3 +57,18 @@ def emit(result: dict, as_json: bool) -> None:
     for k, v in result.items():
         if k != "provenance":
             print(f"{k}: {json.dumps(v, default=str) if isinstance(v, (dict, list)) else v}")
+
+
+def standalone_main(prog: str, add_parser: Callable, argv: list[str] | None = None) -> int:
+    """Run one CLI group on its own (``python -m backend.<pkg>.cli <group> ...``), for when it is not wired into
+    ``python -m backend``: parse, call the handler, and end an InputError the same way the top level does."""
+    parser = argparse.ArgumentParser(prog=prog)
+    add_parser(parser.add_subparsers(dest="group", required=True))
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args))
+    except InputError as err:
+        return report_input_error(err, bool(getattr(args, "json", False)))

@@ -61,18 +61,7 @@ def main() -> int:
             )
             att = None
             if args.attack:
-                m = res.models
-                att = attack.attack_dual(
-                    m["estimator"],
-                    m["dual_experts"],
-                    m["sigmas"],
-                    m["sigma_e"],
-                    res.x_test,
-                    res.dual["pred"],
-                    res.dual["sigma_idx"],
-                    res.dual["radius"],
-                    seed=seed + 1,
-                )
+                att = attack.attack_run(res, seed=seed + 1)
             runs.append((res, att))
         first = runs[0][0]
         methods = list(first.curves)

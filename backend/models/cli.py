@@ -88,10 +88,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Stand-alone entry (``python -m backend.models.cli models list``), for when the group is not wired in."""
-    parser = argparse.ArgumentParser(prog="python -m backend.models.cli")
-    add_parser(parser.add_subparsers(dest="group", required=True))
-    args = parser.parse_args(argv)
-    return int(args.func(args))
+    from ..cli_common import standalone_main
+
+    return standalone_main("python -m backend.models.cli", add_parser, argv)
 
 
 if __name__ == "__main__":

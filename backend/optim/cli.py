@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 
@@ -158,19 +157,9 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Stand-alone entry (``python -m backend.optim.cli dada race ...``) for when the group is not wired."""
-    from ..errors import InputError
+    from ..cli_common import standalone_main
 
-    parser = argparse.ArgumentParser(prog="python -m backend.optim.cli")
-    add_parser(parser.add_subparsers(dest="group", required=True))
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
-    try:
-        return int(args.func(args))
-    except InputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    return standalone_main("python -m backend.optim.cli", add_parser, argv)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from scipy.stats import beta as beta_dist
 
 from ..runtime import Progress, report, sub_progress, timed
 from .data2d import Dataset2D
-from .dualrs import ABSTAIN, MLP, CertifyConfig, TrainConfig, run, sample_counts
+from .dualrs import ABSTAIN, MLP, CertifyConfig, DualRSResult, TrainConfig, run, sample_counts
 
 
 @dataclass
@@ -246,6 +246,31 @@ def upper_confidence_bound(k: np.ndarray | int, n: int, alpha: float) -> np.ndar
     return float(out) if out.ndim == 0 else out
 
 
+
+def attack_run(
+    res: DualRSResult,
+    cfg: AttackConfig | None = None,
+    seed: int = 1,
+    progress: Progress | None = None,
+) -> AttackResult:
+    """:func:`attack_dual` on the certificates of a :func:`dualrs.run` result made with ``keep_models=True``."""
+    if res.models is None:
+        raise ValueError("attack_run needs a dualrs.run result made with keep_models=True")
+    m = res.models
+    return attack_dual(
+        m["estimator"],
+        m["dual_experts"],
+        m["sigmas"],
+        m["sigma_e"],
+        res.x_test,
+        res.dual["pred"],
+        res.dual["sigma_idx"],
+        res.dual["radius"],
+        cfg,
+        seed=seed,
+        progress=progress,
+    )
+
 def certify_and_attack(
     data: Dataset2D,
     train: TrainConfig,
@@ -286,20 +311,7 @@ def certify_and_attack(
     out = {k: getattr(res, k) for k in keys}
     out.update(summary=res.summary(), class_names=data.class_names, seed=seed, dataset=data.name)
     if with_attack:
-        m = res.models
-        a = attack_dual(
-            m["estimator"],
-            m["dual_experts"],
-            m["sigmas"],
-            m["sigma_e"],
-            res.x_test,
-            res.dual["pred"],
-            res.dual["sigma_idx"],
-            res.dual["radius"],
-            attack_cfg,
-            seed=seed + 1,
-            progress=sub_progress(progress, 0.8, 1.0),
-        )
+        a = attack_run(res, attack_cfg, seed=seed + 1, progress=sub_progress(progress, 0.8, 1.0))
         out["attack"] = {
             "summary": a.summary(),
             "index": a.index,

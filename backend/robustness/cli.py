@@ -68,18 +68,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
         **{k: [round(float(v), 4) for v in c[::10]] for k, c in res.curves.items()},
     }
     if args.attack:
-        m = res.models
-        a = attack.attack_dual(
-            m["estimator"],
-            m["dual_experts"],
-            m["sigmas"],
-            m["sigma_e"],
-            res.x_test,
-            res.dual["pred"],
-            res.dual["sigma_idx"],
-            res.dual["radius"],
-            seed=args.seed + 1,
-        )
+        a = attack.attack_run(res, seed=args.seed + 1)
         out["attack"] = a.summary()
     params = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k not in ("func", "seed")}
     out["provenance"] = provenance(args.seed, **params)

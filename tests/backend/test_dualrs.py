@@ -153,18 +153,8 @@ def test_claims_full_scale() -> None:
     for name in ("moons", "circles"):
         data = data2d.make_dataset(name, seed=0)
         r = dr.run(data, dr.TrainConfig(), dr.CertifyConfig(n=10_000), seed=0, max_test=500, keep_models=True)
-        m = r.models
-        res = attack.attack_dual(
-            m["estimator"],
-            m["dual_experts"],
-            m["sigmas"],
-            m["sigma_e"],
-            r.x_test,
-            r.dual["pred"],
-            r.dual["sigma_idx"],
-            r.dual["radius"],
-            attack.AttackConfig(eval_samples=20_000, pgd_steps=30, random_starts=2, random_points=64),
-            seed=1,
+        res = attack.attack_run(
+            r, attack.AttackConfig(eval_samples=20_000, pgd_steps=30, random_starts=2, random_points=64), seed=1
         )
         assert res.attacked >= 400 and res.flips == 0
         assert r.summary()["dual_vs_best_single"]["share_of_radii_where_dual_ge_best"] > 0.5

@@ -40,7 +40,7 @@ def frame_bank(count: int, size: int, seed: int) -> np.ndarray:
 
 
 def train_variant(variant: str, bank: np.ndarray, val: np.ndarray, steps: int, seed: int, batch: int = 32,
-                  lr: float = 1e-3, log=print) -> tuple[object, dict]:
+                  lr: float = 1e-3, log=print, psnr_floor: float = 32.0) -> tuple[object, dict]:
     import torch
 
     from backend.watermark import lipschitz as L
@@ -48,7 +48,7 @@ def train_variant(variant: str, bank: np.ndarray, val: np.ndarray, steps: int, s
     flags = L.VARIANTS[variant]
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    cfg = L.SRWConfig(spectral_norm=flags["spectral_norm"], variant=variant)
+    cfg = L.SRWConfig(spectral_norm=flags["spectral_norm"], variant=variant, psnr_floor=psnr_floor)
     model = L.SRWModel(cfg)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     weights = L.AdaptiveWeights()
@@ -136,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--frames", type=int, default=12000, help="training frames in the bank")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--psnr-floor", type=float, default=32.0, help="residual cap in dB at the frame (default 32; 0 = "
+                    "no cap, as in the paper: then the fidelity loss alone sets the strength)")
     ap.add_argument("--out", default=str(ASSETS), help="output folder (default: assets/)")
     ap.add_argument("--log", default=None, help="also append progress lines to this file")
     ap.add_argument("--evaluate", action="store_true", help="only evaluate the shipped weights on held-out images "
@@ -168,11 +170,11 @@ def main(argv: list[str] | None = None) -> int:
     report_path = out_dir / "rewatermark_train.json"
     report = json.loads(report_path.read_text()) if report_path.is_file() else {"variants": {}}
     for v in variants:
-        model, info = train_variant(v, bank, val, args.steps, args.seed, log=log)
+        model, info = train_variant(v, bank, val, args.steps, args.seed, log=log, psnr_floor=args.psnr_floor)
         path = out_dir / f"rewatermark_{v}.safetensors"
         L.save(model, path, {"steps": str(args.steps), "seed": str(args.seed),
                              "command": f"python -m backend.train rewatermark --variants {v} --steps {args.steps} "
-                                        f"--seed {args.seed}"})
+                                        f"--seed {args.seed} --frames {args.frames} --psnr-floor {args.psnr_floor:g}"})
         info["final_val"] = validate(model, __import__("torch").from_numpy(val), *_val_msgs(val, args.seed),
                                      L.VARIANTS[v])
         report["variants"][v] = info
@@ -239,7 +241,8 @@ def _write_eval(path: Path, res: dict, sens: dict, secs: dict, n_images: int, se
             "each learned model's residual rescaled to 34 dB. Classical backends: no PGD (not differentiable); "
             "TinyHiDDeN: PGD at eps 0.03 with 20 iterations only (its decoder's scale/phase search makes PGD ~10x "
             "dearer).")
-    report = {"models": res, "sensitivity": sens, "spec_miniature": SPEC_MINIATURE, "note": note,
+    steps = {m: L.metadata(L.weights_path(m)).get("steps") for m in res if m in L.VARIANTS}
+    report = {"models": res, "sensitivity": sens, "spec_miniature": SPEC_MINIATURE, "note": note, "steps": steps,
               "model_seconds": secs, "n_images": n_images,
               "command": f"python -m backend.train rewatermark --evaluate --eval-images {n_images} --seed {seed} "
                          f"--eval-models {','.join(res)}",

@@ -60,10 +60,13 @@ def test_encoder_range_identity_and_determinism() -> None:
     zero = _model(strength=0.0).eval()
     assert torch.equal(zero.embed_frame(x, bits), x)
     assert torch.equal(_model(seed=3).eval().embed_frame(x, bits), _model(seed=3).eval().embed_frame(x, bits))
-    # the residual cap: frame PSNR >= psnr_floor
+    # the residual cap (a deviation, default 32 dB): frame PSNR >= psnr_floor; psnr_floor = 0 is the paper's encoder
+    # x_w = clamp(x + s_f * tanh(.)) with no cap
     r = m.encoder(x, bits)
     psnr = 10 * torch.log10(4.0 / r.pow(2).mean(dim=(1, 2, 3)))
-    assert (psnr >= m.cfg.psnr_floor - 1e-3).all()
+    assert m.cfg.psnr_floor == 32.0 and (psnr >= 32.0 - 1e-3).all()
+    raw = _model(psnr_floor=0.0).eval().encoder(x, bits)
+    assert float(raw.abs().max()) <= m.cfg.strength and torch.allclose(L.cap_residual(raw, 0.0), raw)
     # any size: [0, 1] images of another size keep their shape and range
     big = torch.rand(1, 3, 70, 50)
     e = m.embed(big, bits[:1])

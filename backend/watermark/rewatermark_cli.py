@@ -10,10 +10,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from ..cli_common import emit
+from ..cli_common import emit, report_input_error
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -41,9 +40,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     return p
 
 
-def _fail(msg: str) -> int:
-    print(f"error: {msg}", file=sys.stderr)
-    return 2
+def _fail(msg: str, as_json: bool = False) -> int:
+    """A fixable input problem: message on stderr (and ``{"error": ...}`` on stdout with --json), exit code 2."""
+    from backend.errors import InputError
+
+    return report_input_error(InputError(msg), as_json)
 
 
 def _read(path: Path):
@@ -76,7 +77,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         story = R.run_story(args.model, img, rounds=args.rounds, seed=args.seed, cross_attacker=args.cross,
                             pgd=(args.pgd_eps, max(args.pgd_eps / 4, 1e-4), 50) if args.pgd_eps > 0 else None)
     except (InputError, ValueError) as err:
-        return _fail(str(err))
+        return _fail(str(err), args.json)
     written = []
     if args.out:
         out = Path(args.out)
@@ -121,7 +122,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         cfg = R.EvalConfig(rounds=args.rounds, pgd_iters=args.pgd_iters, seed=args.seed)
         res = R.evaluate(models, images, cfg)
     except (InputError, ValueError) as err:
-        return _fail(str(err))
+        return _fail(str(err), args.json)
     emit({"models": res, "n_images": len(images),
            "provenance": provenance(args.seed, _assets(models), images=args.images, limit=args.limit,
                                     rounds=args.rounds, pgd_iters=args.pgd_iters)}, args.json)

@@ -1,5 +1,5 @@
 """AppTest of the self-re-watermarking page: opens instantly, a preset run (plain vs SRW: rounds, cross-model, PGD),
-an upload, a bad upload (not an image), a too-small upload and a classical baseline refusing a small image."""
+an upload, a bad upload (not an image), a too-small and a too-large upload and a classical baseline refusing a small image."""
 
 from __future__ import annotations
 
@@ -74,3 +74,9 @@ def test_upload_bad_upload_and_small_image(app: AppTest) -> None:
     app.file_uploader(key="rewatermark_img_upload").set_value(("tiny.png", _png(img[:20, :20]), "image/png")).run()
     assert not app.exception
     assert app.error and "32 px" in app.error[0].value
+
+    huge = np.zeros((2100, 2100, 3), np.uint8)  # 4.4 MP > the page's 4.2 MP limit (a small PNG file)
+    app.file_uploader(key="rewatermark_img_upload").set_value(("huge.png", _png(huge), "image/png")).run()
+    assert not app.exception
+    assert app.error, "a too-large image must be refused with a message"
+    print("huge:", app.error[0].value)

@@ -62,8 +62,8 @@ def test_evaluate_json(image_dir, capsys) -> None:
 
 
 def test_bad_input(image_dir, tmp_path, capsys) -> None:
-    rc, _, err = _run(["rewatermark", "run", str(tmp_path / "missing.png"), "--json"], capsys)
-    assert rc == 2 and "No such file" in err
+    rc, out, err = _run(["rewatermark", "run", str(tmp_path / "missing.png"), "--json"], capsys)
+    assert rc == 2 and "No such file" in err and "No such file" in json.loads(out)["error"]
     Image.fromarray(np.zeros((20, 20, 3), np.uint8)).save(tmp_path / "tiny.png")
     rc, _, err = _run(["rewatermark", "run", str(tmp_path / "tiny.png"), "--json"], capsys)
     assert rc == 2 and "32 px" in err

@@ -4,8 +4,9 @@ Same inputs for every method: held-out procedural scenes at 224 px through the t
 projector -> SmolLM2-135M). For each image-token budget (share of the 256 tokens kept) and method, with the method's
 default placement (``plan_for_budget``):
 
-- prefill time of one request (pixels -> answer logits, batch 1), median over ``--repeats`` rounds run round-robin
-  over all configurations so that load changes hit all of them alike;
+- prefill time of one request (pixels -> answer logits, batch 1), median and minimum over ``--repeats`` rounds run
+  round-robin over all configurations so that load changes hit all of them alike (the minimum is the least
+  disturbed run: on a shared machine it is the steadier estimate of the cost; both ratios are printed);
 - images per second (one request at a time: 1 / prefill time);
 - multiply-adds per request (analytic, per layer);
 - optionally (``--accuracy N``) accuracy on the questions of N held-out scenes.
@@ -71,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         for i, (_, _, plan) in enumerate(configs):
             times[i].append(once(plan, rep))
     med = [statistics.median(t) for t in times]
-    base = med[0]
+    low = [min(t) for t in times]
+    base, base_low = med[0], low[0]
 
     acc: dict[int, float] = {}
     if args.accuracy:
@@ -83,10 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         acc[0] = acc[1]
 
     print(f"machine: {platform.platform()}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-          f"torch {torch.__version__} with {torch.get_num_threads()} thread(s); median of {args.repeats} rounds "
-          f"(round-robin), {len(inputs)} held-out images cycled, batch 1, 224 px, 256 image tokens\n")
-    head = "| method | share kept | image tokens into LLM | LLM image tokens (mean/layer) | GMACs | prefill (s) | " \
-           "speed-up | images/s |"
+          f"torch {torch.__version__} with {torch.get_num_threads()} thread(s); median and minimum of "
+          f"{args.repeats} rounds (round-robin), load average {os.getloadavg()[0]:.1f} at the end, {len(inputs)} held-out images cycled, batch 1, 224 px, 256 image tokens\n")
+    head = "| method | share kept | image tokens into LLM | LLM image tokens (mean/layer) | GMACs | prefill median (s) " \
+           "| speed-up (medians) | prefill min (s) | speed-up (minima) | images/s |"
     if acc:
         head += " accuracy |"
     print(head)
@@ -95,12 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         p = plan or ReductionPlan()
         px, q = inputs[0]
         _, vit, llm = vlm.prefill(px, q, vlm.seeded(p, px))
-        text_len = len(vlm.question_embeds([q])[1])
         costs = vlm.costs(vit.tokens_per_layer, llm.image_tokens_per_layer, int(vlm.question_embeds([q])[1][0]))
-        del text_len
         row = (f"| {name} | {keep:.2f} | {vit.tokens_per_layer[-1] - vlm.adapter.prefix} | "
                f"{sum(llm.image_tokens_per_layer) / len(llm.image_tokens_per_layer):.0f} | {costs.total / 1e9:.1f} | "
-               f"{med[i]:.3f} | {base / med[i]:.2f} | {1 / med[i]:.2f} |")
+               f"{med[i]:.3f} | {base / med[i]:.2f} | {low[i]:.3f} | {base_low / low[i]:.2f} | {1 / med[i]:.2f} |")
         if acc:
             row += f" {acc[i]:.3f} |"
         print(row)

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import torch
 
@@ -170,18 +170,18 @@ def illava_code_merge(ts: TokenSet, r: int, *, scores: torch.Tensor, **_: object
     w = w / w.sum()  # (r+1, ..., 1) / sum: the least attended token weighs most
     merged = torch.einsum("g,bgc->bc", w, ts.x[b, grp])
     target = grp[:, -1]  # the group's most important member keeps its slot
-    x = ts.x.clone()
-    x[_bidx(target)[:, 0], target] = merged
-    size = ts.size.clone()
-    size[torch.arange(size.shape[0]), target] = ts.size[b, grp].sum(-1)
-    source = ts.source.clone()
-    source[torch.arange(size.shape[0]), target] = ts.source[b, grp].amax(1)
+    bsz = ts.x.shape[0]
     dropped = torch.zeros(ts.x.shape[:2], dtype=torch.bool, device=ts.x.device)
     dropped[b, grp[:, :-1]] = True
-    keep = torch.stack([torch.nonzero(~d, as_tuple=False)[:, 0] for d in dropped])  # ascending = original order
-    out = _gather_set(replace(ts, x=x, size=size, source=source), keep)
+    keep = (~dropped).nonzero()[:, 1].view(bsz, -1)  # row-major: per row ascending = original order
+    out = _gather_set(ts, keep)  # fresh tensors: the merged slot is written into them, the input stays untouched
     group = _group_from_keep(ts.n, keep)
-    group[b, grp] = group[torch.arange(size.shape[0]), target][:, None]
+    rows = torch.arange(bsz, device=ts.x.device)
+    slot = group[rows, target]  # where the target sits among the survivors
+    out.x[rows, slot] = merged
+    out.size[rows, slot] = ts.size[b, grp].sum(-1)
+    out.source[rows, slot] = ts.source[b, grp].amax(1)
+    group[b, grp] = slot[:, None]
     return out, MergeInfo(scores=scores.float(), group=group, removed=r)
 
 

@@ -214,3 +214,42 @@ def candidates_for(question: str) -> tuple[str, ...]:
     if q.startswith(("is ", "are ", "does ", "do ")):
         return TEMPLATES["exists"][1]
     return ALL_ANSWERS
+
+
+def training_questions(scene: Scene, rng: np.random.Generator, limit: int = 12) -> list[Question]:
+    """Every question the templates can ask about ``scene`` (used for training, not for evaluation): the colour of
+    each unique shape, the shape of each unique colour, the count, left/right and top/bottom of every object, and
+    "is there" for every present pair plus as many absent ones. At most ``limit`` of them, drawn at random (without
+    replacement, by ``rng``) so that each type keeps at least one question where it applies."""
+    objs = scene.objects
+    by_shape = {s: [o for o in objs if o.shape == s] for s in SHAPES}
+    by_color = {c: [o for o in objs if o.color == c] for c in COLORS}
+    pool: dict[str, list[Question]] = {k: [] for k in TEMPLATES}
+    for s, v in by_shape.items():
+        if len(v) == 1:
+            pool["color"].append(Question("color", TEMPLATES["color"][0].format(shape=s), v[0].color,
+                                          TEMPLATES["color"][1]))
+    for c, v in by_color.items():
+        if len(v) == 1:
+            pool["shape"].append(Question("shape", TEMPLATES["shape"][0].format(color=c), v[0].shape,
+                                          TEMPLATES["shape"][1]))
+    pool["count"].append(Question("count", TEMPLATES["count"][0], COUNTS[len(objs) - 1], TEMPLATES["count"][1]))
+    present = {(o.color, o.shape) for o in objs}
+    absent = [(c, s) for c in COLORS for s in SHAPES if (c, s) not in present]
+    for o in objs:
+        for kind in ("horizontal", "vertical"):
+            t, cands = TEMPLATES[kind]
+            pool[kind].append(Question(kind, t.format(color=o.color, shape=o.shape), getattr(o, kind), cands))
+        pool["exists"].append(Question("exists", TEMPLATES["exists"][0].format(color=o.color, shape=o.shape), "yes",
+                                       TEMPLATES["exists"][1]))
+    for j in rng.permutation(len(absent))[: len(objs)]:
+        c, s = absent[int(j)]
+        pool["exists"].append(Question("exists", TEMPLATES["exists"][0].format(color=c, shape=s), "no",
+                                       TEMPLATES["exists"][1]))
+    first, rest = [], []
+    for kind in TEMPLATES:
+        qs = [pool[kind][int(j)] for j in rng.permutation(len(pool[kind]))]
+        first += qs[:1]
+        rest += qs[1:]
+    rest = [rest[int(j)] for j in rng.permutation(len(rest))]
+    return (first + rest)[: max(1, int(limit))]

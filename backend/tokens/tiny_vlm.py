@@ -490,12 +490,15 @@ def run_vit(
                 bias = ts.size.log()[:, None, None, :].to(q.dtype)
             scores = None
             if r > 0 and meth.needs == "attention":
-                logits = (q @ k.transpose(-2, -1)) * (q.shape[-1] ** -0.5)
+                # S_avg needs every attention probability, so this layer materialises them once: the scale goes on
+                # q (N x hd, not N x N), and one reduction over heads and queries gives the attention each token
+                # receives (the same numbers as the head mean then query mean, up to float rounding)
+                logits = (q * q.shape[-1] ** -0.5) @ k.transpose(-2, -1)
                 if bias is not None:
                     logits = logits + bias
                 probs = logits.softmax(-1)
                 out = probs @ v
-                scores = probs.mean(1).mean(1)  # S_avg: heads, then queries -> attention each token receives
+                scores = probs.mean((1, 2))
             else:
                 out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
             b, _, n, _ = out.shape
@@ -503,7 +506,8 @@ def run_vit(
             ts = merging.TokenSet(ts.x + p.ls1(out), ts.size, ts.source, ts.pos, ts.protected)
             if r > 0:
                 before = ts
-                ts, info = meth.fn(ts, r, scores=scores, metric=k.mean(1), generator=gen, m=plan.m,
+                metric = k.mean(1) if meth.needs == "keys" or meth.name == "illava_paper" else None
+                ts, info = meth.fn(ts, r, scores=scores, metric=metric, generator=gen, m=plan.m,
                                    n_recycled=plan.n_recycled)
                 if record:
                     records.append(_record("vit", i, before, ts, info, adapter.prefix))
@@ -568,14 +572,17 @@ class LlamaRunner:
     def num_layers(self) -> int:
         return len(self.layers)
 
-    def _qkv(self, i: int, h: torch.Tensor, pos: torch.Tensor):  # noqa: ANN202
+    def _qkv(self, i: int, h: torch.Tensor, pos: torch.Tensor,
+             rope: tuple[torch.Tensor, torch.Tensor] | None = None):  # noqa: ANN202
+        """q, k (rotated), v of layer ``i``; ``rope``: the ``(cos, sin)`` of ``pos`` when the caller already has
+        them (they change only where the token set changes, as the library computes them once per forward)."""
         a = self.layers[i].self_attn
         x = self.layers[i].input_layernorm(h)
         b, n, _ = x.shape
         q = a.q_proj(x).view(b, n, self.heads, self.head_dim).transpose(1, 2)
         k = a.k_proj(x).view(b, n, self.kv_heads, self.head_dim).transpose(1, 2)
         v = a.v_proj(x).view(b, n, self.kv_heads, self.head_dim).transpose(1, 2)
-        cos, sin = self.rotary(x, pos)
+        cos, sin = rope if rope is not None else self.rotary(x, pos)
         return _rope(q, cos, sin), _rope(k, cos, sin), v
 
     def _finish(self, i: int, h: torch.Tensor, attn: torch.Tensor) -> torch.Tensor:
@@ -619,12 +626,16 @@ class LlamaRunner:
         steps = plan.llm_steps()
         meth = merging.get_method(plan.method)
         gen = torch.Generator().manual_seed(int(plan.seed))
+        rope = None
         for i in range(first, self.num_layers):
             if i in steps:
                 h, pos, img = self._reduce(meth, plan, i, steps[i], h, pos, img, start, pending, gen, records, 0)
                 last_idx = last_idx - steps[i]
+                rope = None
             counts.append(img.n)
-            q, k, v = self._qkv(i, h, pos)
+            if rope is None:
+                rope = self.rotary(h, pos)
+            q, k, v = self._qkv(i, h, pos, rope)
             attn = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.kv_heads != self.heads)
             if (i + 1) in steps and meth.needs == "attention":
                 pending = self._last_attention(q, k, last_idx, last_idx + 1)
@@ -653,10 +664,11 @@ class LlamaRunner:
         with torch.inference_mode():
             h = embeds
             pos = torch.arange(h.shape[1])[None]
+            rope = self.rotary(h, pos)
             keys, values, hidden = [], [], []
             for i in range(upto):
                 hidden.append(h)
-                q, k, v = self._qkv(i, h, pos)
+                q, k, v = self._qkv(i, h, pos, rope)
                 keys.append(k)
                 values.append(v)
                 attn = F.scaled_dot_product_attention(q, k, v, is_causal=True,
@@ -684,9 +696,10 @@ class LlamaRunner:
             h = q_embeds
             pending = None
             counts: list[int] = []
+            rope = self.rotary(h, pos_q)
             for i in range(first):
                 counts.append(n_img)
-                q, k, v = self._qkv(i, h, pos_q)
+                q, k, v = self._qkv(i, h, pos_q, rope)
                 kk = torch.cat([cache.keys[i].expand(b, -1, -1, -1), k], 2)
                 vv = torch.cat([cache.values[i].expand(b, -1, -1, -1), v], 2)
                 attn = F.scaled_dot_product_attention(q, kk, vv, attn_mask=allowed,

@@ -120,12 +120,41 @@ def grounding_batch(idx, patch_obj, patch_frac, obj_targets, bg):  # noqa: ANN00
     return f * o + (1 - f) * bg
 
 
+def branch_batch(seqs, spans, n_fixed: int):  # noqa: ANN001, ANN201
+    """Pack scenes with several questions each into one LM pass where every question sees exactly what it sees at
+    test time: the shared ``n_fixed`` tokens ("Image:" + image tokens) and its own tokens, at the positions it has
+    when asked alone (a tree mask: questions do not see each other, so no answer leaks into another question).
+
+    ``seqs``: per scene ``[L_b, d]`` (fixed part, then the questions back to back); ``spans``: per scene the
+    ``(start, stop)`` of each question. Returns ``(embeds [B, L, d], allow [B, 1, L, L] bool, position_ids [B, L])``;
+    padding rows attend to the first token only (no empty rows)."""
+    import torch
+
+    length = max(s.shape[0] for s in seqs)
+    b_n, d = len(seqs), seqs[0].shape[-1]
+    allow = torch.zeros(b_n, 1, length, length, dtype=torch.bool)
+    pos = torch.zeros(b_n, length, dtype=torch.long)
+    causal = torch.ones(length, length, dtype=torch.bool).tril()
+    allow[:, 0, :, 0] = True
+    for b, (s, span) in enumerate(zip(seqs, spans, strict=True)):
+        allow[b, 0, :n_fixed, :n_fixed] = causal[:n_fixed, :n_fixed]
+        pos[b, :n_fixed] = torch.arange(n_fixed)
+        for start, stop in span:
+            allow[b, 0, start:stop, :n_fixed] = True
+            allow[b, 0, start:stop, start:stop] = causal[: stop - start, : stop - start]
+            pos[b, start:stop] = n_fixed + torch.arange(stop - start)
+    embeds = torch.stack([torch.cat([s, s.new_zeros(length - s.shape[0], d)]) for s in seqs])
+    return embeds, allow, pos
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m backend.train illava", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default=None, help="output folder (default: assets/)")
-    parser.add_argument("--n-train", type=int, default=600)
-    parser.add_argument("--steps", type=int, default=240)
+    parser.add_argument("--n-train", type=int, default=1200)
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--questions", type=int, default=12,
+                        help="questions per scene and LM pass (drawn from all the templates can ask, tree-masked)")
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--seed", type=int, default=0)
@@ -137,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lora-alpha", type=float, default=16.0)
     parser.add_argument("--lora-lr", type=float, default=1e-3)
     parser.add_argument("--ckpt-every", type=int, default=25, help="write a checkpoint next to --out every N steps")
-    parser.add_argument("--align-steps", type=int, default=500,
+    parser.add_argument("--align-steps", type=int, default=250,
                         help="stage 1: steps of the per-patch grounding loss (projector only, no LM pass)")
     parser.add_argument("--align-batch", type=int, default=16)
     parser.add_argument("--align-lr", type=float, default=1e-3)
@@ -145,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="weight of the grounding loss during stage 2 (answer loss through the LM)")
     args = parser.parse_args(argv)
 
+    import numpy as np
     import torch
     import torch.nn.functional as F
 
@@ -228,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
         return base * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
 
     order = torch.randperm(args.n_train, generator=gen)
+    q_rng = np.random.default_rng(args.seed)
+    n_fixed = prefix_emb.shape[0] + tokens.shape[1]  # "Image:" + image tokens, shared by every question
     cursor, hist = 0, []
     for step in range(args.steps):
         t0 = time.perf_counter()
@@ -238,27 +270,22 @@ def main(argv: list[str] | None = None) -> int:
             idx.append(int(order[cursor]))
             cursor += 1
         img = proj(tokens[idx].float())  # [B, N, 576]
-        seqs, targets = [], []
+        seqs, spans, targets = [], [], []
         for b, i in enumerate(idx):
-            qs = train_scenes[i].questions
-            perm = torch.randperm(len(qs), generator=gen).tolist()
-            parts = [prefix_emb, img[b]]
-            pos = prefix_emb.shape[0] + img.shape[1]
-            for j in perm:
-                q = qs[j]
+            qs = sc.training_questions(train_scenes[i], q_rng, args.questions)
+            parts, span, pos = [prefix_emb, img[b]], [], n_fixed
+            for q in qs:
                 e = q_emb(q.text)
                 parts.append(e)
+                span.append((pos, pos + e.shape[0]))
                 pos += e.shape[0]
                 mask = torch.tensor([w in q.candidates for w in answer_words])
                 targets.append((b, pos - 1, answer_words.index(q.answer), mask))
-                parts.append(embed.weight[ids.answers[q.answer]].detach()[None])
-                pos += 1
             seqs.append(torch.cat(parts))
-        length = max(s.shape[0] for s in seqs)
-        batch = torch.zeros(len(seqs), length, seqs[0].shape[-1])
-        batch = torch.stack([torch.cat([s, batch[0, : length - s.shape[0]]]) for s in seqs])
+            spans.append(span)
+        batch, allow, pos_ids = branch_batch(seqs, spans, n_fixed)
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=not args.no_bf16):
-            hidden = lm.model.model(inputs_embeds=batch).last_hidden_state
+            hidden = lm.model.model(inputs_embeds=batch, attention_mask=allow, position_ids=pos_ids).last_hidden_state
         bi = torch.tensor([t[0] for t in targets])
         pi = torch.tensor([t[1] for t in targets])
         h = hidden[bi, pi].float()
@@ -279,7 +306,8 @@ def main(argv: list[str] | None = None) -> int:
         if step % 5 == 0 or step == args.steps - 1:
             recent = hist[-20:]
             _log(f"step {step + 1}/{args.steps} loss {sum(h[0] for h in recent) / len(recent):.3f} "
-                 f"acc {sum(h[1] for h in recent) / len(recent):.3f} ({time.perf_counter() - t0:.1f} s/step)")
+                 f"acc {sum(h[1] for h in recent) / len(recent):.3f} ({len(targets)} questions, "
+                 f"{time.perf_counter() - t0:.1f} s/step)")
         if args.ckpt_every and (step + 1) % args.ckpt_every == 0 and step + 1 < args.steps:
             save_projector(proj, ckpt_path, {"steps_done": str(step + 1)}, extra=extra())
     recent = hist[-20:]
@@ -288,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         "what": "projector of the illava tiny VLM (DINOv2 ViT-S/14 -> MLP -> SmolLM2-135M)",
         "command": "python -m backend.train illava " + " ".join(argv or []),
         "n_train_scenes": str(args.n_train), "steps": str(args.steps), "batch": str(args.batch),
+        "questions_per_scene": str(args.questions), "question_packing": "tree mask (each question sees image only)",
         "lr": str(args.lr), "seed": str(args.seed), "image_size": str(args.size),
         "bf16": str(not args.no_bf16), "train_acc_last20": f"{train_acc:.4f}",
         "align_steps": str(args.align_steps), "align_batch": str(args.align_batch), "align_lr": str(args.align_lr),

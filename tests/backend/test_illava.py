@@ -235,3 +235,58 @@ def test_lora_starts_at_zero_and_folds_into_a_copy():
     assert torch.equal(lm.model.layers[0].self_attn.q_proj.weight, w0)
     assert merged.model.layers[0].mlp.up_proj.weight is lm.model.layers[0].mlp.up_proj.weight  # shared, not copied
     assert merged.model.layers[0].self_attn.q_proj.weight is not lm.model.layers[0].self_attn.q_proj.weight
+
+
+def test_training_questions_are_correct_and_cover_every_type():
+    """The training generator asks everything the templates can ask about a scene (capped), with correct answers."""
+    import numpy as np
+
+    from backend.tokens import scenes
+
+    rng = np.random.default_rng(0)
+    for seed in range(40):
+        s = scenes.make_scene(seed)
+        qs = scenes.training_questions(s, rng, limit=100)
+        kinds = {q.kind for q in qs}
+        assert {"count", "horizontal", "vertical", "exists"} <= kinds
+        for q in qs:
+            assert q.answer in q.candidates
+            if q.kind in ("horizontal", "vertical"):
+                o = next(o for o in s.objects if f"{o.color} {o.shape}" in q.text)
+                assert getattr(o, q.kind) == q.answer
+            if q.kind == "exists":
+                present = any(f"{o.color} {o.shape}" in q.text for o in s.objects)
+                assert q.answer == ("yes" if present else "no")
+            if q.kind == "count":
+                assert q.answer == scenes.COUNTS[len(s.objects) - 1]
+        capped = scenes.training_questions(s, rng, limit=6)
+        assert len(capped) <= 6 and len({q.kind for q in capped}) == min(6, len(kinds))
+
+
+def test_training_branches_see_exactly_the_test_time_context():
+    """``branch_batch`` (training): several questions in one LM pass, each one computed exactly as if it were asked
+    alone after the image (tree mask + the positions it has at test time), on a tiny random Llama."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from backend.train.illava import branch_batch
+
+    torch.manual_seed(0)
+    lm = LlamaForCausalLM(LlamaConfig(vocab_size=32, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2)).eval()
+    fixed = [torch.randn(10, 32), torch.randn(10, 32)]
+    qs = [[torch.randn(3, 32), torch.randn(5, 32)], [torch.randn(4, 32)]]
+    seqs = [torch.cat([f, *q]) for f, q in zip(fixed, qs, strict=True)]
+    spans = []
+    for q in qs:
+        start, sp = 10, []
+        for e in q:
+            sp.append((start, start + e.shape[0]))
+            start += e.shape[0]
+        spans.append(sp)
+    emb, allow, pos = branch_batch(seqs, spans, 10)
+    with torch.no_grad():
+        h = lm.model(inputs_embeds=emb, attention_mask=allow, position_ids=pos).last_hidden_state
+        for b, (f, q) in enumerate(zip(fixed, qs, strict=True)):
+            for e, (_, stop) in zip(q, spans[b], strict=True):
+                alone = lm.model(inputs_embeds=torch.cat([f, e])[None]).last_hidden_state[0, -1]
+                torch.testing.assert_close(h[b, stop - 1], alone, atol=1e-5, rtol=0)

@@ -29,6 +29,10 @@ from backend.tokens.tiny_vlm import (
 CI_SCENES = 36  # held-out scenes 0..35: 210 questions
 FULL_SCENES = 200  # 1,154 questions
 HEADLINE_KEEP = 1 / 3  # "about two thirds of the visual tokens removed": 171 of 256
+# The speed claim compares the fastest of SPEED_REPEATS interleaved runs of each path (reference, iLLaVA, reference,
+# ...): the minimum is the run least disturbed by other processes on a shared machine, and interleaving makes load
+# changes hit both paths alike. The ratio of medians is reported beside it (``speedup_medians``).
+SPEED_REPEATS = 7
 
 
 @pytest.fixture(scope="session")
@@ -156,10 +160,12 @@ def _claim(vlm: TinyVLM, n_scenes: int) -> dict:
     red = evaluate(vlm, data, plan_for_budget("illava_code", HEADLINE_KEEP))
     img = scenes.make_scene(scenes.HELDOUT_SEED0 + 1).pil()
     t = time_prefill(vlm, img, "How many objects are there?",
-                     {"reference": None, "illava": plan_for_budget("illava_code", HEADLINE_KEEP)}, repeats=5)
+                     {"reference": None, "illava": plan_for_budget("illava_code", HEADLINE_KEEP)}, repeats=SPEED_REPEATS)
     out = {"n_questions": base.n_questions, "chance": base.chance, "acc_full": base.accuracy,
            "acc_illava": red.accuracy, "tokens_to_llm": red.tokens_to_llm, "llm_tokens": red.image_tokens_mean_llm,
-           "speedup": t["reference"]["median_s"] / t["illava"]["median_s"], "times": t,
+           "per_type_full": base.per_type, "per_type_illava": red.per_type,
+           "speedup": t["reference"]["min_s"] / t["illava"]["min_s"],
+           "speedup_medians": t["reference"]["median_s"] / t["illava"]["median_s"], "times": t,
            "machine": f"{platform.machine()} {torch.get_num_threads()} thread(s)"}
     print(out)
     return out

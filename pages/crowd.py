@@ -188,5 +188,12 @@ with st.expander("Recorded held-out evaluation (60 s clips, shipped weights)", i
         show_metrics_table(pd.DataFrame(data["table"]).drop(columns=["method"]).round(4), key="crowd_recorded")
         st.caption(f"`python -m backend.train crowd --evaluate`: 4 held-out scenes x {data['seconds']:.0f} s, seed "
                    f"{data['seed']}.")
+        from backend.forecast.crowd.evaluate import ablation_summary, ablation_text  # light: reads JSON files
+
+        st.markdown(ablation_text(ablation_summary()))
+        st.caption("Latency: the paper's speed-up is against a multi-step diffusion sampler (SPDiff). No diffusion "
+                   "baseline is trained here; STDDN's inference cost per step equals its trajectory network alone "
+                   "(same parameters and multiply-adds as the ablation, the ODE never runs; tested), and "
+                   "benchmarks/crowd.py shows only the cost of calling that network K = 10 times per step.")
     else:
         st.info("No recorded evaluation yet: run `python -m backend.train crowd`.")

@@ -114,6 +114,36 @@ def test_ode_rhs_conserves_mass_when_nobody_enters_or_leaves() -> None:
     assert torch.allclose(traj.sum(-1), rho0.sum(-1, keepdim=True).expand(B, K + 1), atol=1e-3)
 
 
+def test_ode_edge_flux_carries_a_lone_agents_density_exactly() -> None:
+    """The continuity structure: an agent's move is one edge whose flux ``s_i rho(sender_i)`` leaves its cells at t and
+    enters its cells at t + 1. With that flux equal to 1, one Euler step maps the DDM at t onto the DDM at t + 1 (the
+    sessions 1-2 relaxation ``rho_j sum_i s_i P_ij(t)`` could not: it removed ``P(t)^2`` instead of ``P(t)``)."""
+    ode = DensityODE(GRID, embed_dim=4)
+    p0 = torch.tensor([[[7.3, 9.6]]])
+    p1 = p0 + torch.tensor([0.45, -0.3])
+    P0, P1 = ode.assign(p0), ode.assign(p1)
+    rho0 = density(P0)
+    s = 1.0 / (P0[..., :-1] * rho0[:, None, :]).sum(-1)  # flux s * rho(sender) = 1
+    rho1 = rho0 + ode.rhs(rho0, P0, P1, s)
+    assert torch.allclose(rho1, density(P1), atol=1e-6)
+    assert torch.allclose(rho1.sum(), torch.tensor(1.0), atol=1e-5)
+
+
+def test_physics_stage_trains_only_the_ode(small_clip: Clip) -> None:
+    """The released supervisor's "physics" stage freezes the trajectory network: ``train_net=False`` gives the ODE's
+    parameters gradients and the network none; the "trajectory" stage (lambda2 = 0) gives the ODE none."""
+    torch.manual_seed(0)
+    model = STDDN()
+    ct = ClipTensors.from_clip(small_clip)
+    batch = collate([make_window(ct, t0, 10) for t0 in (5, 30)], small_clip.dt)
+    window_loss(model, batch, 0.0, 1.0, train_net=False).losses["rho"].backward()
+    assert all(p.grad is None for p in model.micro.parameters())
+    assert model.ode.node_w.grad.abs().sum() > 0 and model.ode.node_b.grad.abs().sum() > 0
+    model.zero_grad(set_to_none=True)
+    window_loss(model, batch, 1.0, 0.0).losses["total"].backward()
+    assert model.ode.node_w.grad is None and model.micro.head[0].weight.grad.abs().sum() > 0
+
+
 def test_released_code_outflow_runs_but_does_not_conserve_mass() -> None:
     torch.manual_seed(2)
     ode = DensityODE(GRID, embed_dim=4, outflow="code")

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from backend.forecast.crowd.evaluate import evaluate, eval_clip
-from backend.forecast.crowd.methods import WEIGHTS, Learned, load_model
+from backend.forecast.crowd.methods import WEIGHTS, Learned, load_model, seed_weights, shipped_seeds
 from backend.forecast.crowd.rollout import simulate
 from backend.forecast.crowd.scenes import get_scene
 from backend.forecast.crowd.stddn import count_parameters, micro_macs
@@ -24,7 +24,8 @@ from backend.runtime import ASSETS
 
 CI = {"seconds": 15.0, "seed": 7, "stride": 3}
 RECORDED = ASSETS / "crowd_eval.json"
-GRAD_RATIO_FLOOR = 1e-4  # density-term gradient / acceleration-term gradient; shipped 5.5e-4, session 1 1.5e-7
+GRAD_RATIO_FLOOR = 1e-3  # density-term gradient / acceleration-term gradient; session 3 4.5e-3, session 2 5.5e-4,
+#                          session 1 1.5e-7
 
 pytestmark = pytest.mark.skipif(not WEIGHTS["stddn"].is_file() or not WEIGHTS["micro"].is_file(),
                                 reason="shipped crowd weights missing (python -m backend.train crowd)")
@@ -44,28 +45,59 @@ def test_stddn_beats_constant_velocity_on_held_out_scenes(ci_table: dict[str, di
 
 
 ABLATION_NOTE = (
-    "Not reproduced on our miniature (see assets/MANIFEST_crowd.md). After the session-2 fixes (DDM temperature kept "
-    ">= 1 instead of collapsing to 0.03; goal-term velocity and acceleration input attached in training rollouts as in "
-    "the released code; the density gradient on the network rose from 1.5e-7 to 5.5e-4 of the acceleration term's), "
-    "the shipped seed-0 STDDN leads its no-density ablation on the 60 s held-out clips by 1.2% MAE (2.275 vs 2.302 m) "
-    "and 2.6% OT (1.552 vs 1.593) but trails it on the 15 s ci subset (MAE 1.216 vs 1.210 m, OT 0.891 vs 0.875); "
-    "with training seed 1 STDDN has lower MAE (60 s 2.252 vs 2.297; ci 1.192 vs 1.206) but clearly higher OT (60 s "
-    "1.753 vs 1.557; ci 0.983 vs 0.924). Mean over the 2 seeds at 60 s: MAE 2.264 vs 2.300 (-1.6%), OT 1.652 vs 1.575 "
-    "(+4.9%): no consistent gain beyond the seed-to-seed spread (STDDN's OT moves 13% between seeds)."
+    "Not reproduced on our miniature (interim, seed 0 only; see assets/MANIFEST_crowd.md). Session 3 made the stages "
+    "and the ODE's outflow faithful (released supervisor: trajectory terms only / ODE only with the network frozen / "
+    "joint; edge-flux outflow): the ODE's density loss is now 61% below 'the density stays put' and its gradient on "
+    "the network 4.5e-3 of the acceleration term's (8x session 2), yet the retrained seed-0 STDDN vs its ablation: "
+    "60 s MAE 2.297 vs 2.302 m (-0.2%), OT 1.802 vs 1.593 (+13%); ci MAE 1.259 vs 1.210 m, OT 1.011 vs 0.875."
 )
 
 
+@pytest.fixture(scope="module")
+def ci_seed_tables(ci_table: dict[str, dict]) -> dict[int, dict[str, dict]]:
+    """STDDN and its ablation of every shipped training seed on the ci subset (seed 0 = the default weights)."""
+    out = {0: ci_table}
+    for s in shipped_seeds():
+        if s:
+            nets = {k: load_model(k, seed_weights(k, s))[0].micro for k in ("stddn", "micro")}
+            res = evaluate(seconds=CI["seconds"], seed=CI["seed"], methods=["stddn", "micro"], stride=CI["stride"],
+                           nets=nets)
+            out[s] = {r["method"]: r for r in res.table}
+    return out
+
+
+def _seed_means(tables: dict[int, dict[str, dict]]) -> dict[str, dict[str, float]]:
+    return {m: {k: sum(t[m][k] for t in tables.values()) / len(tables) for k in ("MAE", "OT")}
+            for m in ("stddn", "micro")}
+
+
 @pytest.mark.xfail(strict=False, reason=ABLATION_NOTE)
-def test_stddn_beats_the_no_density_ablation_on_held_out_scenes(ci_table: dict[str, dict]) -> None:
-    """The paper's ablation claim: STDDN beats the same network trained without the density ODE."""
-    s, m = ci_table["stddn"], ci_table["micro"]
-    assert s["MAE"] < m["MAE"] and s["OT"] < m["OT"]
+def test_stddn_beats_the_no_density_ablation_on_held_out_scenes(ci_seed_tables: dict[int, dict[str, dict]]) -> None:
+    """The paper's ablation claim: STDDN beats the same network trained without the density ODE (same data, network,
+    seed and budget), decided on the mean over the shipped training seeds."""
+    mean = _seed_means(ci_seed_tables)
+    print({s: {m: {k: round(t[m][k], 4) for k in ("MAE", "OT")} for m in ("stddn", "micro")}
+           for s, t in ci_seed_tables.items()}, mean)
+    assert mean["stddn"]["MAE"] < mean["micro"]["MAE"] and mean["stddn"]["OT"] < mean["micro"]["OT"]
+
+
+def test_seed_scores_match_the_recorded_ones(ci_seed_tables: dict[int, dict[str, dict]]) -> None:
+    """Every shipped seed pair reaches the ci scores recorded in assets/crowd_eval_seed<S>.json."""
+    for s, t in ci_seed_tables.items():
+        if s == 0:
+            continue
+        rec = json.loads((ASSETS / f"crowd_eval_seed{s}.json").read_text())
+        assert rec["ci"]["config"] == CI
+        for row in rec["ci"]["table"]:
+            for k in ("MAE", "OT"):
+                assert t[row["method"]][k] == pytest.approx(row[k], rel=0.05), (s, row["method"], k)
 
 
 def test_density_gradient_reaches_the_network() -> None:
     """Session 1's STDDN had an inert density term: its learned DDM temperature collapsed (T 1 -> 0.03, a nearly
     uniform density), and the density loss's gradient on the trajectory network was about 1e-7 of the acceleration
-    term's. With the temperature floor (T >= 1) the shipped model's density term is measured here on fixed windows of a
+    term's. With the temperature floor (T >= 1), the released stage semantics and the edge-flux outflow (session 3) the
+    shipped model's ODE fits the density flow and its pull on the network is measured here on fixed windows of a
     held-out clip and recorded in assets/crowd_eval.json."""
     from backend.forecast.crowd.training import ClipTensors, collate, loss_gradient_norms, make_window
 
@@ -77,6 +109,8 @@ def test_density_gradient_reaches_the_network() -> None:
     print({k: f"{v:.3g}" for k, v in g.items()})
     assert g["T"] >= 1.0
     assert g["rho_over_a"] > GRAD_RATIO_FLOOR  # session 1: 1.5e-7
+    # the trained ODE models the flow: well below "the density stays as at the window's start" (session 2: -13%)
+    assert g["loss_rho"] < 0.5 * g["loss_rho_still"]
     rec = json.loads(RECORDED.read_text())["gradients"]
     assert g["rho_over_a"] == pytest.approx(rec["rho_over_a"], rel=0.05)
 
@@ -135,5 +169,13 @@ def test_full_scale_stddn_beats_constant_velocity_and_physics(full_table: dict[s
 @pytest.mark.full
 @pytest.mark.xfail(strict=False, reason=ABLATION_NOTE)
 def test_full_scale_stddn_beats_the_no_density_ablation(full_table: dict[str, dict]) -> None:
-    s, m = full_table["stddn"], full_table["micro"]
-    assert s["MAE"] < m["MAE"] and s["OT"] < m["OT"]
+    """60 s held-out clips, mean over the shipped training seeds."""
+    tables = {0: full_table}
+    for s in shipped_seeds():
+        if s:
+            nets = {k: load_model(k, seed_weights(k, s))[0].micro for k in ("stddn", "micro")}
+            res = evaluate(seconds=60.0, seed=300, methods=["stddn", "micro"], stride=2, nets=nets)
+            tables[s] = {r["method"]: r for r in res.table}
+    mean = _seed_means(tables)
+    print(mean)
+    assert mean["stddn"]["MAE"] < mean["micro"]["MAE"] and mean["stddn"]["OT"] < mean["micro"]["OT"]

@@ -4,6 +4,7 @@ collisions, inference time per simulated second). Used by the page, the CLI, the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -122,3 +123,61 @@ def ode_view(clip: Clip, t0: int | None = None, frames: int = 10) -> dict:
     return {"ode": out.rho_ode[0, -1].reshape(shape).numpy(), "prediction": pred.reshape(shape).numpy(),
             "truth": out.rho_gt[0, -1].reshape(shape).numpy(), "cx": cx, "cy": cy, "t0": t0,
             "seconds": (frames - 1) * clip.dt, "loss_rho": float(out.losses["rho"]), "T": float(model.ode.T.detach())}
+
+
+def ablation_summary(assets: Path | None = None) -> dict:
+    """The paper's ablation over every recorded training seed: STDDN vs the same network trained without the density
+    ODE, from ``crowd_eval.json`` (seed 0, the shipped pair) and ``crowd_eval_seed<S>.json`` (other seeds, same data
+    and budget). For the 60 s held-out clips (``full``) and the ci subset (``ci``): per-seed MAE and OT of both models,
+    their means over seeds, the spread (min, max) and STDDN's relative difference of the means."""
+    import json
+
+    from backend.runtime import ASSETS
+
+    assets = assets or ASSETS
+    files = [assets / "crowd_eval.json", *sorted(assets.glob("crowd_eval_seed*.json"))]
+    per_seed: list[dict] = []
+    for f in files:
+        if not f.is_file():
+            continue
+        ev = json.loads(f.read_text())
+        seed = int(ev.get("train_seed", 0))
+        rec = {"seed": seed}
+        for tier, rows in (("full", ev["table"]), ("ci", ev["ci"]["table"])):
+            t = {r["method"]: r for r in rows}
+            if "stddn" in t and "micro" in t:
+                rec[tier] = {m: {k: float(t[m][k]) for k in ("MAE", "OT", "MMD")} for m in ("stddn", "micro")}
+        if "full" in rec and "ci" in rec:
+            per_seed.append(rec)
+    out: dict = {"seeds": [r["seed"] for r in per_seed], "per_seed": per_seed}
+    for tier in ("full", "ci"):
+        agg: dict = {}
+        for k in ("MAE", "OT", "MMD"):
+            row = {}
+            for m in ("stddn", "micro"):
+                vals = [r[tier][m][k] for r in per_seed]
+                row[m] = {"mean": float(np.mean(vals)) if vals else float("nan"),
+                          "min": float(np.min(vals)) if vals else float("nan"),
+                          "max": float(np.max(vals)) if vals else float("nan")}
+            row["rel"] = (row["stddn"]["mean"] - row["micro"]["mean"]) / row["micro"]["mean"] if per_seed else float("nan")
+            row["wins"] = sum(r[tier]["stddn"][k] < r[tier]["micro"][k] for r in per_seed)
+            agg[k] = row
+        agg["holds"] = bool(per_seed) and agg["MAE"]["rel"] < 0 and agg["OT"]["rel"] < 0
+        out[tier] = agg
+    return out
+
+
+def ablation_text(summary: dict, tier: str = "full") -> str:
+    """One markdown sentence reading :func:`ablation_summary` (means over seeds, min-max in brackets)."""
+    if not summary["seeds"]:
+        return "No recorded evaluation of the ablation yet."
+    f, n = summary[tier], len(summary["seeds"])
+    where = "60 s held-out clips" if tier == "full" else "the ci subset"
+    parts = [f"{k} {f[k]['stddn']['mean']:.3f} [{f[k]['stddn']['min']:.3f}-{f[k]['stddn']['max']:.3f}] vs "
+             f"{f[k]['micro']['mean']:.3f} [{f[k]['micro']['min']:.3f}-{f[k]['micro']['max']:.3f}] "
+             f"({100 * f[k]['rel']:+.1f}%; STDDN ahead for {f[k]['wins']} of {n} seeds)" for k in ("MAE", "OT")]
+    verdict = ("STDDN is ahead on both means." if f["holds"] else
+               "Not reproduced on our miniature (assets/MANIFEST_crowd.md explains why).")
+    return (f"**The paper's ablation** (STDDN vs the same network trained without the density ODE), mean over training "
+            f"seeds {summary['seeds']} on {where} (min-max in brackets): " + "; ".join(parts) + ". " + verdict)
+

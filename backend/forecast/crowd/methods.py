@@ -30,6 +30,18 @@ from .stddn import STDDN, MicroConfig, MicroNet, StddnConfig
 WEIGHTS = {"stddn": ASSETS / "crowd_stddn.safetensors", "micro": ASSETS / "crowd_micro.safetensors"}
 
 
+def seed_weights(kind: str, seed: int) -> Path:
+    """Shipped weights of ``kind`` ("stddn" | "micro") for a training seed: seed 0 is the default model
+    (``WEIGHTS[kind]``), other seeds are ``assets/crowd_<kind>_seed<S>.safetensors`` (same data and budget)."""
+    return WEIGHTS[kind] if seed == 0 else ASSETS / f"crowd_{kind}_seed{seed}.safetensors"
+
+
+def shipped_seeds() -> list[int]:
+    """Training seeds for which both STDDN and its ablation are shipped (0 first)."""
+    seeds = {0} | {int(p.stem.rsplit("seed", 1)[1]) for p in ASSETS.glob("crowd_stddn_seed*.safetensors")}
+    return sorted(s for s in seeds if seed_weights("stddn", s).is_file() and seed_weights("micro", s).is_file())
+
+
 @dataclass(frozen=True)
 class MethodInfo:
     name: str

@@ -33,9 +33,17 @@ Miniature choices and deviations (documented, deliberate):
 * The released head reads only the EGNN's invariant hidden state; we also add the last layer's equivariant aggregate
   ``mean_j (p_j - p_i) f_x(m_ij)`` (which the code computes and discards) so interactions keep their direction.
 * Outflow: the code's outflow uses the extrapolated next move (t + 1 -> t + 2) times the DDM of predicted positions,
-  which does not conserve mass. By default (``outflow="conservative"``) we use the same per-agent transition for both
-  terms: ``inflow_j = sum_i s_i (P_i(t) . rho) P_ij(t+1)``, ``outflow_j = rho_j sum_i s_i P_ij(t)``, a graph
-  discretisation of the continuity equation whose right-hand side sums to zero when nobody enters or leaves.
+  which does not conserve mass. By default (``outflow="conservative"``) each agent's move is one directed edge of the
+  graph carrying the flux ``f_i = s_i rho(sender_i)`` with ``rho(sender_i) = P_i(t) . rho`` (the paper's inflow
+  factor); the same flux enters the receiver cells and leaves the sender cells:
+  ``inflow_j = sum_i f_i P_ij(t+1)``, ``outflow_j = sum_i f_i P_ij(t)``. With hard (one-hot) assignments this is the
+  released formula's "density at the cell times the strengths of the edges leaving it" with consistent time indices,
+  i.e. the continuity equation on the learned graph; its right-hand side sums to zero when nobody enters or leaves, and
+  with ``f_i = 1`` one Euler step carries an agent's soft density exactly from its cells at t to those at t + 1.
+  (Session 3: sessions 1-2 relaxed the outflow as ``rho_j sum_i s_i P_ij(t)``, which also conserves mass but cannot
+  move an agent's own kernel -- for a lone agent it removes ``P(t)^2`` and adds ``|P(t)|^2 P(t+1)`` -- so the fitted
+  ODE beat "density stays put" by only 13% on training windows and the density term barely reached the network; the
+  released formula does not beat it at all on our data. The edge flux beats it by about 60%.)
   ``outflow="code"`` reproduces the released formula.
 * CGD of the inflow compares P(t) with P(t + 1) (the code compares P(t) with itself, a quirk).
 * The optional GC velocity-fusion CNN is not used (``fused_v`` off).
@@ -350,9 +358,10 @@ class DensityODE(nn.Module):
         """``d rho / dt`` ``[B, C]`` for one step: senders ``Ps [B, N, C + 1]`` (t), receivers ``Pr`` (t + 1) and edge
         strengths ``s [B, N]`` (``s_out``: the next move's, for ``outflow="code"``)."""
         rho_send = (Ps[..., :-1] * rho[:, None, :]).sum(-1)
-        inflow = torch.bmm((s * rho_send)[:, None, :], Pr[..., :-1])[:, 0]
-        if self.outflow == "conservative":
-            outflow = rho * torch.bmm(s[:, None, :], Ps[..., :-1])[:, 0]
+        flux = (s * rho_send)[:, None, :]  # [B, 1, N]: each agent's edge flux s_i rho(sender_i)
+        inflow = torch.bmm(flux, Pr[..., :-1])[:, 0]
+        if self.outflow == "conservative":  # the same flux leaves the sender cells
+            outflow = torch.bmm(flux, Ps[..., :-1])[:, 0]
         else:  # the released code: next move (t+1 -> t+2) times the DDM of the predicted positions at t+1
             assert s_out is not None
             outflow = density(Pr) * torch.bmm(s_out[:, None, :], Pr[..., :-1])[:, 0]
@@ -463,9 +472,15 @@ def _masked_mse(x: torch.Tensor, y: torch.Tensor, mask: torch.Tensor, decay: flo
     return (err * m).sum() / m.sum().clamp_min(1e-6)
 
 
-def window_loss(model: STDDN, b: WindowBatch, lam1: float, lam2: float) -> WindowOutput:
-    """The staged STDDN loss on a batch of windows. With ``lam2 == 0`` the ODE is skipped (the no-density ablation)."""
-    p, v, a = rollout_window(model.micro, b)
+def window_loss(model: STDDN, b: WindowBatch, lam1: float, lam2: float, train_net: bool = True) -> WindowOutput:
+    """The staged STDDN loss on a batch of windows. With ``lam2 == 0`` the ODE is skipped (the no-density ablation).
+    ``train_net=False`` (the "physics" stage, trajectory network frozen as in the released supervisor) runs the micro
+    rollout without a graph, so only the ODE's parameters (cell embeddings, T) receive gradients."""
+    if train_net:
+        p, v, a = rollout_window(model.micro, b)
+    else:
+        with torch.no_grad():
+            p, v, a = rollout_window(model.micro, b)
     cfg = model.cfg
     loss_a = _masked_mse(a, b.a, b.mask, cfg.time_decay)
     loss_p = _masked_mse(p, b.p, b.mask, cfg.time_decay)

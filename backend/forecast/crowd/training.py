@@ -3,7 +3,15 @@
 Schedule (released code, ``st_supervisor.py``): three stages switched by early-stopping patience on the validation loss,
 "trajectory" (lambda1 = 1, lambda2 = 0.1) -> "physics" (0.1, 1) -> "joint" (1, 1); two Adam optimisers (trajectory
 network at ``lr``, physics parameters -- cell embeddings and T -- at ``lr / 2``) with StepLR. Windows of 10 frames with
-time decay 0.9 on the trajectory terms. Rotated copies (multiples of 90 degrees about the window centre) augment the
+time decay 0.9 on the trajectory terms. What each stage updates follows the released supervisor (session 3; sessions
+1-2 back-propagated ``lam1 (a + p) + lam2 rho`` into both parts in every stage):
+
+* "trajectory": only the trajectory terms ``MSE(a) + MSE(p)`` are back-propagated, only the network is updated (the
+  ODE's parameters, T included, are frozen; lambda2 = 0.1 only weights the logged total);
+* "physics": the network is frozen and only ``L_rho`` trains the cell embeddings and T, so the ODE learns the density
+  flow of the network's own rollouts before it guides the network;
+* "joint": ``lam1 (MSE(a) + MSE(p)) + lam2 L_rho`` trains both (two optimisers). Gradients are clipped per part, so
+  the network's update is clipped exactly as in the ablation. Rotated copies (multiples of 90 degrees about the window centre) augment the
 data as in the paper's GC/UCY set-up. The ablation uses the same network, data, epochs and seed with lambda2 = 0
 throughout.
 
@@ -28,7 +36,7 @@ import torch
 from backend.runtime import Progress, report
 
 from .data import WARMUP, Clip
-from .stddn import HISTORY, STDDN, WindowBatch, window_loss
+from .stddn import HISTORY, STDDN, WindowBatch, physics_loss, window_loss
 
 
 @dataclass
@@ -147,6 +155,9 @@ class TrainConfig:
     lr_step_epochs: int = 8
     lr_gamma: float = 0.7
     batches_per_epoch: int = 10
+    # "physics" stage (network frozen, no backward through it): more batches so the ODE's cell embeddings can grow from
+    # their 0.01 initialisation; the released stage lasts `patience` full epochs. The network's budget is unchanged.
+    physics_batches_per_epoch: int = 30
     stage_epochs: dict[str, int] = field(default_factory=lambda: {"trajectory": 10, "physics": 5, "joint": 15})
     patience: int = 4
     density: bool = True  # False: the no-density ablation (lambda2 = 0 throughout)
@@ -221,20 +232,38 @@ def train(model: STDDN, train_clips: list[Clip], val_clips: list[Clip], cfg: Tra
         for _ in range(stage_epochs[stage]):
             model.train()
             sums: dict[str, float] = {}
-            for _b in range(cfg.batches_per_epoch):
+            n_batches = cfg.physics_batches_per_epoch if (cfg.density and stage == "physics") else cfg.batches_per_epoch
+            for _b in range(n_batches):
                 ws = []
                 for _k in range(cfg.batch):
                     ct = cts[int(rng.integers(len(cts)))]
                     ws.append(make_window(ct, int(rng.integers(0, ct.num_frames - cfg.window)), cfg.window))
                 rots = [int(r) for r in rng.integers(0, 4, cfg.batch)] if cfg.augment else None
                 batch = collate(ws, dt, rots)
-                out = window_loss(model, batch, lam1, lam2)
                 opt_traj.zero_grad()
                 opt_phys.zero_grad()
-                out.losses["total"].backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-                opt_traj.step()
-                if lam2 > 0:
+                if not cfg.density:  # the ablation: lambda2 = 0 throughout
+                    out = window_loss(model, batch, lam1, lam2)
+                    out.losses["total"].backward()
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+                    opt_traj.step()
+                elif stage == "trajectory":  # trajectory terms only, network only
+                    out = window_loss(model, batch, 1.0, 0.0)
+                    out.losses["total"].backward()
+                    torch.nn.utils.clip_grad_norm_(model.micro.parameters(), cfg.grad_clip)
+                    opt_traj.step()
+                elif stage == "physics":  # network frozen, L_rho trains the ODE
+                    out = window_loss(model, batch, 0.0, 1.0, train_net=False)
+                    out.losses["rho"].backward()
+                    torch.nn.utils.clip_grad_norm_(phys_params, cfg.grad_clip)
+                    opt_phys.step()
+                    model.ode.project_temperature()
+                else:  # joint
+                    out = window_loss(model, batch, lam1, lam2)
+                    out.losses["total"].backward()
+                    torch.nn.utils.clip_grad_norm_(model.micro.parameters(), cfg.grad_clip)
+                    torch.nn.utils.clip_grad_norm_(phys_params, cfg.grad_clip)
+                    opt_traj.step()
                     opt_phys.step()
                     model.ode.project_temperature()
                 for k, v in out.losses.items():
@@ -250,7 +279,7 @@ def train(model: STDDN, train_clips: list[Clip], val_clips: list[Clip], cfg: Tra
                         vs[k] = vs.get(k, 0.0) + float(v) / len(val_batches)
             val_mae = _val_rollout_mae(model, roll_clips, cfg.val_rollout_seconds)
             rec = {"epoch": epoch, "stage": stage, "lam1": lam1, "lam2": lam2,
-                   **{f"train_{k}": v / cfg.batches_per_epoch for k, v in sums.items()},
+                   **{f"train_{k}": v / n_batches for k, v in sums.items()},
                    **{f"val_{k}": v for k, v in vs.items()}, "val_rollout_mae": val_mae,
                    "T": float(model.ode.T.detach()), "elapsed_s": round(time.perf_counter() - t_start, 1)}
             history.append(rec)
@@ -288,6 +317,10 @@ def loss_gradient_norms(model: STDDN, batch: WindowBatch) -> dict[str, float]:
         norms[key] = math.sqrt(sq)
     model.zero_grad()
     model.train(was_training)
+    with torch.no_grad():  # how well the ODE models the density flow: vs "the density stays as at the window's start"
+        rg = out.rho_gt
+        still = physics_loss(rg[:, :1].expand_as(rg)[:, 1:], rg[:, 1:], model.cfg.density_weight)
     return {"grad_a": norms["a"], "grad_p": norms["p"], "grad_rho": norms["rho"],
             "rho_over_a": norms["rho"] / max(norms["a"], 1e-30), "rho_over_p": norms["rho"] / max(norms["p"], 1e-30),
-            "T": float(model.ode.T.detach())}
+            "T": float(model.ode.T.detach()), "loss_rho": float(out.losses["rho"].detach()),
+            "loss_rho_still": float(still)}

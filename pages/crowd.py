@@ -126,7 +126,8 @@ if results:
     c = r["clip"]
     st.subheader(f"{c['name']}: {c['seconds']:.0f} s, {c['agents']} pedestrians (up to {c['max_present']} at once)")
     rows = [{"method": x["label"], "MAE (m)": x["MAE"], "OT": x["OT"], "MMD": x["MMD"], "FDE (m)": x["FDE"],
-             "collisions / agent": x["collisions"], "ms per simulated s": x["ms_per_sim_second"],
+             "collisions / agent": x["collisions"], "wall crossings / agent": x.get("wall_crossings"),
+             "ms per simulated s": x["ms_per_sim_second"],
              "simulated s per wall s": x["sim_s_per_wall_s"]} for x in r["table"]]
     metrics_df = pd.DataFrame(rows).round(4)
     show_metrics_table(metrics_df, key="crowd_metrics")

@@ -16,7 +16,7 @@ from backend.forecast.crowd.density import (Grid, crossing_weight, density, hard
                                             soft_density, upwind_step)
 from backend.forecast.crowd.generate import GeneratorConfig, generate_clip
 from backend.forecast.crowd.methods import METHODS, ConstantVelocity, Learned, get_method
-from backend.forecast.crowd.metrics import mmd, sinkhorn_cost, summarize
+from backend.forecast.crowd.metrics import mmd, sinkhorn_cost, summarize, wall_crossings
 from backend.forecast.crowd.physics import Orca, SocialForceConfig, social_force_step
 from backend.forecast.crowd.rollout import simulate
 from backend.forecast.crowd.scenes import EVAL_SCENES, TRAIN_SCENES, get_scene, open_room
@@ -370,6 +370,16 @@ def test_registry() -> None:
         get_method("diffusion")
     with pytest.raises(ValueError, match="valid"):
         get_scene("stadium")
+
+
+def test_wall_crossings_count_steps_through_walls(small_clip: Clip) -> None:
+    walls = np.array([[5.0, 0.0, 5.0, 10.0]], np.float32)
+    pos = np.full((4, 3, 2), np.nan, np.float32)
+    pos[:, 0] = [[4.0, 1.0], [4.8, 1.0], [5.3, 1.0], [6.0, 1.0]]  # through the wall once
+    pos[:, 1] = [[4.0, 11.0], [4.9, 11.0], [5.2, 11.0], [6.0, 11.0]]  # past its end: no crossing
+    pos[1:, 2] = [[4.5, 3.0], [4.5, 4.0], [4.5, 5.0]]  # alongside it
+    assert wall_crossings(pos, walls) == 1
+    assert wall_crossings(small_clip.positions, small_clip.walls()) == 0  # the simulator's walkers never do
 
 
 def test_summarize_of_ground_truth_is_zero(small_clip: Clip) -> None:

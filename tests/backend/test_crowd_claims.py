@@ -45,11 +45,13 @@ def test_stddn_beats_constant_velocity_on_held_out_scenes(ci_table: dict[str, di
 
 
 ABLATION_NOTE = (
-    "Not reproduced on our miniature (interim, seed 0 only; see assets/MANIFEST_crowd.md). Session 3 made the stages "
+    "Not reproduced on our miniature (interim, seeds 0-1; see assets/MANIFEST_crowd.md). Session 3 made the stages "
     "and the ODE's outflow faithful (released supervisor: trajectory terms only / ODE only with the network frozen / "
     "joint; edge-flux outflow): the ODE's density loss is now 61% below 'the density stays put' and its gradient on "
-    "the network 4.5e-3 of the acceleration term's (8x session 2), yet the retrained seed-0 STDDN vs its ablation: "
-    "60 s MAE 2.297 vs 2.302 m (-0.2%), OT 1.802 vs 1.593 (+13%); ci MAE 1.259 vs 1.210 m, OT 1.011 vs 0.875."
+    "the network 4.5e-3 of the acceleration term's (8x session 2). Mean over training seeds 0-1, STDDN vs ablation: "
+    "60 s MAE 2.263 vs 2.299 m (-1.6%, ahead for both seeds) but OT 1.743 vs 1.575 (+10.7%, behind for both); ci "
+    "subset MAE 1.229 vs 1.208 m (+1.8%), OT 0.973 vs 0.899 (+8.2%). The OT deficit sits mostly in the held-out "
+    "bottleneck, where STDDN's agents walk through the wall beside the gap more often."
 )
 
 

@@ -17,7 +17,7 @@ from .metrics import Curves, collision_rate, summarize
 from .rollout import Rollout, simulate
 from .scenes import EVAL_SCENES, Scene, get_scene
 
-METRICS = ("MAE", "OT", "MMD", "FDE", "collisions")
+METRICS = ("MAE", "OT", "MMD", "FDE", "collisions", "wall_crossings")  # wall crossings per simulated agent
 
 
 @dataclass
@@ -147,6 +147,11 @@ def ablation_summary(assets: Path | None = None) -> dict:
             t = {r["method"]: r for r in rows}
             if "stddn" in t and "micro" in t:
                 rec[tier] = {m: {k: float(t[m][k]) for k in ("MAE", "OT", "MMD")} for m in ("stddn", "micro")}
+        rec["scenes"] = {}
+        for r in ev.get("per_scene", []):
+            if r["method"] in ("stddn", "micro"):
+                rec["scenes"].setdefault(r["scene"], {})[r["method"]] = {
+                    k: float(r[k]) for k in ("MAE", "OT", "wall_crossings") if k in r}
         if "full" in rec and "ci" in rec:
             per_seed.append(rec)
     out: dict = {"seeds": [r["seed"] for r in per_seed], "per_seed": per_seed}
@@ -164,7 +169,29 @@ def ablation_summary(assets: Path | None = None) -> dict:
             agg[k] = row
         agg["holds"] = bool(per_seed) and agg["MAE"]["rel"] < 0 and agg["OT"]["rel"] < 0
         out[tier] = agg
+    scenes = sorted({sc for r in per_seed for sc in r["scenes"]})
+    out["scenes"] = {}
+    for sc in scenes:
+        out["scenes"][sc] = {}
+        for m in ("stddn", "micro"):
+            recs = [r["scenes"][sc][m] for r in per_seed if sc in r["scenes"]]
+            out["scenes"][sc][m] = {k: float(np.mean([x[k] for x in recs])) for k in ("MAE", "OT")}
+            walls = [x["wall_crossings"] for x in recs if "wall_crossings" in x]
+            if walls:  # recorded from session 3 on; mean over the seeds that have it
+                out["scenes"][sc][m]["wall_crossings"] = float(np.mean(walls))
     return out
+
+
+def scene_text(summary: dict) -> str:
+    """Per held-out scene (60 s clips), STDDN vs the ablation averaged over the recorded seeds."""
+    parts = []
+    for sc, v in summary.get("scenes", {}).items():
+        t = (f"{sc}: MAE {v['stddn']['MAE']:.2f} vs {v['micro']['MAE']:.2f} m, OT {v['stddn']['OT']:.2f} vs "
+             f"{v['micro']['OT']:.2f}")
+        if "wall_crossings" in v["stddn"] and "wall_crossings" in v["micro"]:
+            t += f", wall crossings per agent {v['stddn']['wall_crossings']:.2f} vs {v['micro']['wall_crossings']:.2f}"
+        parts.append(t)
+    return "Per held-out scene (60 s, mean over seeds, STDDN vs ablation): " + "; ".join(parts) + "."
 
 
 def ablation_text(summary: dict, tier: str = "full") -> str:

@@ -131,6 +131,23 @@ def collision_rate(pos: np.ndarray, threshold: float = 0.5, stride: int = 1) -> 
     return float(np.mean(rates)) if rates else 0.0
 
 
+def wall_crossings(pos: np.ndarray, walls: np.ndarray) -> int:
+    """How many times agents walk through a wall: steps ``pos[t] -> pos[t + 1]`` (``[T, N, 2]``, NaN = absent) whose
+    segment properly intersects a wall segment ``(x1, y1, x2, y2)`` of ``walls [W, 4]``."""
+    if len(walls) == 0 or pos.shape[0] < 2:
+        return 0
+    a, b = pos[:-1].reshape(-1, 2), pos[1:].reshape(-1, 2)
+    ok = ~(np.isnan(a).any(-1) | np.isnan(b).any(-1)) & (np.linalg.norm(b - a, axis=-1) > 0)
+    a, b = a[ok][:, None], b[ok][:, None]  # [M, 1, 2]
+    c, d = walls[None, :, :2], walls[None, :, 2:]  # [1, W, 2]
+
+    def orient(p: np.ndarray, q: np.ndarray, r: np.ndarray) -> np.ndarray:
+        return (q[..., 0] - p[..., 0]) * (r[..., 1] - p[..., 1]) - (q[..., 1] - p[..., 1]) * (r[..., 0] - p[..., 0])
+
+    hit = (orient(a, b, c) * orient(a, b, d) < 0) & (orient(c, d, a) * orient(c, d, b) < 0)
+    return int(hit.sum())
+
+
 def fde(pred: np.ndarray, clip: Clip, warmup: int) -> float:
     """Mean error at each agent's last valid frame."""
     mask = valid_mask(pred, clip, warmup)
@@ -152,6 +169,7 @@ def summarize(pred: np.ndarray, clip: Clip, warmup: int, stride: int = 1) -> tup
         "MMD": float(c.mmd.mean()) if len(c.mmd) else float("nan"),
         "FDE": fde(pred, clip, warmup),
         "collisions": collision_rate(pred, 0.5, stride),
+        "wall_crossings": wall_crossings(pred, clip.walls()) / max(1, int(mask.any(0).sum())),
         "valid_pairs": int(mask.sum()),
     }
     return row, c

@@ -11,9 +11,12 @@ time decay 0.9 on the trajectory terms. What each stage updates follows the rele
 * "physics": the network is frozen and only ``L_rho`` trains the cell embeddings and T, so the ODE learns the density
   flow of the network's own rollouts before it guides the network;
 * "joint": ``lam1 (MSE(a) + MSE(p)) + lam2 L_rho`` trains both (two optimisers). Gradients are clipped per part, so
-  the network's update is clipped exactly as in the ablation. Rotated copies (multiples of 90 degrees about the window centre) augment the
-data as in the paper's GC/UCY set-up. The ablation uses the same network, data, epochs and seed with lambda2 = 0
-throughout.
+  the network's update is clipped exactly as in the ablation.
+
+Rotated copies (multiples of 90 degrees about the window centre) augment the data as in the paper's GC/UCY set-up.
+The ablation uses the same network, data, epochs and seed with lambda2 = 0 throughout; its network is updated in all
+30 epochs (10 batches each), STDDN's in 25 (the physics stage freezes it and runs 30 cheaper batches per epoch so the
+cell embeddings can grow from their 0.01 initialisation).
 
 The DDM temperature is projected back to ``[t_min, 1e3]`` after each physics step (see ``stddn``'s notes: the
 released range let it collapse and silence the density term).

@@ -39,10 +39,12 @@ def test_clean_accuracy_and_fidelity(ci_eval) -> None:
     assert 0.0 < ci_eval["srw"]["ssim"] <= 1.0  # reported
 
 
-@pytest.mark.xfail(strict=False, reason="known failure on our miniature: after ONE round the undefended twin still "
-                   "reads 0.73 of A (measured 0.727 on this subset, 0.75-0.77 elsewhere): the second residual adds "
-                   "to the first instead of replacing it, so bits where A and B differ split about 50/50; A reaches "
-                   "chance (0.52) only after the second round")
+@pytest.mark.xfail(strict=False, reason="known failure on our miniature (measured, session 3, 2000-step twin): after "
+                   "ONE round the undefended plain twin still reads 0.703 of A on this subset (0.721 on 256 validation "
+                   "frames; TinyHiDDeN 0.734): both encoders are residual-type, the second embedding pushes the logits "
+                   "about as hard as the first (median ratio 0.96 on A!=B bits), so A==B bits stay right and A!=B bits "
+                   "split ~46/54; removing our 32 dB cap (the paper's uncapped encoder) gives 0.664 at 27.0 dB (ratio "
+                   "1.13): the cap is not the cause. A reaches chance (0.51) after the second round")
 def test_one_round_breaks_plain(ci_eval) -> None:
     assert ci_eval["plain"]["self_acc_a"][0] <= 0.65  # the issue's bound, unchanged
 
@@ -60,9 +62,10 @@ def test_self_rewatermarking_breaks_plain_not_srw(ci_eval) -> None:
 
 def test_pgd_and_cross_model_reported(ci_eval) -> None:
     plain, srw = ci_eval["plain"], ci_eval["srw"]
-    # PGD overwrite toward B succeeds less on SRW. At the spec's eps 0.03 both models stay near chance on B on our
-    # miniature (0.52-0.53: the 32 dB residual outweighs a 3.8/255 L-inf budget), so the gap there is small; at 0.06
-    # the attack overwrites plain (B about 0.95) and SRW keeps A
+    # the spec's claim: PGD-overwrite success (acc on B) lower for the defended model than for plain at eps 0.03 (first
+    # assert). Measured on this subset (session 3): eps 0.03 B srw 0.516 < plain 0.539 (both near chance: the 32 dB
+    # residual outweighs a 3.8/255 L-inf budget, so the gap is small); eps 0.06 B srw 0.648 vs plain 0.922, A srw
+    # 0.852 vs plain 0.578
     assert srw["pgd"]["acc_b"][0] < plain["pgd"]["acc_b"][0]
     assert srw["pgd"]["acc_b"][1] < plain["pgd"]["acc_b"][1] - 0.2
     assert srw["pgd"]["acc_a"][1] > plain["pgd"]["acc_a"][1] + 0.2
@@ -71,6 +74,36 @@ def test_pgd_and_cross_model_reported(ci_eval) -> None:
         assert 0 <= d["cross"]["acc_a"] <= 1 and 0 <= d["cross"]["attacker_acc_b"] <= 1
         assert set(d["distortions"]) == {"jpeg:75", "blur:5", "noise:8"}
         assert abs(d["matched"]["psnr"] - 34.0) < 1.0
+
+
+@pytest.fixture(scope="module")
+def ablation_eval() -> dict:
+    """Every shipped variant (same training budget), one self-re-watermarking round on the ci subset (cheap: no PGD,
+    cross-model or distortions)."""
+    imgs = heldout_images(8, seed=1, min_side=256, max_side=320)
+    cfg = R.EvalConfig(rounds=1, pgd_eps=(), cross=False, distortions=(), matched_psnr=None, seed=1)
+    res = R.evaluate([m for m in L.VARIANTS if L.weights_path(m).is_file()], imgs, cfg)
+    for m, d in res.items():
+        print(m, L.metadata(L.weights_path(m)).get("steps"), "steps", {k: d[k] for k in ("clean_acc", "psnr",
+                                                                                       "self_acc_a", "self_acc_b")})
+    return res
+
+
+def test_ablation_reembedding_loss_carries_the_recovery(ablation_eval) -> None:
+    """The spec's ablation reading, at our scale: the variants trained with the re-embedding loss (reemb, sn_reemb,
+    srw) keep A after a self-re-watermarking round, those without it (plain, sn) do not; spectral norm alone is not the
+    defense. All variants share one training budget (checked here)."""
+    if set(ablation_eval) != set(L.VARIANTS):
+        pytest.skip("not every ablation variant is shipped")
+    steps = {L.metadata(L.weights_path(m)).get("steps") for m in L.VARIANTS}
+    assert len(steps) == 1, f"variants trained with different budgets: {steps}"
+    with_re = {m: ablation_eval[m]["self_acc_a"][0] for m in ("reemb", "sn_reemb", "srw")}
+    without = {m: ablation_eval[m]["self_acc_a"][0] for m in ("plain", "sn")}
+    assert min(with_re.values()) >= max(without.values()) + 0.2, (with_re, without)
+    # the attacker's own success on B is reported beside the recovery for every variant
+    assert all(0.0 <= d["self_acc_b"][0] <= 1.0 for d in ablation_eval.values())
+    for d in ablation_eval.values():
+        assert d["psnr"] >= 30.0
 
 
 @pytest.mark.full

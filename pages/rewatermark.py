@@ -93,7 +93,11 @@ def _reading(evs: dict, steps: dict) -> str:
             f"{a('plain', 'self_acc_b', 1)}. SRW keeps A at {a('srw', 'self_acc_a', -1)} after five rounds, by not "
             f"letting B through (B at {a('srw', 'self_acc_b', 0)}); a different encoder (cross-model) barely "
             "touches A, so the self case is the dangerous one. PGD overwrite at eps 0.03 (about 4/255): attacker "
-            "success on B " + ", ".join(f"{m} {v[1]:.2f}" for m, v in p3.items() if v) + "; at 0.06 see the curve. "
+            "success on B " + ", ".join(f"{m} {v[1]:.2f}" for m, v in p3.items() if v) + " (plain and SRW both near "
+            "chance: the budget is too small to overwrite either, so their gap is noise); at 0.06 only SRW (the PGD "
+            "term) keeps A, see the curve. Ablation after one round on A: " + ", ".join(
+                f"{m} {a(m, 'self_acc_a', 0)}" for m in ("plain", "sn", "reemb", "sn_reemb", "srw")) + ": the "
+            "re-embedding loss carries the recovery, spectral norm alone does not. "
             f"Training steps per variant (same budget for all): {budget}.")
 
 

@@ -1,11 +1,13 @@
 """Claims of issue 4 on the shipped weights (assets/rewatermark_*.safetensors), on held-out images.
 
-ci tier: a fixed small subset (8 held-out images, 256-320 px), plain vs SRW. Full tier (``-m full``): 64 images, every
+ci tier: a fixed small subset (8 held-out images, 256-320 px), plain vs SRW, plus the ablation (every shipped variant,
+one self-re-watermarking round, same training budget). Full tier (``-m full``): 64 images, every
 shipped variant (the ablation), TinyHiDDeN and the classical DWT-DCT references, the PGD curve and sensitivity.
 
 Bounds (issue 4 / spec): clean bit accuracy >= 0.99 for both; after one self-re-watermarking round the baseline's
 accuracy on A <= 0.65 (close to chance) while the defended model keeps A >= 0.95 after every round up to 5; the defended
-model's PSNR >= 30 dB; PGD-overwrite success on B lower for the defended model than for plain at eps 0.03.
+model's PSNR >= 30 dB; PGD-overwrite success on B lower for the defended model than for plain at eps 0.03; the spec's
+ablation reading (the re-embedding loss, not spectral norm alone, carries the recovery).
 """
 
 from __future__ import annotations
@@ -108,9 +110,11 @@ def test_ablation_reembedding_loss_carries_the_recovery(ablation_eval) -> None:
 
 @pytest.mark.full
 def test_full_scale_ablation_and_references() -> None:
-    """Every claim at 64 images; the known failures (measured at this scale: SRW clean accuracy 0.987, plain keeps
-    0.743 of A after one round, SRW's PGD success at eps 0.03 0.521 vs plain's 0.505, both near chance) are checked
-    last, with unchanged bounds, and reported as xfail with the measured numbers."""
+    """Every claim at 64 images; known failures are checked last, with unchanged bounds, and reported as xfail with
+    the measured numbers. Measured (session 3, 2000-step weights, plain and srw): SRW clean 0.995 (bound 0.99; over
+    three other message draws on the same images 0.994 / 0.986 / 0.982, so the margin is thin), SRW A after rounds 1-5
+    0.995 -> 0.986, PSNR 32.16; plain keeps 0.725 of A after one round (the known failure; 0.499 after two); PGD B at
+    eps 0.03 srw 0.516 < plain 0.525 (both near chance), at 0.06 srw 0.640 vs plain 0.974."""
     imgs = heldout_images(64, seed=2, min_side=256, max_side=384)
     models = R.available_models()
     res = R.evaluate(models, imgs, R.EvalConfig(seed=2))

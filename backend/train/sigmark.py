@@ -35,6 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cycle-steps", type=int, default=540,
                    help="stage 4: fine-tune the VAE (encoder and decoder) so that E(8bit(D(z0))) = z0 on the "
                         "denoiser's own DDIM samples, with the data reconstruction loss kept")
+    p.add_argument("--den-final-steps", type=int, default=0,
+                   help="stage 5: re-estimate the scaling factor on the FINAL VAE's data latents and fine-tune the "
+                        "denoiser on them (stage 4 moves the VAE's latent space away from the one the denoiser "
+                        "learnt: data latent std 1.0 -> 1.52 in session 2, which made the samples off-manifold and "
+                        "flickery)")
+    p.add_argument("--den-final-lr", type=float, default=1e-3)
     p.add_argument("--vae-batch", type=int, default=8)
     p.add_argument("--den-batch", type=int, default=16)
     p.add_argument("--lr", type=float, default=2e-3)
@@ -209,11 +215,58 @@ def main(argv: list[str] | None = None) -> int:
                 break
         vae.eval()
 
+    # ---- stage 5: denoiser re-fit on the final VAE's latent space (scaling factor re-estimated)
+    den_final_done = 0
+    log["den_final_loss"] = []
+    if args.den_final_steps > 0:
+        for p_ in vae.parameters():
+            p_.requires_grad_(False)
+        lat = []
+        with torch.no_grad():
+            for i in range(0, args.n_latents, 64):
+                clips = synthetic_clips(min(64, args.n_latents - i), seed=args.seed + 90_777 + i, frames=cfg.frames,
+                                        size=cfg.size)
+                lat.append(vae.encode(torch.from_numpy(clips * 2 - 1).permute(0, 4, 1, 2, 3))[0])
+        lat = torch.cat(lat)
+        log["scaling_factor_before_stage5"] = cfg.scaling_factor
+        cfg.scaling_factor = float(1.0 / lat.std())
+        lat = lat * cfg.scaling_factor
+        print(f"stage 5: scaling factor {cfg.scaling_factor:.4f}", flush=True)
+        for p_ in den.parameters():
+            p_.requires_grad_(True)
+        den.train()
+        ddpm, _, _ = schedulers(cfg)
+        opt = torch.optim.Adam(den.parameters(), lr=args.den_final_lr)
+        sched = torch.optim.lr_scheduler.OneCycleLR(opt, args.den_final_lr, total_steps=args.den_final_steps,
+                                                    pct_start=0.05)
+        g = torch.Generator().manual_seed(args.seed + 5)
+        t5 = time.time()
+        for step in range(args.den_final_steps):
+            idx = torch.randint(0, len(lat), (args.den_batch,), generator=g)
+            z0 = lat[idx]
+            noise = torch.randn(z0.shape, generator=g)
+            t = torch.randint(0, cfg.train_timesteps, (args.den_batch,), generator=g)
+            loss = ((den(ddpm.add_noise(z0, noise, t), t.float()) - noise) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(den.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            den_final_done = step + 1
+            if step % 50 == 0 or step == args.den_final_steps - 1:
+                log["den_final_loss"].append([step, loss.item()])
+                print(f"den-final {step} loss {loss.item():.4f} {time.time() - t0:.0f}s", flush=True)
+            if time.time() - t5 > cap:
+                print("stage 5 hit the time cap", flush=True)
+                break
+        den.eval()
+
     state = {f"vae.{k}": v.contiguous() for k, v in vae.state_dict().items()}
     state.update({f"den.{k}": v.contiguous() for k, v in den.state_dict().items()})
     out = Path(args.out)
     save_file(state, str(out), metadata={"config": config_json(cfg), "seed": str(args.seed)})
     log.update(vae_steps=vae_steps_done, den_steps=den_steps_done, cycle_steps=cycle_steps_done,
+               den_final_steps=den_final_done,
                train_seconds=round(time.time() - t0, 1))
     log["quality"] = evaluate_quality(out)
     out.with_name(out.stem + "_train.json").write_text(json.dumps(log, indent=1))

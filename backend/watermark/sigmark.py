@@ -15,12 +15,16 @@ arXiv 2410.07369), :mod:`backend.watermark.prc`.
   ``video_fpr / (2 frames keys)`` (union bound: false-positive rate <= ``video_fpr`` per video for a fixed frame
   grouping; SGO's placement search is a data-dependent choice outside this bound). No per-video record.
 - **SGO** (:func:`segment_group_ordering`): temporal edits shift frames across the causal VAE's 4-frame groups, which
-  destroys the sign pattern of every later latent frame. SGO segments the frames at discontinuities (robust z-scores of
-  frame differences, enough on our synthetic clips), finds each segment's group phase by encoding+inverting short
-  mini-videos at the 4 phase offsets and keeping the one whose two latent frames get consecutive keys (k, k + 1), places
-  the segment at absolute frame ``4(k - 1) + 1``, interpolates the gaps, and the re-grouped video is extracted.
+  destroys the sign pattern of every later latent frame. SGO segments the frames at discontinuities (the paper's
+  features: optical flow, forward-backward consistency, motion-compensated residual, flow change, frame difference;
+  robust local z-scores, hysteresis and hard cuts; :func:`segment_frames`), finds each segment's group phase by
+  encoding+inverting short mini-videos at the 4 phase offsets and keeping the one whose two latent frames get
+  consecutive keys (k, k + 1), places the segment at absolute frame ``4(k - 1) + 1``, interpolates the gaps, and the
+  re-grouped video is extracted.
 - **Baselines** (:func:`get_method`): ``sigmark_nosgo`` (ablation: naive re-grouping), ``videoshield`` (non-blind
-  Gaussian-Shading templates, one record per video; extraction compares against all of them, VideoShield-style).
+  Gaussian-Shading templates, one record per video; extraction compares against all of them, VideoShield-style);
+  ``sigmark_oracle_cuts`` is a diagnostic only (SGO handed the true cut positions, to separate the segmentation from
+  the phase search).
 
 Shapes: videos ``[F, H, W, 3]`` float in [0, 1]; latents ``[C, 1 + Lf, h, w]``; messages uint8 bit arrays.
 """
@@ -50,10 +54,18 @@ class SIGMarkConfig:
     posterior_variance: float = 1.5
     video_fpr: float = 1e-6  # detection false-positive rate per video (joint aligned test + frames x keys, union)
     key_seed: int = 20260302  # the global key set (one per deployment)
-    sgo_z_cut: float = 3.2  # robust z-score of the frame difference that cuts a segment
-    sgo_abs_cut: float = 0.30  # absolute mean frame difference (in [0, 1] units) that cuts a segment. The paper's
-    # 0.10 assumes smooth natural video; the tiny model's samples flicker (mean frame difference ~0.11, data 0.03), so
-    # 0.10 cut at every frame and SGO always fell back to naive grouping; 0.30 keeps the rule for scene changes only
+    # SGO segmentation (the paper's features and rules; code ``utils/video_utils.py``)
+    sgo_window: int = 31  # robust local z-scores: median / MAD over this many transitions, clipped at +-sgo_z_clip
+    sgo_z_clip: float = 4.0
+    sgo_weights: tuple[float, ...] = (0.15, 0.30, 0.30, 0.10, 0.15)  # median flow, fw-bw error, MC residual,
+    # flow change, frame difference
+    sgo_hysteresis: tuple[float, float] = (3.0, 2.0)  # cut regions: smoothed score >= mean + 3 std, grown to + 2 std
+    sgo_z_cut: float = 3.2  # hard cut: combined robust z-score
+    sgo_abs_cut: float = 0.10  # hard cut: MC residual or frame difference (in [0, 1] units) >= this ...
+    sgo_abs_rel: float = 2.0  # ... and >= this many times the video's median (our addition: the paper's 0.10 assumes
+    # smooth natural video, median frame difference ~0.02-0.03, where the rule is unchanged; the tiny model's samples
+    # flicker at ~0.12, where 0.10 alone would cut at every frame)
+    sgo_min_segment: int = 8  # shorter segments merge with a neighbour across a weak (hysteresis-only) cut
 
 
 @dataclass
@@ -253,28 +265,104 @@ def conform_length(video: np.ndarray, frames: int) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------------------------------------- SGO
-def segment_frames(video: np.ndarray, cfg: SIGMarkConfig | None = None) -> tuple[list[list[int]], np.ndarray]:
-    """Split frames 1..F-1 at discontinuities. Returns (segments as lists of frame indices, robust z-scores [F-2]).
+def segment_features(video: np.ndarray) -> np.ndarray:
+    """The paper's neighbour features of consecutive frames ``video[i] -> video[i + 1]`` (Farneback optical flow on
+    8-bit grey frames): median flow magnitude, forward-backward consistency error, motion-compensated residual (next
+    frame warped back by the flow vs this frame), flow change (vs the previous transition's flow), mean absolute frame
+    difference. ``video`` [F, H, W, 3] in [0, 1] -> [F - 1, 5]."""
+    import cv2
 
-    Feature: mean absolute difference of consecutive frames; robust z = (d - median) / (1.4826 MAD), clipped at
-    +-8; a cut where z >= ``sgo_z_cut`` or d >= ``sgo_abs_cut`` (the paper's hard-cut rules; its optical-flow features
-    add nothing on our synthetic clips)."""
+    grey = [cv2.cvtColor(np.round(np.clip(f, 0, 1) * 255).astype(np.uint8), cv2.COLOR_RGB2GRAY) for f in video]
+    h, w = grey[0].shape
+    gx, gy = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
+
+    def flow(a, b):
+        return cv2.calcOpticalFlowFarneback(a, b, None, 0.5, 2, 9, 3, 5, 1.1, 0)
+
+    def warp(img, fl):
+        return cv2.remap(img, gx + fl[..., 0], gy + fl[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+    rows, prev = [], None
+    for i in range(len(video) - 1):
+        fw, bw = flow(grey[i], grey[i + 1]), flow(grey[i + 1], grey[i])
+        nxt = np.asarray(video[i + 1], np.float32)
+        rows.append([float(np.median(np.linalg.norm(fw, axis=-1))),
+                     float(np.linalg.norm(fw + warp(bw, fw), axis=-1).mean()),
+                     float(np.abs(warp(nxt, fw) - video[i]).mean()),
+                     0.0 if prev is None else float(np.linalg.norm(fw - prev, axis=-1).mean()),
+                     float(np.abs(nxt - video[i]).mean())])
+        prev = fw
+    return np.asarray(rows)
+
+
+def _robust_z(x: np.ndarray, window: int, clip: float) -> np.ndarray:
+    """Local robust z-score of each row of ``x`` [N, K]: (x - median) / (1.4826 MAD) over a centred window."""
+    out = np.zeros_like(x, dtype=np.float64)
+    half = window // 2
+    for i in range(len(x)):
+        w = x[max(0, i - half): i + half + 1]
+        med = np.median(w, axis=0)
+        mad = 1.4826 * np.median(np.abs(w - med), axis=0)
+        out[i] = (x[i] - med) / (mad + 1e-3 * np.maximum(np.abs(med), 1e-3) + 1e-6)
+    return np.clip(out, -clip, clip)
+
+
+def segment_frames(video: np.ndarray, cfg: SIGMarkConfig | None = None) -> tuple[list[list[int]], np.ndarray]:
+    """Split frames 1..F-1 at discontinuities (SGO step 1). Returns (segments as lists of frame indices, combined
+    robust z-score of each transition [F-2]).
+
+    The paper's rules: the five :func:`segment_features`, robust local z-scores (window ``sgo_window``, clipped),
+    weighted sum ``sgo_weights``, smoothed (1/4, 1/2, 1/4); hysteresis cut regions (smoothed score >= mean + 3 std,
+    grown while >= mean + 2 std; the cut at the region's highest raw score) plus hard cuts (raw score >=
+    ``sgo_z_cut``, or MC residual / frame difference >= ``sgo_abs_cut`` and ``sgo_abs_rel`` x the median); segments
+    shorter than ``sgo_min_segment`` frames merge with a neighbour across a weak (hysteresis-only) cut."""
     cfg = cfg or SIGMarkConfig()
     idx = list(range(1, len(video)))
-    if len(idx) < 2:
-        return [idx], np.zeros(0)
-    d = np.abs(np.diff(video[1:].astype(np.float64), axis=0)).mean(axis=(1, 2, 3))
-    med = np.median(d)
-    mad = 1.4826 * np.median(np.abs(d - med)) + 1e-3 * max(med, 1e-3) + 1e-6
-    z = np.clip((d - med) / mad, -8, 8)
-    cuts = (z >= cfg.sgo_z_cut) | (d >= cfg.sgo_abs_cut)
-    segs, cur = [], [idx[0]]
-    for i, cut in enumerate(cuts):
-        if cut:
+    if len(idx) < 3:
+        return [idx], np.zeros(max(0, len(idx) - 1))
+    feats = segment_features(np.asarray(video[1:], np.float32))  # [len(idx) - 1, 5]
+    z = _robust_z(feats, cfg.sgo_window, cfg.sgo_z_clip) @ np.asarray(cfg.sgo_weights)
+    sm = np.convolve(np.pad(z, 1, mode="edge"), [0.25, 0.5, 0.25], mode="valid")
+    hi, lo = sm.mean() + cfg.sgo_hysteresis[0] * sm.std(), sm.mean() + cfg.sgo_hysteresis[1] * sm.std()
+    weak = np.zeros(len(z), bool)
+    i = 0
+    while i < len(sm):
+        if sm[i] >= lo:
+            j = i
+            while j + 1 < len(sm) and sm[j + 1] >= lo:
+                j += 1
+            if sm[i:j + 1].max() >= hi:
+                weak[i + int(np.argmax(z[i:j + 1]))] = True
+            i = j + 1
+        else:
+            i += 1
+    res, diff = feats[:, 2], feats[:, 4]
+    abs_res = max(cfg.sgo_abs_cut, cfg.sgo_abs_rel * float(np.median(res)))
+    abs_diff = max(cfg.sgo_abs_cut, cfg.sgo_abs_rel * float(np.median(diff)))
+    hard = (z >= cfg.sgo_z_cut) | (res >= abs_res) | (diff >= abs_diff)
+    weak &= ~hard
+    # segments between cuts; cut_kind[k] = kind of the cut after segment k
+    segs, kinds, cur = [], [], [idx[0]]
+    for t in range(len(z)):
+        if hard[t] or weak[t]:
             segs.append(cur)
+            kinds.append("hard" if hard[t] else "weak")
             cur = []
-        cur.append(idx[i + 1])
+        cur.append(idx[t + 1])
     segs.append(cur)
+    while True:  # merge short segments across weak cuts (the neighbour with the lower cut score first)
+        cand = []
+        for k, sg in enumerate(segs):
+            if len(sg) >= cfg.sgo_min_segment:
+                continue
+            for side in (k - 1, k):  # cut index between segs[side] and segs[side + 1]
+                if 0 <= side < len(kinds) and kinds[side] == "weak":
+                    cand.append((len(sg), float(z[segs[side][-1] - 1]), side))
+        if not cand:
+            break
+        _, _, side = min(cand)
+        segs[side:side + 2] = [segs[side] + segs[side + 1]]
+        del kinds[side]
     return segs, z
 
 
@@ -289,6 +377,7 @@ def _phase_search(channel: Channel, keys: GlobalKeys, video: np.ndarray, seg: li
     best = None
     single = len(seg) <= T
     n_lat = 1 if single else 2
+    windows = []
     for off in range(T if not single else 1):
         ctx = frames[off - 1] if off > 0 else frames[0]
         body = frames[off:off + n_lat * T]
@@ -296,8 +385,13 @@ def _phase_search(channel: Channel, keys: GlobalKeys, video: np.ndarray, seg: li
             continue
         n_real = len(body)
         body = np.concatenate([body, np.repeat(body[-1:], n_lat * T - len(body), axis=0)])
-        mini = np.concatenate([ctx[None], body])
-        z_hat = channel.recover_noise(mini)
+        windows.append((off, n_real, np.concatenate([ctx[None], body])))
+    if not windows:
+        return None
+    minis = np.stack([w[2] for w in windows])
+    batch = getattr(channel, "recover_noise_batch", None)  # one batched encode + inversion for the T offsets
+    z_hats = batch(minis) if batch is not None else [channel.recover_noise(m) for m in minis]
+    for (off, n_real, _), z_hat in zip(windows, z_hats):
         scores, thr, _ = score_frames(keys, z_hat, cfg, per_test)
         k = scores.argmax(axis=1)
         margin = scores[np.arange(len(k)), k] - thr[np.arange(len(k)), k]
@@ -518,6 +612,8 @@ class Method:
 METHODS: dict[str, Method] = {
     "sigmark": Method("sigmark", True, "GF-PRC + SGO (blind)"),
     "sigmark_nosgo": Method("sigmark_nosgo", True, "GF-PRC, naive re-grouping (ablation, blind)"),
+    "sigmark_oracle_cuts": Method("sigmark_oracle_cuts", True, "diagnostic, not deployable: SGO given the true cut "
+                                  "positions (isolates the phase search and placement from the segmentation)"),
     "videoshield": Method("videoshield", False, "Gaussian-Shading templates per video (non-blind)"),
 }
 
@@ -537,6 +633,20 @@ def extraction_cost(method: str, n_stored: int, n_frames: int, n: int) -> int:
     return n_stored * n_frames * n_frames * n
 
 
+def cut_segments(frame_map: np.ndarray) -> list[list[int]]:
+    """True segments of an attacked video from its frame map (``frame_map[i]`` = source frame of output frame i, -1
+    for inserted frames): frames 1.. split wherever the source index does not advance by one."""
+    fm = np.asarray(frame_map)
+    segs, cur = [], [1]
+    for j in range(2, len(fm)):
+        if fm[j] == -1 or fm[j] != fm[j - 1] + 1:
+            segs.append(cur)
+            cur = []
+        cur.append(j)
+    segs.append(cur)
+    return segs
+
+
 def evaluate_attack(channel: Channel, seed: int, message: np.ndarray, attack: str | None,
                     methods: tuple[str, ...] = ("sigmark", "sigmark_nosgo", "videoshield"),
                     store: VideoShieldStore | None = None, cfg: SIGMarkConfig | None = None,
@@ -554,10 +664,12 @@ def evaluate_attack(channel: Channel, seed: int, message: np.ndarray, attack: st
     steps = len(methods) + 1
     if need_sig:
         gen = generate(channel, seed, message, cfg, sub_progress(progress, 0, 1 / steps))
-        attacked, amap = apply_chain(gen.video, attack, seed=attack_seed) if attack else (gen.video, None)
+        attacked, amap = (apply_chain(gen.video, attack, seed=attack_seed) if attack
+                          else (gen.video, np.arange(len(gen.video))))
         for i, name in enumerate(need_sig):
-            ex = extract(channel, attacked, cfg, sgo=(name == "sigmark"), message_bits=len(message),
-                         progress=sub_progress(progress, (1 + i) / steps, (2 + i) / steps))
+            ex = extract(channel, attacked, cfg, sgo=(name != "sigmark_nosgo"), message_bits=len(message),
+                         progress=sub_progress(progress, (1 + i) / steps, (2 + i) / steps),
+                         segments=cut_segments(amap) if name == "sigmark_oracle_cuts" else None)
             acc = bit_accuracy(ex, message, lf, m)
             out[name] = {**acc, "seconds": ex.seconds, "detected": ex.detected,
                          "keys": ex.key_idx.tolist()}

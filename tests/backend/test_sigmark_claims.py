@@ -3,9 +3,12 @@ analytic channel is never used here). ci tier: a fixed small subset; @pytest.mar
 
 Claims (issue 5): bit accuracy >= 0.95 without attack; with SGO >= 0.85 after dropping or inserting frames, the
 no-SGO ablation clearly lower; no false detection on unwatermarked videos at FPR 1e-6 per video; generated videos'
-statistics match unwatermarked ones (distortion-free)."""
+statistics match unwatermarked ones (distortion-free). Both message layouts of the paper: 32 bits tiled over the 6
+latent frames with a majority vote ("512 bits") and 192 = 32 different bits per latent frame ("512x16 bits")."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
@@ -14,12 +17,15 @@ from scipy import stats
 from backend.watermark import sigmark as S
 from backend.watermark.video_diffusion import WEIGHTS
 
-# ci tier: a fixed small subset (2 videos x 3 attacks, 100 unwatermarked videos); @pytest.mark.full: 16 videos x 9
-# attacks and 1,000 unwatermarked videos.
+# ci tier: a fixed small subset (2 videos x 3 attacks at 32 bits, x 2 temporal attacks at 192 bits, 100 unwatermarked
+# videos); @pytest.mark.full: 16 videos x 9 attacks (32 bits) and x 2 (192 bits), 1,000 unwatermarked videos.
 pytestmark = pytest.mark.skipif(not WEIGHTS.is_file(), reason="tiny video diffusion weights not shipped")
 
 CI_VIDEOS = 2
 CI_ATTACKS = (None, "drop:2", "insert:2")
+# message layouts (paper: "512 bits" = one message tiled over all latent frames with a majority vote, "512x16 bits" =
+# a different block per latent frame, fr = 1). Ours: 32 bits tiled over the 6 latent frames, and 192 = 32 x 6 bits.
+LAYOUTS = (32, 192)
 
 
 @pytest.fixture(scope="module")
@@ -29,14 +35,15 @@ def channel():
     return get_channel("tiny")
 
 
-def _messages(n: int, seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return [rng.integers(0, 2, 32).astype(np.uint8) for _ in range(n)]
+def _messages(n: int, seed: int = 0, bits: int = 32) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed if bits == 32 else [seed, bits])
+    return [rng.integers(0, 2, bits).astype(np.uint8) for _ in range(n)]
 
 
-def run_attacks(channel, n_videos: int, attacks, methods=("sigmark", "sigmark_nosgo"), seed0: int = 500):
+def run_attacks(channel, n_videos: int, attacks, methods=("sigmark", "sigmark_nosgo"), seed0: int = 500,
+                bits: int = 32):
     out = {}
-    msgs = _messages(n_videos)
+    msgs = _messages(n_videos, bits=bits)
     for attack in attacks:
         rows = [S.evaluate_attack(channel, seed0 + i, msgs[i], attack, methods=methods, attack_seed=i)
                 for i in range(n_videos)]
@@ -44,9 +51,23 @@ def run_attacks(channel, n_videos: int, attacks, methods=("sigmark", "sigmark_no
     return out
 
 
+def _dump(name: str, res: dict) -> None:
+    print(f"\n{name}: " + json.dumps({a: {m: {k: round(v, 4) for k, v in d.items()} for m, d in r.items()}
+                                       for a, r in res.items()}), flush=True)
+
+
 @pytest.fixture(scope="module")
 def ci_eval(channel):
-    return run_attacks(channel, CI_VIDEOS, CI_ATTACKS)
+    res = run_attacks(channel, CI_VIDEOS, CI_ATTACKS)
+    _dump("ci_eval (32 bits)", res)
+    return res
+
+
+@pytest.fixture(scope="module")
+def ci_eval_192(channel):
+    res = run_attacks(channel, CI_VIDEOS, CI_ATTACKS[1:], bits=192)
+    _dump("ci_eval_192 (192 bits)", res)
+    return res
 
 
 def false_detections(channel, n: int, seed0: int = 90_000, batch: int = 50) -> int:
@@ -65,12 +86,27 @@ def test_bit_accuracy_without_attack(ci_eval):
     assert ci_eval["none"]["sigmark"]["detect_rate"] == 1.0
 
 
-NOSGO_XFAIL = pytest.mark.xfail(strict=False, reason=(
-    "KNOWN FAILURE (measured, session 2, 4 videos): the no-SGO ablation is NOT clearly lower in message bit accuracy "
-    "on our miniature: drop:2 SIGMark 0.992 vs no-SGO 0.992 (frame acc 0.786 vs 0.809), insert:2 1.000 vs 0.984 "
-    "(frame acc 0.919 vs 0.848). The 32-bit message is a majority vote over 6 latent frames and the frames before "
-    "the edit survive without SGO; on drop:2 SGO's frame-difference segmentation misses cuts in the tiny model's "
-    "flickering samples. Bound unchanged."))
+def _xfail(reason: str):
+    return pytest.mark.xfail(strict=False, reason="KNOWN FAILURE (measured): " + reason + " Bound unchanged.")
+
+
+# why the ablation is not always lower on our miniature (tests/backend/test_sigmark_claims.py, session 3):
+VOTE = ("32 bits are tiled over all 6 latent frames with a majority vote, and the latent frames before the edit "
+        "survive without SGO, so the message survives whenever the edit is not in the first group.")
+SEG = ("SGO's segmentation (the paper's flow/residual/difference features, robust z-scores, hysteresis, hard cuts) "
+       "finds 92% of drop:2 cuts on the training clips but ~8% on the tiny model's samples, which flicker (mean frame "
+       "difference ~0.13 vs 0.03 in the data), so SGO then equals naive grouping; given the true cuts "
+       "(sigmark_oracle_cuts, benchmarks/RESULTS_sigmark.md) the phase search restores the later groups.")
+ABLATION = [
+    pytest.param(32, "drop:2", marks=_xfail("ci (2 videos): SIGMark 0.984 vs no-SGO 0.984 (frame acc 0.787 both). "
+                                           + VOTE + " " + SEG)),
+    pytest.param(32, "insert:2", marks=_xfail("ci (2 videos): SIGMark 1.000 vs no-SGO 0.969 (frame acc 0.958 vs "
+                                             "0.823: SGO restores the groups, the vote hides it). " + VOTE)),
+    pytest.param(192, "drop:2", marks=_xfail("ci (2 videos): SIGMark 0.742 vs no-SGO 0.742. " + SEG)),
+    pytest.param(192, "insert:2"),
+]
+SGO_192 = [pytest.param("drop:2", marks=_xfail("ci (2 videos): 0.742 (frame acc on real frames 0.794). " + SEG)),
+           pytest.param("insert:2")]
 
 
 @pytest.mark.parametrize("attack", ["drop:2", "insert:2"])
@@ -79,10 +115,16 @@ def test_sgo_accuracy_after_temporal_edits(ci_eval, attack):
     assert r["sigmark"]["message_acc"] >= 0.85, r
 
 
-@NOSGO_XFAIL
-@pytest.mark.parametrize("attack", ["drop:2", "insert:2"])
-def test_nosgo_ablation_clearly_lower(ci_eval, attack):
-    r = ci_eval[attack]
+@pytest.mark.parametrize("attack", SGO_192)
+def test_sgo_accuracy_after_temporal_edits_192_bits(ci_eval_192, attack):
+    """The "512x16 bits" layout: every latent frame carries its own 32 bits (no vote across frames)."""
+    r = ci_eval_192[attack]
+    assert r["sigmark"]["message_acc"] >= 0.85, r
+
+
+@pytest.mark.parametrize("bits,attack", ABLATION)
+def test_nosgo_ablation_clearly_lower(ci_eval, ci_eval_192, bits, attack):
+    r = (ci_eval if bits == 32 else ci_eval_192)[attack]
     assert r["sigmark"]["message_acc"] - r["sigmark_nosgo"]["message_acc"] >= 0.05, r
 
 
@@ -103,24 +145,52 @@ def test_generated_statistics_match_unwatermarked(channel):
         assert stats.ks_2samp(f(wm), f(pl)).pvalue > 0.01
 
 
+FULL_ATTACKS = (None, "drop:2", "drop:2x2", "insert:2", "insert:2x2", "swap:1", "clip:12", "jpeg:50", "noise:0.03")
+FULL_TEMPORAL = ("drop:2", "insert:2")  # the 192-bit layout on the claimed attacks (benchmark: every temporal attack)
+
+
 @pytest.fixture(scope="module")
 def full_eval(channel):
-    attacks = (None, "drop:2", "drop:2x2", "insert:2", "insert:2x2", "swap:1", "clip:12", "jpeg:50", "noise:0.03")
-    return run_attacks(channel, 16, attacks, seed0=5000)
+    res = run_attacks(channel, 16, FULL_ATTACKS, seed0=5000)
+    _dump("full_eval (32 bits, 16 videos)", res)
+    return res
+
+
+@pytest.fixture(scope="module")
+def full_eval_192(channel):
+    res = run_attacks(channel, 16, FULL_TEMPORAL, seed0=5000, bits=192)
+    _dump("full_eval_192 (192 bits, 16 videos)", res)
+    return res
 
 
 @pytest.mark.full
-def test_full_attacks_and_fpr(channel, full_eval):
+@pytest.mark.timeout(7200)
+def test_full_attacks(full_eval):
     res = full_eval
     assert res["none"]["sigmark"]["message_acc"] >= 0.95, res["none"]
     for a in ("drop:2", "insert:2"):
         assert res[a]["sigmark"]["message_acc"] >= 0.85, res[a]
-    assert false_detections(channel, 1000, seed0=200_000) == 0
 
 
 @pytest.mark.full
-@NOSGO_XFAIL
-@pytest.mark.parametrize("attack", ["drop:2", "insert:2"])
-def test_full_nosgo_ablation_clearly_lower(full_eval, attack):
-    r = full_eval[attack]
+@pytest.mark.timeout(7200)
+@pytest.mark.parametrize("bits,attack", ABLATION)
+def test_full_nosgo_ablation_clearly_lower(full_eval, full_eval_192, bits, attack):
+    r = (full_eval if bits == 32 else full_eval_192)[attack]
     assert r["sigmark"]["message_acc"] - r["sigmark_nosgo"]["message_acc"] >= 0.05, r
+
+
+@pytest.mark.full
+@pytest.mark.timeout(7200)
+@pytest.mark.parametrize("attack", SGO_192)
+def test_full_sgo_accuracy_192_bits(full_eval_192, attack):
+    r = full_eval_192[attack]
+    assert r["sigmark"]["message_acc"] >= 0.85, r
+
+
+@pytest.mark.full
+@pytest.mark.timeout(7200)
+def test_full_no_false_detection(channel):
+    hits = false_detections(channel, 1000, seed0=200_000)
+    print(f"\nfalse detections on 1000 unwatermarked videos: {hits}", flush=True)
+    assert hits == 0

@@ -263,6 +263,17 @@ def test_segmentation_finds_drop_and_insert_cuts():
     assert any(s == [new] for s in segs)
 
 
+def test_cut_segments_from_frame_maps():
+    """The true segments (for the SGO-given-true-cuts diagnostic) follow the attack's frame map."""
+    clip = np.zeros((25, 4, 4, 3), np.float32)
+    _, fmap = apply_chain(clip, "drop:2", seed=3)
+    segs = S.cut_segments(fmap)
+    assert sum(len(s) for s in segs) == len(fmap) - 1 and len(segs) == (2 if fmap[1] == 1 else 1)
+    _, fmap = apply_chain(clip, "insert:2", seed=3)
+    segs = S.cut_segments(fmap)
+    assert [len(s) for s in segs if all(fmap[i] == -1 for i in s)] == [1, 1]
+
+
 # ---------------------------------------------------------------------------------------------------- attacks
 def test_attack_registry_shapes_and_frame_maps():
     clip = synthetic_clips(1, seed=3)[0]

@@ -3,9 +3,9 @@ on the held-out scenes, and write ``assets/crowd_stddn.safetensors``, ``assets/c
 ``assets/crowd_training.json`` (training curves and scores).
 
 Both models share the data, the network, the seed and the number of epochs; only lambda2 differs (STDDN's staged
-schedule vs lambda2 = 0). About 20-30 minutes of one core's CPU time (clips 1 min, STDDN about 10, ablation about 6,
-evaluation 5-10); the session-2 run took about 70 min of wall time, the two models one after the other on one thread,
-on 2 cores shared with other jobs (load average about 12) (``--quick`` for a smoke run).
+schedule vs lambda2 = 0). Session 3 wall times on one thread, 2 cores shared with other jobs (load average about 4-5):
+STDDN 16-19 min, the ablation about 7 min (session 2, load about 12: 13 min), the 60 s held-out evaluation of every
+method about 5 min; on 2 quiet cores roughly half (``--quick`` for a smoke run).
 
 Options: ``--only stddn|micro`` trains one model (two processes can run side by side), ``--evaluate`` only re-scores the
 shipped weights, ``--seed``, ``--epochs-scale``; ``--out-dir DIR --seed S`` trains another seed into DIR and
@@ -154,10 +154,7 @@ def _seed_notes(tab: dict, ci: dict) -> list[str]:
         parts = [f"{k} MAE {t[k]['MAE']:.3f} m / OT {t[k]['OT']:.3f} (ci {c[k]['MAE']:.3f} / {c[k]['OT']:.3f})"
                  for k in ("stddn", "micro") if k in t]
         out.append(f"* Training seed {ev['train_seed']} (same data and budget, `{ev['command']}`, scores in "
-                   f"`{f.name}`): " + "; ".join(parts) + f". Seed 0 (shipped): stddn MAE {tab['stddn']['MAE']:.3f} / "
-                   f"OT {tab['stddn']['OT']:.3f} (ci {ci['stddn']['MAE']:.3f} / {ci['stddn']['OT']:.3f}); micro MAE "
-                   f"{tab['micro']['MAE']:.3f} / OT {tab['micro']['OT']:.3f} (ci {ci['micro']['MAE']:.3f} / "
-                   f"{ci['micro']['OT']:.3f}).")
+                   f"`{f.name}`): " + "; ".join(parts) + ".")
     return out
 
 
@@ -241,8 +238,8 @@ def write_manifest(path: Path | None = None) -> Path:
     lines += ["", "Notes (honest reading of these numbers):", "",
               f"* STDDN {'beats' if beats_phys else 'does not beat'} social force, ORCA and constant velocity on "
               "long-horizon MAE and OT (60 s).",
-              "* " + ablation_text(ab, "full"),
-              "* " + ablation_text(ab, "ci"),
+              "* " + ablation_text(ab, "full", ""),
+              "* " + ablation_text(ab, "ci", ""),
               "* " + scene_text(ab),
               f"* Shipped pair (training seed 0) alone: 60 s MAE {s['MAE']:.3f} vs {m['MAE']:.3f} m "
               f"({rel(s['MAE'], m['MAE'])}), OT {s['OT']:.3f} vs {m['OT']:.3f} ({rel(s['OT'], m['OT'])}), MMD "

@@ -45,13 +45,15 @@ def test_stddn_beats_constant_velocity_on_held_out_scenes(ci_table: dict[str, di
 
 
 ABLATION_NOTE = (
-    "Not reproduced on our miniature (interim, seeds 0-1; see assets/MANIFEST_crowd.md). Session 3 made the stages "
-    "and the ODE's outflow faithful (released supervisor: trajectory terms only / ODE only with the network frozen / "
-    "joint; edge-flux outflow): the ODE's density loss is now 61% below 'the density stays put' and its gradient on "
-    "the network 4.5e-3 of the acceleration term's (8x session 2). Mean over training seeds 0-1, STDDN vs ablation: "
-    "60 s MAE 2.263 vs 2.299 m (-1.6%, ahead for both seeds) but OT 1.743 vs 1.575 (+10.7%, behind for both); ci "
-    "subset MAE 1.229 vs 1.208 m (+1.8%), OT 0.973 vs 0.899 (+8.2%). The OT deficit sits mostly in the held-out "
-    "bottleneck, where STDDN's agents walk through the wall beside the gap more often."
+    "Not reproduced on our miniature (see assets/MANIFEST_crowd.md). Session 3 made the stages and the ODE's outflow "
+    "faithful (released supervisor: trajectory terms only / ODE only with the network frozen / joint; edge-flux "
+    "outflow): the ODE's density loss is now 61% below 'the density stays put' and its gradient on the network 4.5e-3 "
+    "of the acceleration term's (8x session 2). Mean over 3 training seeds (0-2, same data and budget), STDDN vs its "
+    "ablation: 60 s held-out MAE 2.273 vs 2.316 m (-1.8%, ahead for all 3 seeds) but OT 1.791 vs 1.601 (+11.9%, "
+    "behind for all 3; spread 1.684-1.888 vs 1.557-1.653); ci subset MAE 1.204 vs 1.211 m (-0.6%), OT 0.950 vs 0.904 "
+    "(+5.1%). The OT deficit is the held-out bottleneck (OT 1.91 vs 1.04; the other three scenes 1.75 vs 1.79), where "
+    "STDDN's agents cross the walls more often (0.30 vs 0.20 wall crossings per agent; learned models leak through "
+    "walls, the generator, social force and ORCA never do)."
 )
 
 

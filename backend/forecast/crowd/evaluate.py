@@ -194,7 +194,7 @@ def scene_text(summary: dict) -> str:
     return "Per held-out scene (60 s, mean over seeds, STDDN vs ablation): " + "; ".join(parts) + "."
 
 
-def ablation_text(summary: dict, tier: str = "full") -> str:
+def ablation_text(summary: dict, tier: str = "full", why: str = " (assets/MANIFEST_crowd.md explains why)") -> str:
     """One markdown sentence reading :func:`ablation_summary` (means over seeds, min-max in brackets)."""
     if not summary["seeds"]:
         return "No recorded evaluation of the ablation yet."
@@ -204,7 +204,7 @@ def ablation_text(summary: dict, tier: str = "full") -> str:
              f"{f[k]['micro']['mean']:.3f} [{f[k]['micro']['min']:.3f}-{f[k]['micro']['max']:.3f}] "
              f"({100 * f[k]['rel']:+.1f}%; STDDN ahead for {f[k]['wins']} of {n} seeds)" for k in ("MAE", "OT")]
     verdict = ("STDDN is ahead on both means." if f["holds"] else
-               "Not reproduced on our miniature (assets/MANIFEST_crowd.md explains why).")
+               f"Not reproduced on our miniature{why}.")
     return (f"**The paper's ablation** (STDDN vs the same network trained without the density ODE), mean over training "
             f"seeds {summary['seeds']} on {where} (min-max in brackets): " + "; ".join(parts) + ". " + verdict)
 

@@ -34,8 +34,8 @@ besides the paper's common distortions. What you see is the lab's **CPU miniatur
 residual upsampled to the full image; trained by `python -m backend.train rewatermark` on scikit-image training photos
 and procedural images; presets are held-out photos). Deviations from the paper: no ImageNet ResNet-50 branch, SSIM
 instead of LPIPS, a residual cap at 32 dB frame PSNR for every variant (without it the same recipe lands at about 27 dB
-and the plain twin still keeps 0.73 of A after one round, so the cap is not what stops the overwrite), no rotation/flip
-noise, 5 PGD steps in training.
+and the plain twin still keeps 0.73 of A after one round, so the cap is not what stops the overwrite; the spec's own
+2-layer miniature encoder does overwrite in one round, A 0.54), no rotation/flip noise, 5 PGD steps in training.
 **Baselines:** `plain` (the same network trained the same way without constraints or adversarial terms), the
 attribution page's TinyHiDDeN and the classical DWT-DCT watermarks (>= 256 px images).
 

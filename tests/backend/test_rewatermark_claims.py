@@ -46,7 +46,9 @@ def test_clean_accuracy_and_fidelity(ci_eval) -> None:
                    "frames; TinyHiDDeN 0.734): both encoders are residual-type, the second embedding pushes the logits "
                    "about as hard as the first (median ratio 0.96 on A!=B bits), so A==B bits stay right and A!=B bits "
                    "split ~46/54; removing our 32 dB cap (the paper's uncapped encoder) gives 0.664 at 27.0 dB (ratio "
-                   "1.13): the cap is not the cause. A reaches chance (0.51) after the second round")
+                   "1.13): the cap is not the cause; the spec's own shallow 2-layer miniature (uncapped 0.2 tanh, mild noise, "
+                   "synthetic images) does overwrite (0.544), our U-Net family does not. A reaches chance (0.51) after "
+                   "the second round")
 def test_one_round_breaks_plain(ci_eval) -> None:
     assert ci_eval["plain"]["self_acc_a"][0] <= 0.65  # the bound, unchanged
 

@@ -28,6 +28,12 @@ _MAGIC = (
 ACCEPTED = ("PNG", "JPEG", "WEBP")
 
 
+def _mp(pixels: int) -> str:
+    """Megapixels for a message: whole numbers stay whole (``40``), others get the digits that tell them apart."""
+    mp = pixels / 1e6
+    return f"{mp:.0f}" if mp == round(mp) else f"{mp:.2f}"
+
+
 @dataclass(frozen=True)
 class ImageLimits:
     """Upload limits. Defaults: 20 MB, 40 megapixels, 12,000 px per side, at least 16 px per side."""
@@ -39,7 +45,7 @@ class ImageLimits:
 
     def describe(self) -> str:
         return (
-            f"PNG, JPEG or WebP; at most {self.max_bytes / 2**20:.0f} MB, {self.max_pixels / 1e6:.0f} megapixels and "
+            f"PNG, JPEG or WebP; at most {self.max_bytes / 2**20:.0f} MB, {_mp(self.max_pixels)} megapixels and "
             f"{self.max_side:,} px per side"
         )
 
@@ -102,8 +108,8 @@ def decode_image(data: bytes, limits: ImageLimits | None = None, name: str = "th
             w, h = img.size  # header only: no pixels decoded yet
             if w * h > lim.max_pixels or max(w, h) > lim.max_side:
                 raise InputError(
-                    f"{name} is {w:,} x {h:,} pixels ({w * h / 1e6:.0f} megapixels); the limit is "
-                    f"{lim.max_pixels / 1e6:.0f} megapixels and {lim.max_side:,} px per side. Downscale it first."
+                    f"{name} is {w:,} x {h:,} pixels ({_mp(w * h)} megapixels); the limit is "
+                    f"{_mp(lim.max_pixels)} megapixels and {lim.max_side:,} px per side. Downscale it first."
                 )
             if min(w, h) < lim.min_side:
                 raise InputError(f"{name} is only {w} x {h} pixels; at least {lim.min_side} px per side are needed.")
@@ -115,7 +121,7 @@ def decode_image(data: bytes, limits: ImageLimits | None = None, name: str = "th
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as err:
         raise InputError(
             f"{name} declares an enormous image (a decompression bomb?) far above the limit of "
-            f"{lim.max_pixels / 1e6:.0f} megapixels; it was refused before decoding ({err})"
+            f"{_mp(lim.max_pixels)} megapixels; it was refused before decoding ({err})"
         ) from None
     except (OSError, SyntaxError, ValueError) as err:
         raise InputError(

@@ -108,3 +108,10 @@ def test_text_decoding():
         decode_text(b"a" * 100, max_bytes=10)
     with pytest.raises(InputError, match="empty"):
         decode_text(b"")
+
+
+def test_pixel_limit_message_tells_size_from_limit():
+    """2100 x 2100 over a 4-megapixel cap: the message must not round 4.41 down to the limit's own "4"."""
+    data = _png_header_only(2100, 2100)
+    with pytest.raises(InputError, match=r"4\.41 megapixels\); the limit is 4 megapixels"):
+        decode_image(data, ImageLimits(max_pixels=4_000_000))

@@ -12,7 +12,9 @@ def decode_text(data: bytes, max_bytes: int = 2 * 1024 * 1024, name: str = "the 
     if len(data) > max_bytes:
         raise InputError(f"{name} is {len(data) / 2**20:.1f} MB; the limit is {max_bytes / 2**20:.1f} MB.")
     if b"\x00" in data[:8192]:
-        raise InputError(f"{name} looks like a binary file, not text. Upload a UTF-8 .txt file.")
+        raise InputError(
+            f"{name} looks like a binary file, not text. Upload plain UTF-8 text (for example a .txt or .csv file)."
+        )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:

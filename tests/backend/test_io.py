@@ -115,3 +115,9 @@ def test_pixel_limit_message_tells_size_from_limit():
     data = _png_header_only(2100, 2100)
     with pytest.raises(InputError, match=r"4\.41 megapixels\); the limit is 4 megapixels"):
         decode_image(data, ImageLimits(max_pixels=4_000_000))
+
+
+def test_binary_upload_message_fits_csv_pages():
+    """A binary file uploaded where a CSV is expected is told to upload text, not specifically a .txt file."""
+    with pytest.raises(InputError, match=r"\.csv"):
+        decode_text(b"PK\x03\x04\x00\x00binary", name="tracks.csv")

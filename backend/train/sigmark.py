@@ -69,6 +69,20 @@ def _q8(v):
     return vc + (torch.round((vc + 1) * 127.5) / 127.5 - 1 - vc).detach()
 
 
+def _clip_latents(vae, n: int, seed0: int, cfg) -> torch.Tensor:
+    """Posterior means of ``n`` procedural training clips (seeds ``seed0 + i``, batches of 64), unscaled."""
+    import torch
+
+    from backend.watermark.video_diffusion import synthetic_clips
+
+    lat = []
+    with torch.no_grad():
+        for i in range(0, n, 64):
+            clips = synthetic_clips(min(64, n - i), seed=seed0 + i, frames=cfg.frames, size=cfg.size)
+            lat.append(vae.encode(torch.from_numpy(clips * 2 - 1).permute(0, 4, 1, 2, 3))[0])
+    return torch.cat(lat)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     import torch
@@ -133,14 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         p.requires_grad_(False)
 
     # ---- stage 2: latents and scaling factor
-    lat = []
-    with torch.no_grad():
-        for i in range(0, args.n_latents, 64):
-            clips = synthetic_clips(min(64, args.n_latents - i), seed=args.seed + 777 + i, frames=cfg.frames,
-                                    size=cfg.size)
-            x = torch.from_numpy(clips * 2 - 1).permute(0, 4, 1, 2, 3)
-            lat.append(vae.encode(x)[0])
-    lat = torch.cat(lat)
+    lat = _clip_latents(vae, args.n_latents, args.seed + 777, cfg)
     if not (args.init and args.vae_steps == 0):  # a continued run keeps the VAE and its scaling factor
         cfg.scaling_factor = float(1.0 / lat.std())
     lat = lat * cfg.scaling_factor
@@ -221,13 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.den_final_steps > 0:
         for p_ in vae.parameters():
             p_.requires_grad_(False)
-        lat = []
-        with torch.no_grad():
-            for i in range(0, args.n_latents, 64):
-                clips = synthetic_clips(min(64, args.n_latents - i), seed=args.seed + 90_777 + i, frames=cfg.frames,
-                                        size=cfg.size)
-                lat.append(vae.encode(torch.from_numpy(clips * 2 - 1).permute(0, 4, 1, 2, 3))[0])
-        lat = torch.cat(lat)
+        lat = _clip_latents(vae, args.n_latents, args.seed + 90_777, cfg)
         log["scaling_factor_before_stage5"] = cfg.scaling_factor
         cfg.scaling_factor = float(1.0 / lat.std())
         lat = lat * cfg.scaling_factor

@@ -83,6 +83,37 @@ def _clip_latents(vae, n: int, seed0: int, cfg) -> torch.Tensor:
     return torch.cat(lat)
 
 
+def _fit_denoiser(den, ddpm, lat, steps: int, lr: float, batch: int, seed: int, cfg, stop_at: float, log: list,
+                  tag: str, t0: float) -> int:
+    """Epsilon-prediction training of the denoiser on scaled latents ``lat [N, C, F, h, w]`` (Adam, one-cycle LR,
+    gradient clip 1); stops early at wall time ``stop_at``. Returns the steps done."""
+    import torch
+
+    opt = torch.optim.Adam(den.parameters(), lr=lr)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, lr, total_steps=max(1, steps), pct_start=0.05)
+    g = torch.Generator().manual_seed(seed)
+    done = 0
+    for step in range(steps):
+        idx = torch.randint(0, len(lat), (batch,), generator=g)
+        z0 = lat[idx]
+        noise = torch.randn(z0.shape, generator=g)
+        t = torch.randint(0, cfg.train_timesteps, (batch,), generator=g)
+        loss = ((den(ddpm.add_noise(z0, noise, t), t.float()) - noise) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(den.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        done = step + 1
+        if step % 50 == 0 or step == steps - 1:
+            log.append([step, loss.item()])
+            print(f"{tag} {step} loss {loss.item():.4f} {time.time() - t0:.0f}s", flush=True)
+        if time.time() > stop_at:
+            print(f"{tag} stage hit its time cap", flush=True)
+            break
+    return done
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     import torch
@@ -155,30 +186,8 @@ def main(argv: list[str] | None = None) -> int:
 
     # ---- stage 3: denoiser
     ddpm, _, _ = schedulers(cfg)
-    opt = torch.optim.Adam(den.parameters(), lr=args.lr)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, args.lr, total_steps=max(1, args.den_steps), pct_start=0.05)
-    g = torch.Generator().manual_seed(args.seed + 1)
-    den_steps_done = 0
-    for step in range(args.den_steps):
-        idx = torch.randint(0, len(lat), (args.den_batch,), generator=g)
-        z0 = lat[idx]
-        noise = torch.randn(z0.shape, generator=g)
-        t = torch.randint(0, cfg.train_timesteps, (args.den_batch,), generator=g)
-        zt = ddpm.add_noise(z0, noise, t)
-        eps = den(zt, t.float())
-        loss = ((eps - noise) ** 2).mean()
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(den.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        den_steps_done = step + 1
-        if step % 50 == 0:
-            log["den_loss"].append([step, loss.item()])
-            print(f"den {step} loss {loss.item():.4f} {time.time() - t0:.0f}s", flush=True)
-        if time.time() - t0 > cap * 0.85:
-            print("denoiser stage hit its time share", flush=True)
-            break
+    den_steps_done = _fit_denoiser(den, ddpm, lat, args.den_steps, args.lr, args.den_batch, args.seed + 1, cfg,
+                                   stop_at=t0 + cap * 0.85, log=log["den_loss"], tag="den", t0=t0)
     den.eval()
     for p_ in den.parameters():
         p_.requires_grad_(False)
@@ -237,29 +246,9 @@ def main(argv: list[str] | None = None) -> int:
             p_.requires_grad_(True)
         den.train()
         ddpm, _, _ = schedulers(cfg)
-        opt = torch.optim.Adam(den.parameters(), lr=args.den_final_lr)
-        sched = torch.optim.lr_scheduler.OneCycleLR(opt, args.den_final_lr, total_steps=args.den_final_steps,
-                                                    pct_start=0.05)
-        g = torch.Generator().manual_seed(args.seed + 5)
-        t5 = time.time()
-        for step in range(args.den_final_steps):
-            idx = torch.randint(0, len(lat), (args.den_batch,), generator=g)
-            z0 = lat[idx]
-            noise = torch.randn(z0.shape, generator=g)
-            t = torch.randint(0, cfg.train_timesteps, (args.den_batch,), generator=g)
-            loss = ((den(ddpm.add_noise(z0, noise, t), t.float()) - noise) ** 2).mean()
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(den.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            den_final_done = step + 1
-            if step % 50 == 0 or step == args.den_final_steps - 1:
-                log["den_final_loss"].append([step, loss.item()])
-                print(f"den-final {step} loss {loss.item():.4f} {time.time() - t0:.0f}s", flush=True)
-            if time.time() - t5 > cap:
-                print("stage 5 hit the time cap", flush=True)
-                break
+        den_final_done = _fit_denoiser(den, ddpm, lat, args.den_final_steps, args.den_final_lr, args.den_batch,
+                                       args.seed + 5, cfg, stop_at=time.time() + cap, log=log["den_final_loss"],
+                                       tag="den-final", t0=t0)
         den.eval()
 
     state = {f"vae.{k}": v.contiguous() for k, v in vae.state_dict().items()}

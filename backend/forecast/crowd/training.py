@@ -245,28 +245,23 @@ def train(model: STDDN, train_clips: list[Clip], val_clips: list[Clip], cfg: Tra
                 batch = collate(ws, dt, rots)
                 opt_traj.zero_grad()
                 opt_phys.zero_grad()
-                if not cfg.density:  # the ablation: lambda2 = 0 throughout
-                    out = window_loss(model, batch, lam1, lam2)
-                    out.losses["total"].backward()
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-                    opt_traj.step()
-                elif stage == "trajectory":  # trajectory terms only, network only
-                    out = window_loss(model, batch, 1.0, 0.0)
-                    out.losses["total"].backward()
+                # what each stage back-propagates and updates (released supervisor); the ablation (lambda2 = 0
+                # throughout) updates the network alone, as the "trajectory" stage does
+                train_net = not (cfg.density and stage == "physics")  # physics: network frozen, L_rho trains the ODE
+                train_ode = cfg.density and stage != "trajectory"
+                if cfg.density and stage == "trajectory":
+                    l1, l2 = 1.0, 0.0  # trajectory terms only
+                elif cfg.density and stage == "physics":
+                    l1, l2 = 0.0, 1.0
+                else:
+                    l1, l2 = lam1, lam2
+                out = window_loss(model, batch, l1, l2, train_net=train_net)
+                out.losses["total" if train_net else "rho"].backward()
+                if train_net:
                     torch.nn.utils.clip_grad_norm_(model.micro.parameters(), cfg.grad_clip)
                     opt_traj.step()
-                elif stage == "physics":  # network frozen, L_rho trains the ODE
-                    out = window_loss(model, batch, 0.0, 1.0, train_net=False)
-                    out.losses["rho"].backward()
+                if train_ode:
                     torch.nn.utils.clip_grad_norm_(phys_params, cfg.grad_clip)
-                    opt_phys.step()
-                    model.ode.project_temperature()
-                else:  # joint
-                    out = window_loss(model, batch, lam1, lam2)
-                    out.losses["total"].backward()
-                    torch.nn.utils.clip_grad_norm_(model.micro.parameters(), cfg.grad_clip)
-                    torch.nn.utils.clip_grad_norm_(phys_params, cfg.grad_clip)
-                    opt_traj.step()
                     opt_phys.step()
                     model.ode.project_temperature()
                 for k, v in out.losses.items():

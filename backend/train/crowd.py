@@ -144,20 +144,6 @@ def write_sample(path: Path | None = None) -> Path:
     return path
 
 
-def _seed_notes(tab: dict, ci: dict) -> list[str]:
-    """Manifest lines for extra training seeds scored by ``--seed-eval`` and copied to assets/crowd_eval_seed<S>.json."""
-    out = []
-    for f in sorted(ASSETS.glob("crowd_eval_seed*.json")):
-        ev = json.loads(f.read_text())
-        t = {r["method"]: r for r in ev["table"]}
-        c = {r["method"]: r for r in ev["ci"]["table"]}
-        parts = [f"{k} MAE {t[k]['MAE']:.3f} m / OT {t[k]['OT']:.3f} (ci {c[k]['MAE']:.3f} / {c[k]['OT']:.3f})"
-                 for k in ("stddn", "micro") if k in t]
-        out.append(f"* Training seed {ev['train_seed']} (same data and budget, `{ev['command']}`, scores in "
-                   f"`{f.name}`): " + "; ".join(parts) + ".")
-    return out
-
-
 def write_manifest(path: Path | None = None) -> Path:
     """assets/MANIFEST_crowd.md: origin, command, size, sha256 and reached quality of every shipped crowd file."""
     from backend.runtime import sha256_file
@@ -200,11 +186,16 @@ def write_manifest(path: Path | None = None) -> Path:
                                                        "2.5 fps (`--sample`)")):
         p = ASSETS / name
         lines.append(f"| `{name}` | {what} | {p.stat().st_size:,} | `{sha256_file(p)}` | - |")
+    seed_notes = []  # extra training seeds scored by --seed-eval (assets/crowd_eval_seed<S>.json)
     for p in sorted(ASSETS.glob("crowd_eval_seed*.json")):
         ev_s = json.loads(p.read_text())
         seed = ev_s["train_seed"]
         t_s = {r["method"]: r for r in ev_s["table"]}
         c_s = {r["method"]: r for r in ev_s["ci"]["table"]}
+        seed_notes.append(
+            f"* Training seed {seed} (same data and budget, `{ev_s['command']}`, scores in `{p.name}`): " + "; ".join(
+                f"{k} MAE {t_s[k]['MAE']:.3f} m / OT {t_s[k]['OT']:.3f} (ci {c_s[k]['MAE']:.3f} / {c_s[k]['OT']:.3f})"
+                for k in ("stddn", "micro") if k in t_s) + ".")
         for kind in ("stddn", "micro"):
             w = ASSETS / f"crowd_{kind}_seed{seed}.safetensors"
             if w.is_file() and kind in t_s:
@@ -247,7 +238,7 @@ def write_manifest(path: Path | None = None) -> Path:
               f"({rel(ci['stddn']['MAE'], ci['micro']['MAE'])}), OT {ci['stddn']['OT']:.3f} vs {ci['micro']['OT']:.3f} "
               f"({rel(ci['stddn']['OT'], ci['micro']['OT'])}). Better on both at 60 s: {'yes' if abl_full else 'no'}; "
               f"on the ci subset: {'yes' if abl_ci else 'no'}.",
-              *_seed_notes(tab, ci),
+              *seed_notes,
               "* Session 3 (STDDN retrained for every seed; the ablation's training path is unchanged, so its seed-0 "
               "and seed-1 weights are session 2's): (1) stages as in the released supervisor -- \"trajectory\" "
               "back-propagates only MSE(a) + MSE(p) into the network, \"physics\" freezes the network and fits only "

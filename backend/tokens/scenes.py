@@ -138,35 +138,54 @@ def _objects(rng: np.random.Generator, size: int) -> list[SceneObject]:
     return out
 
 
-def _questions(rng: np.random.Generator, objs: list[SceneObject]) -> list[Question]:
-    qs: list[Question] = []
+def _question_pool(objs: list[SceneObject]) -> dict[str, list[Question]]:
+    """Every question the templates can ask about ``objs``, per type, in a fixed order: the colour of each unique
+    shape, the shape of each unique colour, the count, left/right and top/bottom of every object (in ``objs`` order),
+    and "is there" for every present object ("yes"); absent pairs are :func:`_absent_pairs`."""
     by_shape = {s: [o for o in objs if o.shape == s] for s in SHAPES}
     by_color = {c: [o for o in objs if o.color == c] for c in COLORS}
-    uniq_shapes = [s for s, v in by_shape.items() if len(v) == 1]
-    if uniq_shapes:
-        s = uniq_shapes[int(rng.integers(len(uniq_shapes)))]
-        t, cands = TEMPLATES["color"]
-        qs.append(Question("color", t.format(shape=s), by_shape[s][0].color, cands))
-    uniq_colors = [c for c, v in by_color.items() if len(v) == 1]
-    if uniq_colors:
-        c = uniq_colors[int(rng.integers(len(uniq_colors)))]
-        t, cands = TEMPLATES["shape"]
-        qs.append(Question("shape", t.format(color=c), by_color[c][0].shape, cands))
-    t, cands = TEMPLATES["count"]
-    qs.append(Question("count", t, COUNTS[len(objs) - 1], cands))
-    for kind in ("horizontal", "vertical"):
-        o = objs[int(rng.integers(len(objs)))]
-        t, cands = TEMPLATES[kind]
-        qs.append(Question(kind, t.format(color=o.color, shape=o.shape), getattr(o, kind), cands))
+    pool: dict[str, list[Question]] = {k: [] for k in TEMPLATES}
+    for s, v in by_shape.items():
+        if len(v) == 1:
+            pool["color"].append(Question("color", TEMPLATES["color"][0].format(shape=s), v[0].color,
+                                          TEMPLATES["color"][1]))
+    for c, v in by_color.items():
+        if len(v) == 1:
+            pool["shape"].append(Question("shape", TEMPLATES["shape"][0].format(color=c), v[0].shape,
+                                          TEMPLATES["shape"][1]))
+    pool["count"].append(Question("count", TEMPLATES["count"][0], COUNTS[len(objs) - 1], TEMPLATES["count"][1]))
+    for o in objs:
+        for kind in ("horizontal", "vertical"):
+            t, cands = TEMPLATES[kind]
+            pool[kind].append(Question(kind, t.format(color=o.color, shape=o.shape), getattr(o, kind), cands))
+        pool["exists"].append(_exists(o.color, o.shape, "yes"))
+    return pool
+
+
+def _absent_pairs(objs: list[SceneObject]) -> list[tuple[str, str]]:
     present = {(o.color, o.shape) for o in objs}
-    t, cands = TEMPLATES["exists"]
+    return [(c, s) for c in COLORS for s in SHAPES if (c, s) not in present]
+
+
+def _exists(color: str, shape: str, answer: str) -> Question:
+    return Question("exists", TEMPLATES["exists"][0].format(color=color, shape=shape), answer, TEMPLATES["exists"][1])
+
+
+def _questions(rng: np.random.Generator, objs: list[SceneObject]) -> list[Question]:
+    """The evaluation questions of a scene: one of each type that applies, drawn by ``rng``."""
+    pool = _question_pool(objs)
+    qs: list[Question] = []
+    for kind in ("color", "shape"):
+        if pool[kind]:
+            qs.append(pool[kind][int(rng.integers(len(pool[kind])))])
+    qs += pool["count"]
+    for kind in ("horizontal", "vertical"):
+        qs.append(pool[kind][int(rng.integers(len(objs)))])
     if rng.random() < 0.5:
-        o = objs[int(rng.integers(len(objs)))]
-        qs.append(Question("exists", t.format(color=o.color, shape=o.shape), "yes", cands))
+        qs.append(pool["exists"][int(rng.integers(len(objs)))])
     else:
-        absent = [(c, s) for c in COLORS for s in SHAPES if (c, s) not in present]
-        c, s = absent[int(rng.integers(len(absent)))]
-        qs.append(Question("exists", t.format(color=c, shape=s), "no", cands))
+        absent = _absent_pairs(objs)
+        qs.append(_exists(*absent[int(rng.integers(len(absent)))], "no"))
     return qs
 
 
@@ -222,30 +241,10 @@ def training_questions(scene: Scene, rng: np.random.Generator, limit: int = 12) 
     "is there" for every present pair plus as many absent ones. At most ``limit`` of them, drawn at random (without
     replacement, by ``rng``) so that each type keeps at least one question where it applies."""
     objs = scene.objects
-    by_shape = {s: [o for o in objs if o.shape == s] for s in SHAPES}
-    by_color = {c: [o for o in objs if o.color == c] for c in COLORS}
-    pool: dict[str, list[Question]] = {k: [] for k in TEMPLATES}
-    for s, v in by_shape.items():
-        if len(v) == 1:
-            pool["color"].append(Question("color", TEMPLATES["color"][0].format(shape=s), v[0].color,
-                                          TEMPLATES["color"][1]))
-    for c, v in by_color.items():
-        if len(v) == 1:
-            pool["shape"].append(Question("shape", TEMPLATES["shape"][0].format(color=c), v[0].shape,
-                                          TEMPLATES["shape"][1]))
-    pool["count"].append(Question("count", TEMPLATES["count"][0], COUNTS[len(objs) - 1], TEMPLATES["count"][1]))
-    present = {(o.color, o.shape) for o in objs}
-    absent = [(c, s) for c in COLORS for s in SHAPES if (c, s) not in present]
-    for o in objs:
-        for kind in ("horizontal", "vertical"):
-            t, cands = TEMPLATES[kind]
-            pool[kind].append(Question(kind, t.format(color=o.color, shape=o.shape), getattr(o, kind), cands))
-        pool["exists"].append(Question("exists", TEMPLATES["exists"][0].format(color=o.color, shape=o.shape), "yes",
-                                       TEMPLATES["exists"][1]))
+    pool = _question_pool(objs)
+    absent = _absent_pairs(objs)
     for j in rng.permutation(len(absent))[: len(objs)]:
-        c, s = absent[int(j)]
-        pool["exists"].append(Question("exists", TEMPLATES["exists"][0].format(color=c, shape=s), "no",
-                                       TEMPLATES["exists"][1]))
+        pool["exists"].append(_exists(*absent[int(j)], "no"))
     first, rest = [], []
     for kind in TEMPLATES:
         qs = [pool[kind][int(j)] for j in rng.permutation(len(pool[kind]))]

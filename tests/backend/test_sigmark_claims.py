@@ -129,9 +129,9 @@ def test_nosgo_ablation_clearly_lower(ci_eval, ci_eval_192, bits, attack):
 
 
 def test_no_false_detection_ci(channel):
-    # 100 videos keep the ci tier near its time budget (200 took 213 s on one thread: decoder inversion + DDIM
-    # inversion per video); the full tier checks 1,000
-    assert false_detections(channel, 100) == 0
+    # the issue: "the ci tier checks a few hundred" unwatermarked videos (200 take about 215 s on one thread: VAE
+    # encode + DDIM inversion per video); the full tier checks 1,000
+    assert false_detections(channel, 200) == 0
 
 
 def test_generated_statistics_match_unwatermarked(channel):

@@ -11,13 +11,13 @@ Claims of issue 10 checked here:
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import numpy as np
 import pytest
 
 from backend.errors import InputError
+from tests.cli_json import run_cli_json
 from backend.optim import baselines as B
 from backend.optim import problems as P
 from backend.optim.dada import dada_numpy, default_rbar
@@ -257,18 +257,9 @@ def test_problem_argument_errors() -> None:
 
 
 # ------------------------------------------------------------------------------------------------------------ CLI
-def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
-    from backend.optim import cli
-
-    parser = argparse.ArgumentParser()
-    cli.add_parser(parser.add_subparsers(dest="group"))
-    args = parser.parse_args(argv)
-    assert args.func(args) == 0
-    return json.loads(capsys.readouterr().out)
-
 
 def test_cli_race_json(capsys: pytest.CaptureFixture[str]) -> None:
-    out = _cli(["dada", "race", "--problem", "quadratic", "--dim", "100", "--json"], capsys)
+    out = run_cli_json(["dada", "race", "--problem", "quadratic", "--dim", "100", "--json"], capsys)
     rows = {r["key"]: r for r in out["summary"]}
     assert set(rows) == {"dada", "dog", "adagrad_norm", "gd"}
     assert rows["dada"]["final_gap"] <= 1e-2 and rows["dada"]["settings_tried"] == 1
@@ -277,5 +268,5 @@ def test_cli_race_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_cli_sensitivity_json(capsys: pytest.CaptureFixture[str]) -> None:
-    out = _cli(["dada", "sensitivity", "--problem", "quadratic", "--dim", "50", "--iters", "1000", "--json"], capsys)
+    out = run_cli_json(["dada", "sensitivity", "--problem", "quadratic", "--dim", "50", "--iters", "1000", "--json"], capsys)
     assert len(out["dada"]["final_gaps"]) == 6 and out["dada"]["max_over_min"] >= 1.0

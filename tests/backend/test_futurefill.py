@@ -8,13 +8,12 @@ Claims of issue 10 checked here:
 
 from __future__ import annotations
 
-import argparse
-import json
 
 import numpy as np
 import pytest
 
 from backend.errors import InputError
+from tests.cli_json import run_cli_json
 from backend.generation import futurefill as ff
 
 
@@ -202,18 +201,9 @@ def test_load_series_rejects_bad_uploads(data: bytes, match: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------------------------- CLI
-def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
-    from backend.generation import cli
-
-    parser = argparse.ArgumentParser()
-    cli.add_parser(parser.add_subparsers(dest="group"))
-    args = parser.parse_args(argv)
-    assert args.func(args) == 0
-    return json.loads(capsys.readouterr().out)
-
 
 def test_cli_bench_json(capsys: pytest.CaptureFixture[str]) -> None:
-    out = _cli(["futurefill", "bench", "--min-len", "256", "--max-len", "2048", "--json"], capsys)
+    out = run_cli_json(["futurefill", "bench", "--min-len", "256", "--max-len", "2048", "--json"], capsys)
     assert out["lengths"] == [256, 512, 1024, 2048]
     assert set(out["slopes"]) == {"naive", "epoched", "continuous", "prompted"}
     assert out["max_err_vs_naive"] < 1e-10
@@ -225,6 +215,6 @@ def test_cli_bench_json(capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_generate_json(capsys: pytest.CaptureFixture[str], tmp_path) -> None:  # noqa: ANN001
     f = tmp_path / "s.txt"
     f.write_text("\n".join(f"{np.sin(i / 5):.5f}" for i in range(300)))
-    out = _cli(["futurefill", "generate", "--series", str(f), "--new", "200", "--json"], capsys)
+    out = run_cli_json(["futurefill", "generate", "--series", str(f), "--new", "200", "--json"], capsys)
     assert len(out["continuation"]) == 200
     assert max(v["max_abs_err_u"] for v in out["methods"].values()) < 1e-10

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from backend.errors import InputError
-from tests.cli_json import run_cli_json
 from backend.optim import baselines as B
 from backend.optim import problems as P
 from backend.optim.dada import dada_numpy, default_rbar
+from tests.cli_json import run_cli_json
 
 ALL_PROBLEMS = [
     ("l1", {}), ("l1", {"constraint": "box", "radius": 0.5}), ("l1", {"constraint": "simplex", "radius": 2.0}),

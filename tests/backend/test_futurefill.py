@@ -8,13 +8,12 @@ Claims of issue 10 checked here:
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
 from backend.errors import InputError
-from tests.cli_json import run_cli_json
 from backend.generation import futurefill as ff
+from tests.cli_json import run_cli_json
 
 
 def _coverage(events: list[ff.FillEvent], T: int) -> np.ndarray:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..runtime import Progress, report, timed
-from .pruning import LayerRecord, PruneConfig, prune_sublayer
+from .pruning import LayerRecord, PruneConfig, _has, prune_sublayer
 
 if TYPE_CHECKING:
     import torch
@@ -38,14 +38,6 @@ def check_bert(model: Any) -> None:
                                                       ("attention.self.query", *SUBLAYERS, "intermediate.dense")):
         raise InputError("This model is not a BERT-style encoder (encoder.layer[i].attention.output.dense and "
                          "output.dense are needed).")
-
-
-def _has(module: Any, name: str) -> bool:
-    try:
-        module.get_submodule(name)
-        return True
-    except AttributeError:
-        return False
 
 
 def paragraphs(text: str, min_chars: int = 80) -> list[str]:

@@ -43,7 +43,8 @@ def test_home_and_every_page_from_navigation(page, server_url):
         expect(page.get_by_role("heading").first).to_be_visible()
 
 
-def _open_models_vision_upload(page, server_url, data: bytes, name: str = "mine.png"):
+def _models_vision_upload_panel(page, server_url):
+    """Open the models page's vision tab with "Upload your own" chosen; return the tab panel."""
     page.goto(f"{server_url}/models")
     wait_for_app(page)
     page.get_by_role("tab", name="Vision encoder").click()
@@ -51,6 +52,11 @@ def _open_models_vision_upload(page, server_url, data: bytes, name: str = "mine.
     panel.get_by_test_id("stSelectbox").first.click()
     page.get_by_role("option", name="Upload your own").click()
     wait_for_app(page)
+    return panel
+
+
+def _open_models_vision_upload(page, server_url, data: bytes, name: str = "mine.png"):
+    panel = _models_vision_upload_panel(page, server_url)
     panel.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
         files=[{"name": name, "mimeType": "image/png", "buffer": data}]
     )
@@ -71,13 +77,7 @@ def test_upload_above_cap_is_refused(page, server_url, tmp_path):
     with open(big, "wb") as f:
         f.write(b"\x89PNG\r\n\x1a\n")
         f.truncate(21 * 2**20)
-    page.goto(f"{server_url}/models")
-    wait_for_app(page)
-    page.get_by_role("tab", name="Vision encoder").click()
-    panel = page.get_by_role("tabpanel", name="Vision encoder")
-    panel.get_by_test_id("stSelectbox").first.click()
-    page.get_by_role("option", name="Upload your own").click()
-    wait_for_app(page)
+    panel = _models_vision_upload_panel(page, server_url)
     panel.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(big))
     expect(panel.get_by_text("must be 20.0MB or smaller", exact=False).first).to_be_visible(timeout=30_000)
     expect(page.get_by_test_id("stException")).to_have_count(0)

@@ -35,6 +35,22 @@ def guard(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Na
     return run
 
 
+def float_list(text: str) -> tuple[float, ...]:
+    """argparse ``type=`` for a comma-separated list of numbers, e.g. ``--sigmas 0.12,0.25,0.5``."""
+    try:
+        return tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from err
+
+
+def int_list(text: str) -> tuple[int, ...]:
+    """argparse ``type=`` for a comma-separated list of integers, e.g. ``--ns 1,2,4``."""
+    try:
+        return tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from err
+
+
 def json_safe(o: object) -> object:
     """Plain JSON values: numpy arrays and scalars -> Python, tuples -> lists, NaN -> null (strict JSON)."""
     if isinstance(o, dict):

@@ -18,19 +18,7 @@ import json
 import math
 from pathlib import Path
 
-
-def _floats(text: str) -> tuple[float, ...]:
-    try:
-        return tuple(float(v) for v in text.split(",") if v.strip())
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from err
-
-
-def _ints(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(v) for v in text.split(",") if v.strip())
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from err
+from ..cli_common import float_list, int_list
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -39,9 +27,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     acts = p.add_subparsers(dest="action", metavar="<action>")
 
     def common(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--ns", type=_ints, default=(1, 2, 4, 8, 16, 32, 64), help="values of N (default 1,2,...,64)")
+        q.add_argument("--ns", type=int_list, default=(1, 2, 4, 8, 16, 32, 64), help="values of N (default 1,2,...,64)")
         q.add_argument(
-            "--betas", type=_floats, default=(0, 0.5, 1, 2, 4, 8, 16, 32, 64, 128), help="finite betas; BoN is added"
+            "--betas", type=float_list, default=(0, 0.5, 1, 2, 4, 8, 16, 32, 64, 128), help="finite betas; BoN is added"
         )
         q.add_argument("--reward", choices=("proxy", "calibrated", "true"), default="proxy", help="selection reward")
         q.add_argument("--json", action="store_true", help="print the JSON report")
@@ -58,7 +46,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     t = acts.add_parser("text", help="SBoN over pasted candidate answers, MiniLM cosine to a reference as the proxy")
     t.add_argument("--candidates", type=Path, required=True, help="text file: candidates separated by blank lines")
     t.add_argument("--reference", required=True, help="the reference answer")
-    t.add_argument("--scores", type=_floats, default=None, help="optional true scores, one per candidate")
+    t.add_argument("--scores", type=float_list, default=None, help="optional true scores, one per candidate")
     t.add_argument("--encoder", default=None, help="encoder folder or cached hub name (default: embedded MiniLM)")
     common(t)
     t.set_defaults(func=cmd_text)

@@ -19,6 +19,8 @@ import argparse
 import json
 from pathlib import Path
 
+from ..cli_common import float_list
+
 
 def dumps(obj: object) -> str:
     """JSON with 2-space indent, innermost lists of numbers on one line (curves stay readable)."""
@@ -29,13 +31,6 @@ def dumps(obj: object) -> str:
         return re.sub(r"\s+", " ", m.group(0)).replace("[ ", "[").replace(" ]", "]")
 
     return re.sub(r"\[[^\[\]{}\"]*\]", flat, text)
-
-
-def _floats(text: str) -> tuple[float, ...]:
-    try:
-        return tuple(float(v) for v in text.split(",") if v.strip())
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from err
 
 
 def _methods(text: str) -> tuple[str, ...]:
@@ -77,14 +72,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     r = acts.add_parser("race", help="DADA vs DoG, AdaGrad-norm and GD (learning-rate grids) on one problem")
     _problem_args(r)
     r.add_argument("--methods", type=_methods, default=("dada", "dog", "adagrad_norm", "gd"))
-    r.add_argument("--lr-grid", type=_floats, default=LR_GRID_DEFAULT, help="learning rates of GD and AdaGrad-norm")
+    r.add_argument("--lr-grid", type=float_list, default=LR_GRID_DEFAULT, help="learning rates of GD and AdaGrad-norm")
     r.add_argument("--rbar", type=float, default=None, help="initial distance guess (default 1e-6 (1 + ||x0||))")
     r.add_argument("--full-curves", action="store_true", help="every iteration in the JSON (default: ~500 points)")
     r.set_defaults(func=cmd_race)
 
     s = acts.add_parser("sensitivity", help="final gap of DADA and DoG for initial guesses rbar in 1e-8..10")
     _problem_args(s)
-    s.add_argument("--rbar-grid", type=_floats, default=RBAR_GRID_DEFAULT)
+    s.add_argument("--rbar-grid", type=float_list, default=RBAR_GRID_DEFAULT)
     s.set_defaults(func=cmd_sensitivity)
     return p
 

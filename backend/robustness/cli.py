@@ -16,12 +16,7 @@ import argparse
 import json
 from pathlib import Path
 
-
-def _floats(text: str) -> tuple[float, ...]:
-    try:
-        return tuple(float(v) for v in text.split(",") if v.strip())
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from err
+from ..cli_common import float_list
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -31,7 +26,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     c = acts.add_parser("certify", help="certify test points with each global sigma and with dual RS")
     c.add_argument("--data", default="moons", help="preset: moons or circles (ignored with --csv)")
     c.add_argument("--csv", type=Path, default=None, help="a 2-D CSV with columns x, y, label")
-    c.add_argument("--sigmas", type=_floats, default=(0.12, 0.25, 0.5, 1.0), help="the set Sigma")
+    c.add_argument("--sigmas", type=float_list, default=(0.12, 0.25, 0.5, 1.0), help="the set Sigma")
     c.add_argument("--sigma-e", type=float, default=None, help="estimator noise level (default max Sigma)")
     c.add_argument("--n0", type=int, default=100, help="CERTIFY selection samples (default 100)")
     c.add_argument("--n", type=int, default=10_000, help="CERTIFY estimation samples (default 10,000, the paper's)")

@@ -64,6 +64,18 @@ def json_safe(o: object) -> object:
     return o
 
 
+def dumps_compact(obj: object) -> str:
+    """JSON with 2-space indent, innermost lists of numbers on one line (curves stay readable)."""
+    import re
+
+    text = json.dumps(obj, indent=2)
+
+    def flat(m: re.Match) -> str:
+        return re.sub(r"\s+", " ", m.group(0)).replace("[ ", "[").replace(" ]", "]")
+
+    return re.sub(r"\[[^\[\]{}\"]*\]", flat, text)
+
+
 def emit(result: dict, as_json: bool) -> None:
     """Print a command's result: indented JSON with ``--json``, else one ``key: value`` line per field (no provenance)."""
     result = json_safe(result)

@@ -16,20 +16,10 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-
-def dumps(obj: object) -> str:
-    """JSON with 2-space indent, innermost lists of numbers on one line (curves stay readable)."""
-    import re
-
-    text = json.dumps(obj, indent=2)
-    def flat(m: re.Match) -> str:
-        return re.sub(r"\s+", " ", m.group(0)).replace("[ ", "[").replace(" ]", "]")
-
-    return re.sub(r"\[[^\[\]{}\"]*\]", flat, text)
+from ..cli_common import dumps_compact
 
 
 def _methods(text: str) -> tuple[str, ...]:
@@ -115,7 +105,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                                  lengths=res.lengths, methods=list(args.methods)),
     }
     if args.json:
-        print(dumps(out))
+        print(dumps_compact(out))
         return 0
     print(f"{'method':<11} {'L':>7} {'seconds':>9} {'MACs':>14} {'cache':>8} {'max err':>9}")
     for r in res.rows:
@@ -167,7 +157,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         "provenance": provenance(args.seed, filters=args.filters, kind=args.kind, new=args.new, epoch=args.epoch),
     }
     if args.json:
-        print(dumps(out))
+        print(dumps_compact(out))
         return 0
     print(f"fit on {source}: one-step RMSE {fit['train_rmse']:.4g}, R^2 {fit['r2']:.3f}")
     for m, row in out["methods"].items():

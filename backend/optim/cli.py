@@ -16,21 +16,9 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from ..cli_common import float_list
-
-
-def dumps(obj: object) -> str:
-    """JSON with 2-space indent, innermost lists of numbers on one line (curves stay readable)."""
-    import re
-
-    text = json.dumps(obj, indent=2)
-    def flat(m: re.Match) -> str:
-        return re.sub(r"\s+", " ", m.group(0)).replace("[ ", "[").replace(" ]", "]")
-
-    return re.sub(r"\[[^\[\]{}\"]*\]", flat, text)
+from ..cli_common import dumps_compact, float_list
 
 
 def _methods(text: str) -> tuple[str, ...]:
@@ -110,7 +98,7 @@ def cmd_race(args: argparse.Namespace) -> int:
                                     constraint=args.constraint, radius=args.radius, rbar=args.rbar,
                                     lr_grid=list(args.lr_grid), methods=list(args.methods))}
     if args.json:
-        print(dumps(out))
+        print(dumps_compact(out))
         return 0
     d = res.problem
     print(f"{d['name']} d={d['dim']} constraint={d['constraint']} f*={res.f_star:.6g} "
@@ -140,7 +128,7 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
     out["provenance"] = provenance(args.seed, problem=args.problem, dim=args.dim, iters=args.iters,
                                    constraint=args.constraint, rbar_grid=list(args.rbar_grid))
     if args.json:
-        print(dumps(out))
+        print(dumps_compact(out))
         return 0
     for m in ("dada", "dog"):
         row = out[m]

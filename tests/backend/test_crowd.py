@@ -382,6 +382,47 @@ def test_wall_crossings_count_steps_through_walls(small_clip: Clip) -> None:
     assert wall_crossings(small_clip.positions, small_clip.walls()) == 0  # the simulator's walkers never do
 
 
+def test_wall_probe_reads_the_obstacle_branch(small_clip: Clip) -> None:
+    """``evaluate.wall_response`` isolates what the walls add: a network whose obstacle EGNN only emits
+    ``-mean_j (o_j - p_i)`` (hidden state untouched) is pushed away from a straight wall by exactly its distance."""
+    from backend.forecast.crowd.evaluate import near_wall_bias, wall_response
+
+    torch.manual_seed(0)
+    net = MicroNet().eval()
+    layer = net.egnn_obs[0]
+    with torch.no_grad():
+        for lin in (layer.f_x[-1], layer.f_h[-1]):
+            lin.weight.zero_()
+            lin.bias.zero_()
+        layer.f_x[-1].bias.fill_(-1.0)
+    w = wall_response(net)
+    assert w["learned"] == pytest.approx(list(w["distances"]), abs=1e-5)
+    assert w["generator_sf"][0] > w["generator_sf"][-1] > 0
+    nb = near_wall_bias(net, small_clip)
+    assert nb["samples"] > 0 and math.isfinite(nb["predicted"]) and math.isfinite(nb["truth"])
+
+
+def test_wall_guard_stops_steps_through_walls(small_clip: Clip) -> None:
+    """The diagnostic ``evaluate.WallGuard`` cancels a step through a wall (the agent stays and slides along it) and
+    leaves every other step alone; constant velocity then never crosses a wall of the held-out bottleneck."""
+    from backend.forecast.crowd.evaluate import WallGuard
+    from backend.forecast.crowd.rollout import CrowdState
+
+    guard = WallGuard(ConstantVelocity())
+    guard.reset(small_clip)
+    guard.walls = torch.tensor([[5.0, 0.0, 5.0, 10.0]])
+    n = 2
+    s = CrowdState(p=torch.tensor([[4.95, 1.0], [1.0, 1.0]]), v=torch.tensor([[1.0, 0.5], [1.0, 0.5]]),
+                   a=torch.zeros(n, 2), present=torch.ones(n, dtype=torch.bool), hist=torch.zeros(n, 8, 6),
+                   hist_ok=torch.zeros(n, 8, dtype=torch.bool), goal=torch.zeros(n, 2), v0=torch.ones(n))
+    p, v, _ = guard.step(s, 0.08)
+    assert torch.equal(p[0], s.p[0]) and v[0].tolist() == pytest.approx([0.0, 0.5])  # stopped, slides along y
+    assert p[1].tolist() == pytest.approx([1.08, 1.04])  # untouched
+    r = simulate(small_clip, WallGuard(ConstantVelocity()))
+    assert wall_crossings(r.positions, small_clip.walls()) == 0
+    assert wall_crossings(simulate(small_clip, ConstantVelocity()).positions, small_clip.walls()) > 0
+
+
 def test_summarize_of_ground_truth_is_zero(small_clip: Clip) -> None:
     row, curves = summarize(small_clip.positions, small_clip, WARMUP, stride=3)
     assert row["MAE"] == 0 and row["MMD"] < 1e-9 and row["OT"] < 0.02

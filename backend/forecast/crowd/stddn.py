@@ -32,6 +32,17 @@ Miniature choices and deviations (documented, deliberate):
   (step 0) is dropped (it is a bias).
 * The released head reads only the EGNN's invariant hidden state; we also add the last layer's equivariant aggregate
   ``mean_j (p_j - p_i) f_x(m_ij)`` (which the code computes and discards) so interactions keep their direction.
+* Environment (checked against the released code in session 4): the network sees (a) its current waypoint through the
+  goal term ``(v0 e_goal - v) / tau`` (GC: one waypoint per agent, its last observed position; an agent moves to its
+  next waypoint within 0.5 m and leaves at the last), (b) the top-6 pedestrians within 4 m whose direction is within
+  90 degrees of its heading, as relative (p, v, a), and (c) the top-5 obstacle points within 4 m under the same
+  field-of-view test, in a separate 1-layer obstacle EGNN whose messages read only the agent's hidden state and the
+  distance (GC's only obstacle is a circle of 100 points, radius 2.2 m; there are no walls). Walls are therefore
+  obstacle points here too (every 0.3 m along each wall; ``Scene.obstacle_points``), with the same 5 / 4 m / 90 degree
+  selection, and the obstacle EGNN's equivariant aggregate also reaches the output (see the previous point). Neither
+  the released rollout (training or ``simulate``) nor ours has any wall or collision handling: positions are
+  integrated as ``p + v dt``, never clamped or projected. ``evaluate.wall_response`` measures how much the trained
+  networks use the obstacle branch (very little: session 4 notes in assets/MANIFEST_crowd.md).
 * Outflow: the code's outflow uses the extrapolated next move (t + 1 -> t + 2) times the DDM of predicted positions,
   which does not conserve mass. By default (``outflow="conservative"``) each agent's move is one directed edge of the
   graph carrying the flux ``f_i = s_i rho(sender_i)`` with ``rho(sender_i) = P_i(t) . rho`` (the paper's inflow

@@ -5,7 +5,9 @@
   multiply-adds and the prefill times (``--scene SEED`` uses a procedural scene instead of a file; ``--keep 0.33``
   builds the method's default plan for that budget instead of ``--layers/--r/--llm-layers/--llm-r``);
 - ``python -m backend illava eval --method illava --keep 0.33 --scenes 100 --json``: accuracy on held-out scenes;
-- ``python -m backend illava sweep --json``: accuracy / tokens kept / prefill time of every method at several budgets.
+- ``python -m backend illava sweep --json``: accuracy / tokens kept / prefill time of every method at several budgets;
+- ``python -m backend illava diagnose --scenes 36 --out assets/illava_diagnosis.json --json``: why the encoder stage
+  costs the counting answers (ranking signal per block, object tokens kept per merge, counting controls).
 
 Handlers return 0 on success and 2 on bad input (message on stderr and, with ``--json``, in the JSON). torch is
 imported only inside the handlers.
@@ -165,6 +167,34 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+@guard
+def cmd_diagnose(args: argparse.Namespace) -> int:
+    """Ranking signal, object tokens kept and counting controls of iLLaVA's encoder stage (see ``diagnose``)."""
+    from ..runtime import provenance
+    from .tiny_vlm import PROJECTOR_FILE, TinyVLM, diagnose
+
+    vlm = TinyVLM.load()
+    out = diagnose(vlm, n_scenes=args.scenes, keep=args.keep, start=args.start)
+    out["provenance"] = provenance(0, [PROJECTOR_FILE], command="diagnose", scenes=args.scenes, keep=args.keep,
+                                   start=args.start)
+    if args.out:
+        import os
+        from pathlib import Path
+
+        path = Path(args.out)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(json.dumps(out, indent=2, default=str) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    lines = [f"{out['scenes']} held-out scenes, plan {out['plan']}"]
+    lines += [f"merge block {i}: object patches kept {d['object_kept']:.2f}, background {d['background_kept']:.2f}"
+              for i, d in out["kept_per_merge_layer"]["illava_code"].items()]
+    lines.append(f"object share reaching the LM / image: {out['object_share_reaching_lm_over_image']}")
+    lines += [f"counting, {k}: {v['accuracy']:.3f} (over {v['overcounts']}, under {v['undercounts']} of "
+              f"{v['questions']})" for k, v in out["counting"].items()]
+    _emit(args, out, lines)
+    return 0
+
+
 def _plan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", default="illava", choices=METHOD_CHOICES)
     p.add_argument("--keep", type=float, default=None,
@@ -175,7 +205,8 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--llm-layers", type=_ints, default=(), help="LLM reduction layers K (before 0-based layer K)")
     p.add_argument("--llm-r", type=int, default=0, help="image tokens removed per LLM reduction layer")
     p.add_argument("--m", type=int, default=5, help="illava_paper: tokens absorbed per recycled token")
-    p.add_argument("--n-recycled", type=int, default=None, help="illava_paper: recycled tokens (default ceil(r/M))")
+    p.add_argument("--n-recycled", type=int, default=None,
+                   help="illava_paper: recycling tokens (default max(1, round(0.05 x kept)), as the released code)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
 
@@ -205,6 +236,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     sw.add_argument("--out", default=None, help="also write the JSON to this file (e.g. assets/illava_sweep.json)")
     sw.add_argument("--json", action="store_true")
     sw.set_defaults(func=cmd_sweep)
+    dg = sub.add_parser("diagnose", help="why the encoder merges cost the counting answers (signals and controls)")
+    dg.add_argument("--scenes", type=int, default=36)
+    dg.add_argument("--start", type=int, default=0)
+    dg.add_argument("--keep", type=float, default=1 / 3, help="share of the 256 image tokens kept")
+    dg.add_argument("--out", default=None, help="also write the JSON to this file (e.g. assets/illava_diagnosis.json)")
+    dg.add_argument("--json", action="store_true")
+    dg.set_defaults(func=cmd_diagnose)
     return parser
 
 

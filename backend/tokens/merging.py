@@ -14,12 +14,12 @@ the bookkeeping that travels with them) and returns a smaller one and a :class:`
   average with fixed rank weights ``(r+1, r, ..., 1) / sum`` (largest on the least important token, 1 on the most
   important member of the group) is written into the group's most important member, the other ``r`` are dropped.
   Survivors keep their order.
-- ``illava_paper``: the paper's description (secondary source; details it leaves open are our choices, marked below).
-  Keep ``P = N - r`` tokens: ``P_i`` informative tokens (top importance), bit-identical, then ``P_c`` recycled tokens
-  (the next ``P_c`` by importance), each a cluster centre that absorbs its ``M`` most similar discarded tokens (cosine
-  of the tokens' features, our choice) as a weighted sum with the members' normalised importance as weights. Output:
-  informative tokens then recycled tokens. Default ``P_c = ceil(r / M)`` (our choice: enough centres to absorb every
-  discarded token if their neighbourhoods do not overlap).
+- ``illava_paper``: the paper's informative + recycling tokens, with the details of the released code's
+  implementation of it (mode 3, the default of the current github release). Keep ``P = N - r`` tokens: ``P_i``
+  informative tokens (top importance), bit-identical, and ``P_c = max(1, round(0.05 P))`` recycling tokens (the next
+  ones by importance); each recycling token ``c`` absorbs its ``M = 5`` most similar discarded tokens (dot product
+  of the hidden states) by an attention-weighted average, ``c <- (c + sum_j softmax(<c, x_j> / sqrt(d))_j x_j) / 2``.
+  Survivors keep their original order.
 - ``tome``: bipartite soft matching. Metric = keys averaged over heads, L2-normalised; A = even, B = odd positions;
   cosine scores A B^T with protected rows (class token) at -inf; each a keeps its best b; the r best edges merge
   (several a may share one b) by a size-weighted average; output ``[unmerged A (original order), B]``; sizes add
@@ -47,6 +47,9 @@ from dataclasses import dataclass
 import torch
 
 from ..errors import InputError
+
+
+PC_RATIO = 0.05  # released code (mode 3): recycling tokens are 5% of the kept tokens, at least one
 
 
 # =========================================================================================================== state
@@ -193,16 +196,23 @@ def illava_paper_merge(
     metric: torch.Tensor | None = None,
     m: int = 5,
     n_recycled: int | None = None,
+    pc_ratio: float = PC_RATIO,
     **_: object,
 ) -> tuple[TokenSet, MergeInfo]:
-    """The paper's iLLaVA merge: informative tokens kept, a few recycled tokens absorb the discarded ones.
+    """The paper's iLLaVA merge (informative tokens ``P_v^i`` kept, recycling tokens ``P_v^c`` absorb the rest), with
+    the details of the released code's implementation of it (mode 3, the current default of github
+    hulianyuyy/iLLaVA).
 
-    ``scores [B, N]`` importance; ``metric [B, N, c]`` similarity features (default: the tokens themselves);
-    ``m``: tokens absorbed per recycled token (M = 5 in the paper); ``n_recycled`` (P_c): default ``ceil(r / m)``.
-    Output ``[protected, informative (original order), recycled (original order)]``, ``N - r`` tokens. Informative
-    tokens are bit-identical to their inputs; a recycled token is ``sum_j w_j x_j`` over itself and its absorbed
-    tokens with ``w = importance / sum(importance)`` (a convex combination). Discarded tokens that no centre picks are
-    lost (their patches leave ``source``); a token picked by two centres feeds both.
+    ``scores [B, N]`` importance; ``metric [B, N, c]`` the features compared (default: the tokens themselves, as the
+    code compares hidden states); ``m``: discarded tokens each recycling token absorbs (M = 5); ``n_recycled``
+    (P_c): default ``max(1, round(pc_ratio * P))`` with ``P = N - r`` kept tokens and ``pc_ratio = 0.05``.
+
+    Rule: sort by importance; the top ``P - P_c`` are informative (bit-identical), the next ``P_c`` are recycling
+    tokens, the last ``r`` are discarded. Each recycling token ``c`` takes the ``M`` discarded tokens with the largest
+    dot product ``<c, x_j>``, weights them by ``softmax(<c, x_j> / sqrt(d))`` (an attention step with ``c`` as the
+    query) and becomes ``(c + sum_j w_j x_j) / 2``: a convex combination. Survivors keep their original order.
+    Discarded tokens that no recycling token picks are lost (their patches leave ``source``); one picked by several
+    recycling tokens feeds each of them. Returns ``N - r`` tokens.
     """
     r = _check_r(ts, r, what="iLLaVA (paper) merge")
     if r == 0:
@@ -210,46 +220,33 @@ def illava_paper_merge(
     p, n = ts.protected, ts.n
     keep_n = ts.mergeable - r
     m = max(1, min(int(m), r))
-    pc = int(n_recycled) if n_recycled is not None else math.ceil(r / m)
+    pc = int(n_recycled) if n_recycled is not None else max(1, round(pc_ratio * keep_n))
     pc = max(1, min(pc, keep_n))
     pi = keep_n - pc
-    s = scores[:, p:].float()
-    order = _highest(s, ts.mergeable) + p  # descending importance
-    informative, centres, discarded = order[:, :pi], order[:, pi:keep_n], order[:, keep_n:]
-    feats = (metric if metric is not None else ts.x)[:, :].float()
-    feats = feats / feats.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+    order = _highest(scores[:, p:].float(), ts.mergeable) + p  # descending importance
+    centres, discarded = order[:, pi:keep_n], order[:, keep_n:]
     b = _bidx(order)
-    sim = torch.einsum("bkc,bdc->bkd", feats[b, centres], feats[b, discarded])  # [B, Pc, r]
-    pick = _highest(sim.reshape(-1, sim.shape[-1]), m).reshape(sim.shape[0], pc, m)  # [B, Pc, M] into discarded
-    members = torch.cat([centres[..., None], torch.gather(discarded[:, None, :].expand(-1, pc, -1), 2, pick)], -1)
+    feats = metric if metric is not None else ts.x
+    fc, fd = feats[b, centres], feats[b, discarded]
+    sim = torch.einsum("bkc,bdc->bkd", fc, fd)  # [B, Pc, r] dot products
+    top, pick = sim.topk(m, dim=-1)  # [B, Pc, M] the M most similar discarded tokens of each recycling token
+    w = (top / math.sqrt(fd.shape[-1])).softmax(-1).to(ts.x.dtype)  # [B, Pc, M]
+    members = torch.gather(discarded[:, None, :].expand(-1, pc, -1), 2, pick)  # [B, Pc, M] token indices
     bb = torch.arange(order.shape[0], device=order.device)[:, None, None]
-    w = scores.to(ts.x.dtype)[bb, members].clamp_min(0) + 1e-12  # normalised attention of the members
-    w = w / w.sum(-1, keepdim=True)  # [B, Pc, M+1]
-    rec_x = torch.einsum("bkm,bkmc->bkc", w, ts.x[bb, members])
-    rec_size = ts.size[bb, members].sum(-1)
-    rec_source = ts.source[bb, members].amax(2)
-    informative = informative.sort(dim=1).values
-    perm = centres.sort(dim=1).indices
-    centres = torch.gather(centres, 1, perm)
-    members = torch.gather(members, 1, perm[..., None].expand_as(members))
-    rec_x = torch.gather(rec_x, 1, perm[..., None].expand_as(rec_x))
-    rec_size = torch.gather(rec_size, 1, perm)
-    rec_source = torch.gather(rec_source, 1, perm[..., None].expand_as(rec_source))
-    prot = torch.arange(p, device=order.device).expand(order.shape[0], p)
-    head = _gather_set(ts, torch.cat([prot, informative], 1))
-    out = TokenSet(
-        x=torch.cat([head.x, rec_x], 1),
-        size=torch.cat([head.size, rec_size], 1),
-        source=torch.cat([head.source, rec_source], 1),
-        pos=torch.cat([head.pos, ts.pos[_bidx(centres), centres]], 1),
-        protected=p,
-    )
-    group = _group_from_keep(n, torch.cat([prot, informative, centres], 1))
-    for k in range(pc):  # absorbed tokens point at their (first) centre
-        col = p + pi + k
-        mem = members[:, k, 1:]
+    rec_x = 0.5 * ts.x[b, centres] + 0.5 * torch.einsum("bkm,bkmc->bkc", w, ts.x[bb, members])
+    keep = torch.cat([torch.arange(p, device=order.device).expand(order.shape[0], p),
+                      order[:, :keep_n].sort(dim=1).values], 1)  # protected, then survivors in original order
+    out = _gather_set(ts, keep)
+    group = _group_from_keep(n, keep)
+    slot = torch.gather(group, 1, centres)  # [B, Pc] where each recycling token sits among the survivors
+    bs = _bidx(slot)
+    out.x[bs, slot] = rec_x
+    out.size[bs, slot] = ts.size[b, centres] + ts.size[bb, members].sum(-1)
+    out.source[bs, slot] = torch.maximum(ts.source[b, centres], ts.source[bb, members].amax(2))
+    for k in range(pc):  # absorbed tokens point at their (first) recycling token
+        mem = members[:, k]
         cur = group[_bidx(mem), mem]
-        group[_bidx(mem), mem] = torch.where(cur < 0, torch.full_like(cur, col), cur)
+        group[_bidx(mem), mem] = torch.where(cur < 0, slot[:, k : k + 1].expand_as(cur), cur)
     return out, MergeInfo(scores=scores.float(), group=group, removed=r)
 
 

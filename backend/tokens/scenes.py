@@ -189,6 +189,18 @@ def _questions(rng: np.random.Generator, objs: list[SceneObject]) -> list[Questi
     return qs
 
 
+def patch_coverage(scene: Scene, patch: int = 14) -> np.ndarray:
+    """Share of each encoder patch covered by the scene's objects (the largest share of any one object), row-major
+    over the ``(size // patch)^2`` patch grid: ``[grid * grid]`` floats in [0, 1]."""
+    size = scene.image.shape[0]
+    grid = size // patch
+    cov = np.zeros(grid * grid)
+    for o in scene.objects:
+        m = _mask(o, size, size)[: grid * patch, : grid * patch]
+        cov = np.maximum(cov, m.reshape(grid, patch, grid, patch).mean((1, 3)).reshape(-1))
+    return cov
+
+
 def make_scene(seed: int, size: int = SIZE) -> Scene:
     """Render scene ``seed`` (deterministic) at ``size`` x ``size`` pixels with its questions (one per type that
     applies: 4 to 6 questions)."""

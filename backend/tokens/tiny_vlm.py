@@ -26,7 +26,7 @@ Everything is float32 on CPU. Prefill time is measured per request (batch 1) fro
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -462,6 +462,7 @@ def run_vit(
     plan: ReductionPlan | None = None,
     record: bool = False,
     n_blocks: int | None = None,
+    scores_override: Callable[[merging.TokenSet], torch.Tensor] | None = None,
 ) -> VitRun:
     """Run the vision encoder with ``plan``'s encoder merges. ``pixel_values [B, 3, S, S]`` -> :class:`VitRun`.
 
@@ -469,6 +470,8 @@ def run_vit(
     reduced after the attention residual and before the MLP; attention probabilities are materialised only where
     the method needs ``S_avg``. ToMe's proportional attention adds ``log(size)`` to the logits once sizes differ.
     ``n_blocks``: run only the first blocks and skip the final norm (LLaVA reads the penultimate block's output).
+    ``scores_override`` (diagnostics only, e.g. :func:`diagnose`'s ground-truth ranking): called with the token set
+    at each merge layer, its ``[B, N]`` result replaces ``S_avg`` as the ranking; the merge rule is unchanged.
     """
     plan = plan or ReductionPlan()
     steps = plan.vit_steps()
@@ -489,7 +492,7 @@ def run_vit(
             if prop and bool((ts.size != 1).any()):
                 bias = ts.size.log()[:, None, None, :].to(q.dtype)
             scores = None
-            if r > 0 and meth.needs == "attention":
+            if r > 0 and meth.needs == "attention" and scores_override is None:
                 # S_avg needs every attention probability, so this layer materialises them once: the scale goes on
                 # q (N x hd, not N x N), and one reduction over heads and queries gives the attention each token
                 # receives (the same numbers as the head mean then query mean, up to float rounding)
@@ -506,7 +509,9 @@ def run_vit(
             ts = merging.TokenSet(ts.x + p.ls1(out), ts.size, ts.source, ts.pos, ts.protected)
             if r > 0:
                 before = ts
-                metric = k.mean(1) if meth.needs == "keys" or meth.name == "illava_paper" else None
+                if scores_override is not None and meth.needs == "attention":
+                    scores = scores_override(ts)
+                metric = k.mean(1) if meth.needs == "keys" else None  # illava_paper compares hidden states
                 ts, info = meth.fn(ts, r, scores=scores, metric=metric, generator=gen, m=plan.m,
                                    n_recycled=plan.n_recycled)
                 if record:
@@ -804,10 +809,12 @@ class TinyVLM:
     def pixels(self, images: Sequence[Any]) -> torch.Tensor:
         return self.vision.preprocess(list(images), size=self.image_size)
 
-    def encode(self, pixels: torch.Tensor, plan: ReductionPlan | None = None, record: bool = False
+    def encode(self, pixels: torch.Tensor, plan: ReductionPlan | None = None, record: bool = False,
+               scores_override: Callable[[merging.TokenSet], torch.Tensor] | None = None
                ) -> tuple[torch.Tensor, torch.Tensor, VitRun]:
-        """Pixels -> projected image tokens ``[B, N', 576]``, their sources over the ``N0`` patches, the run."""
-        run = run_vit(self.adapter, pixels, plan, record=record)
+        """Pixels -> projected image tokens ``[B, N', 576]``, their sources over the ``N0`` patches, the run
+        (``scores_override``: see :func:`run_vit`, diagnostics only)."""
+        run = run_vit(self.adapter, pixels, plan, record=record, scores_override=scores_override)
         p = self.adapter.prefix
         with torch.inference_mode():
             emb = self.projector(run.tokens[:, p:])
@@ -909,10 +916,12 @@ class EvalResult:
 
 
 def evaluate(vlm: TinyVLM, scene_list: Sequence[scenes.Scene], plan: ReductionPlan | None = None,
-             progress: Progress | None = None) -> EvalResult:
+             progress: Progress | None = None,
+             encoder_scores: Callable[[scenes.Scene, merging.TokenSet], torch.Tensor] | None = None) -> EvalResult:
     """Answer every question of ``scene_list`` with ``plan``. Each image is encoded once (with the plan's encoder
     merges) and its prefix cached; the questions of a scene then run as one batch (exactly the per-request answers,
-    see :meth:`LlamaRunner.questions`)."""
+    see :meth:`LlamaRunner.questions`). ``encoder_scores(scene, tokens)`` (diagnostics only) replaces the encoder
+    ranking signal (see :func:`run_vit`)."""
     plan = plan or ReductionPlan()
     plan.validate(vlm.adapter.num_layers, vlm.runner.num_layers, vlm.n_patches)
     steps = plan.llm_steps()
@@ -927,7 +936,8 @@ def evaluate(vlm: TinyVLM, scene_list: Sequence[scenes.Scene], plan: ReductionPl
     for si, scene in enumerate(scene_list):
         px = vlm.pixels([scene.pil()])
         p_img = vlm.seeded(plan, px)
-        emb, src, run = vlm.encode(px, p_img)
+        override = None if encoder_scores is None else (lambda ts, sc=scene: encoder_scores(sc, ts))
+        emb, src, run = vlm.encode(px, p_img, scores_override=override)
         prefix = torch.cat([vlm.prefix_emb, emb], 1)
         cache = vlm.runner.prefix_cache(prefix, upto=first)
         qe, lens = vlm.question_embeds([q.text for q in scene.questions])
@@ -1086,6 +1096,121 @@ def sweep(vlm: TinyVLM, n_scenes: int = 40, keeps: Sequence[float] = SWEEP_KEEPS
         })
         report(progress, (ci + 1) / len(configs), f"{res.label}: accuracy {res.accuracy:.3f}")
     return rows
+
+
+# ======================================================================================================= diagnosis
+OBJECT_COVERAGE = 0.25  # a patch "shows an object" when an object covers at least a quarter of it
+
+
+def _count_answers(vlm: TinyVLM, data: Sequence[scenes.Scene], plan: ReductionPlan | None,
+                   encoder_scores: Callable[[scenes.Scene, merging.TokenSet], torch.Tensor] | None = None
+                   ) -> dict[str, Any]:
+    """Accuracy on the counting questions of ``data`` and how the wrong answers miss (over / under the truth)."""
+    from dataclasses import replace
+
+    only = [replace(s, questions=[q for q in s.questions if q.kind == "count"]) for s in data]
+    only = [s for s in only if s.questions]
+    res = evaluate(vlm, only, plan, encoder_scores=encoder_scores)
+    truth = [q.answer for s in only for q in s.questions]
+    idx = {w: i for i, w in enumerate(scenes.COUNTS)}
+    over = sum(idx[p] > idx[t] for p, t in zip(res.predictions, truth, strict=True))
+    under = sum(idx[p] < idx[t] for p, t in zip(res.predictions, truth, strict=True))
+    return {"plan": res.label, "questions": len(truth), "accuracy": round(res.accuracy, 4), "overcounts": int(over),
+            "undercounts": int(under)}
+
+
+def diagnose(vlm: TinyVLM, n_scenes: int = 36, keep: float = 1 / 3, start: int = 0,
+             progress: Progress | None = None) -> dict[str, Any]:
+    """Why iLLaVA's encoder stage costs the counting answers of the tiny VLM (held-out scenes ``start ...``).
+
+    1. Ranking signal of the unreduced encoder at every block: where object patches (coverage >=
+       :data:`OBJECT_COVERAGE`) rank by ``S_avg`` (0 = most attended), the object share of the 16 most attended
+       tokens, and the token norms (the register-artifact check of Darcet et al., arXiv 2309.16588: artifacts are
+       background tokens with norms far above the rest that absorb attention). The class token's attention row is
+       reported beside it for reference (the released code averages over every query; SigLIP has no class token).
+    2. iLLaVA's plan (``illava_code`` at ``keep``) vs random dropping: share of object / background patches whose
+       own token survives each encoder merge, the object share of the tokens that reach the LM relative to the
+       image, and objects left with no token of their own.
+    3. Counting answers (accuracy, over- and under-counts) of the unreduced model, iLLaVA, its encoder stage alone,
+       random dropping, and a ground-truth control: iLLaVA's encoder merge at the same layers and r with the
+       ranking replaced by the object masks (objects first), which keeps every object token.
+    """
+    data = scenes.scenes(int(n_scenes), "heldout", start=start)
+    plan = plan_for_budget("illava_code", keep, vlm.n_patches)
+    rnd = plan_for_budget("random", keep, vlm.n_patches)
+    ad, pre = vlm.adapter, vlm.adapter.prefix
+    cov = {s.seed: torch.from_numpy(scenes.patch_coverage(s, vlm.patch)).float() for s in data}
+    blocks: dict[int, dict[str, list[float]]] = {}
+    kept: dict[str, dict[int, dict[str, list[float]]]] = {"illava_code": {}, "random": {}}
+    share: dict[str, list[float]] = {"illava_code": [], "random": []}
+    lost = {"illava_code": 0, "random": 0}
+    n_obj = []
+    with torch.inference_mode():
+        for si, s in enumerate(data):
+            obj = cov[s.seed] >= OBJECT_COVERAGE
+            n_obj.append(int(obj.sum()))
+            px = vlm.pixels([s.pil()])
+            x = ad.embed(px)
+            for i, p in enumerate(ad.parts):
+                h = p.norm1(x)
+                q, k, v = _heads(h, p.q, p.heads), _heads(h, p.k, p.heads), _heads(h, p.v, p.heads)
+                probs = ((q * q.shape[-1] ** -0.5) @ k.transpose(-2, -1)).softmax(-1)
+                out = p.o((probs @ v).transpose(1, 2).reshape(1, x.shape[1], -1))
+                x = x + p.ls1(out)
+                s_avg = probs.mean((1, 2))[0, pre:]
+                cls_row = probs[0, :, 0, pre:].mean(0)
+                norms = x[0, pre:].norm(dim=-1)
+                x = x + p.ls2(p.mlp(p.norm2(x)))
+                rank = torch.empty_like(s_avg)
+                rank[s_avg.argsort(descending=True)] = torch.arange(len(s_avg), dtype=s_avg.dtype)
+                rank_cls = torch.empty_like(s_avg)
+                rank_cls[cls_row.argsort(descending=True)] = torch.arange(len(s_avg), dtype=s_avg.dtype)
+                top = s_avg.argsort(descending=True)[:16]
+                med = float(norms.median())
+                b = blocks.setdefault(i, {})
+                for key, val in (("object_rank", float(rank[obj].mean()) / len(s_avg)),
+                                 ("object_rank_cls_query", float(rank_cls[obj].mean()) / len(s_avg)),
+                                 ("top16_object_share", float(obj[top].float().mean())),
+                                 ("top16_attention_share", float(s_avg[top].sum())),
+                                 ("top16_norm_over_median", float(norms[top].mean()) / med),
+                                 ("max_norm_over_median", float(norms.max()) / med)):
+                    b.setdefault(key, []).append(val)
+            for name, pl in (("illava_code", plan), ("random", rnd)):
+                run = run_vit(ad, px, vlm.seeded(pl, px), record=True)
+                for rec in run.records:
+                    d = kept[name].setdefault(rec.layer, {})
+                    d.setdefault("object_kept", []).append(float(rec.own[obj.numpy()].mean()))
+                    d.setdefault("background_kept", []).append(float(rec.own[~obj.numpy()].mean()))
+                    d.setdefault("tokens_after", []).append(rec.n_after)
+                pos = run.state.pos[0, pre:] - pre
+                share[name].append(float(obj[pos].float().mean()) / max(float(obj.float().mean()), 1e-9))
+                lost[name] += sum(int(not (obj & torch.from_numpy(scenes.patch_coverage(
+                    scenes.Scene(s.seed, s.image, [o]), vlm.patch) >= OBJECT_COVERAGE))[pos].any()) for o in s.objects)
+            report(progress, 0.4 * (si + 1) / len(data), f"encoder signals: scene {si + 1}/{len(data)}")
+
+    def mean(d: dict[str, list[float]]) -> dict[str, float]:
+        return {k: round(float(np.mean(v)), 4) for k, v in d.items()}
+
+    def oracle(scene: scenes.Scene, ts: merging.TokenSet) -> torch.Tensor:
+        c = torch.cat([torch.ones(pre), cov[scene.seed]])  # protected prefix, then the patches
+        return (c[ts.pos] >= OBJECT_COVERAGE).float() + 1e-3 * c[ts.pos]  # objects first, then by coverage
+
+    enc_only = ReductionPlan("illava_code", vit_layers=plan.vit_layers, vit_r=plan.vit_r)
+    counting = {}
+    runs = [("unreduced", None, None), ("illava_code", plan, None), ("illava_code_encoder_only", enc_only, None),
+            ("random", rnd, None), ("ground_truth_ranking_encoder_only", enc_only, oracle)]
+    for j, (name, pl, scorer) in enumerate(runs):
+        counting[name] = _count_answers(vlm, data, pl, scorer)
+        report(progress, 0.4 + 0.6 * (j + 1) / len(runs), f"counting: {name}")
+    return {
+        "scenes": len(data), "start": start, "keep": keep, "plan": plan.label(), "random_plan": rnd.label(),
+        "object_coverage": OBJECT_COVERAGE, "object_patches_mean": round(float(np.mean(n_obj)), 2),
+        "encoder_blocks": {i: mean(b) for i, b in blocks.items()},
+        "kept_per_merge_layer": {n: {i: mean(d) for i, d in v.items()} for n, v in kept.items()},
+        "object_share_reaching_lm_over_image": {n: round(float(np.mean(v)), 4) for n, v in share.items()},
+        "objects_without_own_token": lost,
+        "counting": counting,
+    }
 
 
 def local_llava_checkpoints() -> list[str]:

@@ -25,6 +25,9 @@ def test_opens_without_running_anything(at: AppTest) -> None:
     assert not at.exception
     assert not at.session_state["illava_result"]
     assert at.text_input(key="illava_q_Scene 1 (held-out)").value
+    # the recorded diagnosis of the counting loss is drawn from assets/illava_diagnosis.json, nothing recomputed
+    assert any("counting answers" in h.value for h in at.subheader)
+    assert any("over-count" in c.value for c in at.caption)
 
 
 def test_preset_run_draws_every_view(at: AppTest) -> None:

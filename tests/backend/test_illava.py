@@ -94,28 +94,36 @@ def test_illava_r0_is_identity(data):
 
 
 # --------------------------------------------------------------------------------------------------- iLLaVA paper
-@pytest.mark.parametrize("r,m", [(6, 5), (20, 5), (10, 1), (12, 3)])
-def test_illava_paper_informative_identical_recycled_convex(data, r, m):
+@pytest.mark.parametrize("r,m,pc", [(6, 5, None), (20, 5, None), (10, 1, 3), (12, 3, 2)])
+def test_illava_paper_informative_identical_recycled_convex(data, r, m, pc):
+    """The paper's rule as the released code implements it (mode 3): informative tokens bit-identical, each
+    recycling token becomes (c + sum_j softmax(<c, x_j>/sqrt(d)) x_j) / 2 over its M most similar discarded tokens,
+    a convex combination; survivors keep their original order."""
     ts, scores, metric = data
-    out, info = merging.illava_paper_merge(ts, r, scores=scores, metric=metric, m=m)
+    out, info = merging.illava_paper_merge(ts, r, scores=scores, m=m, n_recycled=pc)
     assert out.n == N - r and info.removed == r
-    pc = -(-r // min(m, r))
     keep_n = N - 1 - r
-    pi = keep_n - pc
+    n_rec = pc if pc is not None else max(1, round(0.05 * keep_n))
+    pi = keep_n - n_rec
     for b in range(B):
-        order = torch.sort(-scores[b, 1:], stable=True).indices + 1
-        informative = sorted(order[:pi].tolist())
-        assert torch.equal(out.x[b, 1 : 1 + pi], ts.x[b, informative])  # bit-identical, original order
-        assert torch.equal(out.source[b, 1 : 1 + pi], ts.source[b, informative])
-        for j in range(pc):
-            row = out.source[b, 1 + pi + j].bool()
-            members = torch.nonzero(row)[:, 0]
-            assert 2 <= len(members) <= m + 1  # the centre plus its M neighbours
-            lo, hi = ts.x[b, members].min(0).values, ts.x[b, members].max(0).values
-            y = out.x[b, 1 + pi + j]
-            assert bool(((y >= lo - 1e-12) & (y <= hi + 1e-12)).all())
-            w = scores[b, members] / scores[b, members].sum()  # weights: normalised attention, sum to 1
-            torch.testing.assert_close(y, w @ ts.x[b, members])
+        order = (torch.sort(-scores[b, 1:], stable=True).indices + 1).tolist()
+        informative, centres, discarded = order[:pi], order[pi:keep_n], order[keep_n:]
+        kept = sorted(order[:keep_n])
+        assert out.pos[b, 1:].tolist() == kept  # original order
+        for slot, tok in enumerate(kept, start=1):
+            if tok in informative:  # bit-identical
+                assert torch.equal(out.x[b, slot], ts.x[b, tok]) and torch.equal(out.source[b, slot], ts.source[b, tok])
+                continue
+            sim = ts.x[b, discarded] @ ts.x[b, tok]
+            top, idx = sim.topk(min(m, r))
+            members = [discarded[i] for i in idx.tolist()]
+            w = (top / C**0.5).softmax(0)
+            want = 0.5 * ts.x[b, tok] + 0.5 * (w @ ts.x[b, members])
+            torch.testing.assert_close(out.x[b, slot], want)
+            group = [tok, *members]
+            lo, hi = ts.x[b, group].min(0).values, ts.x[b, group].max(0).values
+            assert bool(((out.x[b, slot] >= lo - 1e-12) & (out.x[b, slot] <= hi + 1e-12)).all())  # convex
+            assert sorted(torch.nonzero(out.source[b, slot])[:, 0].tolist()) == sorted(group)
     assert torch.equal(out.x[:, 0], ts.x[:, 0])
 
 

@@ -179,10 +179,10 @@ def ci_claim(vlm) -> dict:
 # Measured on the shipped weights (session 3: projector + LoRA trained with tree-masked questions on 1,200 scenes;
 # ci subset: 210 questions on held-out scenes 0-35, chance 0.392): unreduced accuracy 0.700 (per type: colour 0.53,
 # count 0.81, exists 0.81, left/right 0.56, shape 0.76, top/bottom 0.72); iLLaVA (code variant) at 85 of 256 tokens
-# 0.590 (count 0.33, exists 0.69, the other types unchanged); prefill 1.96x faster by interleaved minima (1.92x by
-# medians) than the unreduced model on transformers' SDPA path at a load of about 4 on the shared 2-core machine. The
-# bounds are the issue's; the ones that do not hold are expected failures that state the measured number (a pass
-# shows as XPASS).
+# 0.590 (count 0.33, exists 0.69, the other types unchanged); prefill 1.85x faster by interleaved minima (1.92x by
+# medians) than the unreduced model on transformers' SDPA path at a load of about 3.5 on the shared 2-core machine
+# (session 4). The bounds are the issue's; the ones that do not hold are expected failures that state the measured
+# number and its diagnosed cause (a pass shows as XPASS).
 
 
 def test_shipped_vlm_answers_well_above_chance(ci_claim):
@@ -199,22 +199,32 @@ def test_shipped_vlm_is_above_chance(ci_claim):
 
 
 @pytest.mark.xfail(strict=False, reason="measured on the ci subset: unreduced 0.700, iLLaVA (code) at 85 of 256 "
-                   "tokens 0.590 (-11.0 points; the bound is -3): the loss is in counting (0.81 -> 0.33) and "
-                   "'is there' (0.81 -> 0.69), colour/shape/position answers are unchanged. With the session-2 model "
-                   "(0.500, near chance) the drop was 1 point because the model hardly used the image. Why the "
-                   "merges erase objects for counting is not yet analysed (objects cover 5-12 of 256 patches; see "
-                   "the page's attention-received maps)")
+                   "tokens 0.590 (-11.0 points; the bound is -3): counting falls 0.81 -> 0.33 (23 of 36 over-counted), "
+                   "'is there' 0.81 -> 0.69, the other types are unchanged. Diagnosed in session 4 (python -m backend "
+                   "illava diagnose --scenes 36, assets/illava_diagnosis.json): the ranking keeps the object tokens "
+                   "(S_avg puts object patches in the top 20-25% at the merge blocks; no high-norm artifact tokens: "
+                   "the largest norm is at most 2.3x the median in any block, scene means; objects are 1.58x as "
+                   "frequent among the tokens reaching the LM as in the image, random dropping 1.02x; no object loses "
+                   "all its tokens), and a control that "
+                   "ranks by the true object masks over-counts just as much (0.19, 29 of 36 too many) while random "
+                   "dropping keeps 0.67: the tiny VLM reads the count from the share of object-like tokens, which any "
+                   "object-favouring encoder reduction inflates. A limit of the miniature, not iLLaVA discarding "
+                   "objects. With 40% of the removal in the encoder (the paper's split, at our layers) 0.648; "
+                   "the LLM stage alone (171 tokens before LLM layer 2) 0.662")
 def test_illava_two_thirds_fewer_tokens_keeps_accuracy(ci_claim):
     assert ci_claim["tokens_to_llm"] <= 256 // 2 and ci_claim["llm_tokens"] <= 90
     assert ci_claim["acc_illava"] >= ci_claim["acc_full"] - 0.03, ci_claim
 
 
-@pytest.mark.xfail(strict=False, reason="measured 1.96x by interleaved minima of 7 (1.92x by medians; 1.81 s -> 0.93 "
-                   "s) at a load of about 4 on the shared 2-core machine, 1.90x by minima (1.91x by medians; 0.72 s -> 0.38 s) "
-                   "in a second run at a load of about 3; the reduced path is within a few percent of "
-                   "random dropping at the same token counts (no ranking or merging work), and the LM's time is not "
-                   "proportional to tokens on one CPU thread: SmolLM2's forward takes 0.66 s at 102 tokens vs 1.40 s "
-                   "at 273 (about 0.2 s fixed per pass), so 2.4x fewer multiply-adds give about 2x")
+@pytest.mark.xfail(strict=False, reason="measured 1.85x by interleaved minima of 7 (1.92x by medians; 1.38 s -> 0.75 "
+                   "s) at a load of about 3.5 on the shared 2-core machine in session 4 (session 3: 1.96x / 1.92x at "
+                   "load 4, 1.90x / 1.91x at load 3); on a near-idle core 0.744 s -> 0.388 s = 1.92x. Profiled: the "
+                   "reduced request costs what its token counts cost (our LM loop reducing 128 -> 85 image tokens "
+                   "before layer 2: 0.346 s vs 0.359 s predicted from unreduced runs at 99 and 142 tokens; our loops "
+                   "equal transformers' forwards at the same counts), so the ranking and merging add nothing "
+                   "measurable. What is left is the LM's cost per pass that does not shrink with tokens on one CPU "
+                   "thread: SmolLM2 takes 0.286 s at 99 tokens and 0.645 s at 270 (about 0.08 s fixed: weights "
+                   "streamed once per pass), so 2.3x fewer multiply-adds give about 1.9x")
 def test_illava_two_thirds_fewer_tokens_halves_prefill(ci_claim):
     assert ci_claim["speedup"] >= 2.0, ci_claim
 
@@ -263,3 +273,15 @@ def test_cli_run_and_bad_inputs(vlm, monkeypatch, tmp_path):
     assert rc == 2 and "empty" in out["error"]
     rc, out = _cli(["run", "--scene", "5", "--layers", "1,2,3,4,5,6,7,8,9", "--r", "32", "--json"])
     assert rc == 2 and "removes every token" in out["error"]
+
+
+def test_cli_diagnose_one_scene(vlm, monkeypatch):
+    """The diagnosis of the counting loss runs through the CLI (one scene here; the recorded one is 36 scenes)."""
+    monkeypatch.setattr(TinyVLM, "load", classmethod(lambda cls, *a, **k: vlm))
+    rc, out = _cli(["diagnose", "--scenes", "1", "--json"])
+    assert rc == 0 and out["scenes"] == 1 and sorted(out["encoder_blocks"]) == sorted(str(i) for i in range(12))
+    kept = out["kept_per_merge_layer"]["illava_code"]
+    assert sorted(kept) == ["3", "4", "5", "6"] and all(0 <= d["object_kept"] <= 1 for d in kept.values())
+    assert set(out["counting"]) == {"unreduced", "illava_code", "illava_code_encoder_only", "random",
+                                    "ground_truth_ranking_encoder_only"}
+    assert all(c["questions"] == 1 for c in out["counting"].values())

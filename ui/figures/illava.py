@@ -153,3 +153,34 @@ def sweep_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
     fig.update_yaxes(title_text="accuracy", row=1, col=1)
     fig.update_layout(height=400, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.2))
     return fig
+
+
+DIAG_LABELS = {"unreduced": "Unreduced", "illava_code": "iLLaVA (code plan)",
+               "illava_code_encoder_only": "iLLaVA encoder stage only", "random": "Random drop",
+               "ground_truth_ranking_encoder_only": "Encoder stage, ranking = object masks"}
+
+
+def diagnosis_figure(diag: dict[str, Any]) -> go.Figure:
+    """Left: share of object / background patches whose own token survives each encoder merge (iLLaVA vs random).
+    Right: counting answers of each control (correct, over-counted, under-counted)."""
+    fig = make_subplots(1, 2, subplot_titles=("Patches whose token survives, per encoder merge",
+                                              "Counting questions"), column_widths=[0.45, 0.55])
+    for name, dash in (("illava_code", "solid"), ("random", "dot")):
+        kept = diag["kept_per_merge_layer"][name]
+        layers = [str(k) for k in kept]
+        for what, color in (("object_kept", COLORS["illava_code"]), ("background_kept", "#7f7f7f")):
+            fig.add_trace(go.Scatter(x=layers, y=[kept[k][what] for k in kept], mode="lines+markers",
+                                     line={"dash": dash, "color": color},
+                                     name=f"{LABELS[name]}: {what.split('_')[0]} patches"), 1, 1)
+    names = list(diag["counting"])
+    rows = [diag["counting"][n] for n in names]
+    labels = [DIAG_LABELS.get(n, n) for n in names]
+    for key, color, title in (("correct", "#2ca02c", "correct"), ("overcounts", "#d62728", "too many"),
+                              ("undercounts", "#1f77b4", "too few")):
+        vals = [round(r["accuracy"] * r["questions"]) if key == "correct" else r[key] for r in rows]
+        fig.add_trace(go.Bar(x=labels, y=vals, name=title, marker_color=color), 1, 2)
+    fig.update_layout(barmode="stack", height=420, legend={"orientation": "h", "y": -0.35})
+    fig.update_xaxes(title_text="encoder block", row=1, col=1)
+    fig.update_yaxes(title_text="share kept", range=[0, 1.05], row=1, col=1)
+    fig.update_yaxes(title_text="questions", row=1, col=2)
+    return fig

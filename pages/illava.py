@@ -166,6 +166,10 @@ if DIAG.is_file():
     rank = max(blocks[k]["object_rank"] for k in merge)
     norm = max(blocks[k]["max_norm_over_median"] for k in merge)
     share, gt = dg["object_share_reaching_lm_over_image"], c["ground_truth_ranking_encoder_only"]
+    bs = dg.get("counting_unreduced_by_object_scale", {})
+    size = (f"Unreduced, the same scenes with objects drawn 0.7x / 1.3x as large are under-counted "
+            f"{bs['0.7']['undercounts']} times / over-counted {bs['1.3']['overcounts']} times of "
+            f"{bs['1.3']['questions']}. ") if {"0.7", "1.3"} <= set(bs) else ""
     st.caption(
         f"{dg['scenes']} held-out scenes, plan `{dg['plan']}`. At the merge blocks {', '.join(merge)} the attention "
         f"each token receives (averaged over every query and head, as in the released code) ranks object patches "
@@ -178,8 +182,8 @@ if DIAG.is_file():
         f"({c['illava_code']['overcounts']} of {c['illava_code']['questions']}); a control that ranks by the true "
         f"object masks (every object token kept) over-counts as often ({gt['accuracy']:.2f}, {gt['overcounts']} too "
         f"many), while random dropping keeps "
-        f"{c['random']['accuracy']:.2f}. The tiny VLM reads the count from the share of object-like tokens, which any "
-        "ranking that favours objects inflates: a limit of this miniature, not iLLaVA discarding objects.")
+        f"{c['random']['accuracy']:.2f}. {size}The tiny VLM reads the count from the share of object-like tokens, "
+        "which any ranking that favours objects inflates: a limit of this miniature, not iLLaVA discarding objects.")
 with st.form("illava_sweep_form"):
     c1, c2, c3 = st.columns(3)
     n_sc = c1.slider("Held-out scenes", 2, 40, 4, key="illava_sweep_n")

@@ -191,6 +191,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     lines.append(f"object share reaching the LM / image: {out['object_share_reaching_lm_over_image']}")
     lines += [f"counting, {k}: {v['accuracy']:.3f} (over {v['overcounts']}, under {v['undercounts']} of "
               f"{v['questions']})" for k, v in out["counting"].items()]
+    lines += [f"counting, unreduced, object radius x{k}: {v['accuracy']:.3f} (over {v['overcounts']}, under "
+              f"{v['undercounts']})" for k, v in out["counting_unreduced_by_object_scale"].items()]
     _emit(args, out, lines)
     return 0
 

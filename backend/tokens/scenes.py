@@ -18,7 +18,7 @@ from :data:`HELDOUT_SEED0` (disjoint ranges).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -211,6 +211,20 @@ def make_scene(seed: int, size: int = SIZE) -> Scene:
     for o in objs:
         _draw(canvas, o)
     return Scene(seed=int(seed), image=canvas, objects=objs, questions=_questions(rng, objs))
+
+
+def with_object_scale(scene: Scene, factor: float) -> Scene:
+    """The same scene (same background, objects, centres and questions) with every object's radius multiplied by
+    ``factor``: a control for what a model reads from object size. Objects may overlap or cross quadrant borders at
+    large factors, so only the counting and colour/shape questions stay exactly valid."""
+    size = scene.image.shape[0]
+    rng = np.random.default_rng([int(scene.seed), 7])  # the background draws of make_scene, in the same order
+    base = rng.uniform(200, 245, size=3)
+    canvas = np.clip(base[None, None, :] + rng.normal(0, 4.0, size=(size, size, 3)), 0, 255).astype(np.uint8)
+    objs = [replace(o, radius=o.radius * float(factor)) for o in scene.objects]
+    for o in objs:
+        _draw(canvas, o)
+    return Scene(seed=scene.seed, image=canvas, objects=objs, questions=list(scene.questions))
 
 
 def scenes(n: int, split: str = "heldout", start: int = 0, size: int = SIZE) -> list[Scene]:

@@ -1100,6 +1100,7 @@ def sweep(vlm: TinyVLM, n_scenes: int = 40, keeps: Sequence[float] = SWEEP_KEEPS
 
 # ======================================================================================================= diagnosis
 OBJECT_COVERAGE = 0.25  # a patch "shows an object" when an object covers at least a quarter of it
+SIZE_FACTORS = (0.7, 1.0, 1.3)  # object-radius factors of the size control (training radii: 0.09-0.13 of the image)
 
 
 def _count_answers(vlm: TinyVLM, data: Sequence[scenes.Scene], plan: ReductionPlan | None,
@@ -1134,6 +1135,8 @@ def diagnose(vlm: TinyVLM, n_scenes: int = 36, keep: float = 1 / 3, start: int =
     3. Counting answers (accuracy, over- and under-counts) of the unreduced model, iLLaVA, its encoder stage alone,
        random dropping, and a ground-truth control: iLLaVA's encoder merge at the same layers and r with the
        ranking replaced by the object masks (objects first), which keeps every object token.
+    4. The unreduced model's counting answers on the same scenes with every object's radius scaled by
+       :data:`SIZE_FACTORS` (same objects, so the same true counts): whether it reads the count from object area.
     """
     data = scenes.scenes(int(n_scenes), "heldout", start=start)
     plan = plan_for_budget("illava_code", keep, vlm.n_patches)
@@ -1201,7 +1204,11 @@ def diagnose(vlm: TinyVLM, n_scenes: int = 36, keep: float = 1 / 3, start: int =
             ("random", rnd, None), ("ground_truth_ranking_encoder_only", enc_only, oracle)]
     for j, (name, pl, scorer) in enumerate(runs):
         counting[name] = _count_answers(vlm, data, pl, scorer)
-        report(progress, 0.4 + 0.6 * (j + 1) / len(runs), f"counting: {name}")
+        report(progress, 0.4 + 0.5 * (j + 1) / len(runs), f"counting: {name}")
+    by_size = {}  # the unreduced model on the same scenes with every object's radius scaled
+    for f in SIZE_FACTORS:
+        by_size[str(f)] = _count_answers(vlm, [scenes.with_object_scale(s, f) for s in data], None)
+    report(progress, 1.0, "counting vs object size")
     return {
         "scenes": len(data), "start": start, "keep": keep, "plan": plan.label(), "random_plan": rnd.label(),
         "object_coverage": OBJECT_COVERAGE, "object_patches_mean": round(float(np.mean(n_obj)), 2),
@@ -1210,6 +1217,7 @@ def diagnose(vlm: TinyVLM, n_scenes: int = 36, keep: float = 1 / 3, start: int =
         "object_share_reaching_lm_over_image": {n: round(float(np.mean(v)), 4) for n, v in share.items()},
         "objects_without_own_token": lost,
         "counting": counting,
+        "counting_unreduced_by_object_scale": by_size,
     }
 
 

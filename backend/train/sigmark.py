@@ -8,8 +8,13 @@ textured backgrounds and bouncing shapes, 25 frames of 32x32):
    around the data latents, which keeps the decoder injective and the encoder its left inverse where the sampler goes;
    the watermark's extraction relies on it);
 2. the scaling factor ``1 / std`` of the latent means;
-3. the eps-prediction space-time denoiser on the scaled latents with diffusers' ``DDPMScheduler``;
-4. a short joint fine-tune of the VAE on the denoiser's own DDIM samples (same cycle term, reconstruction kept).
+3. the space-time denoiser on the scaled latents with diffusers' ``DDPMScheduler``, predicting v (default for fresh
+   runs since session 4; eps prediction left the tiny net an error floor at high noise that DDIM amplified into
+   over-dispersed, flickering samples);
+4. a short joint fine-tune of the VAE on the denoiser's own DDIM samples (same cycle term, reconstruction kept);
+5. optionally (``--den-final-steps``) the denoiser re-fit, or with ``--den-final-reinit`` trained afresh, on the final
+   VAE's latents with a re-estimated scaling factor (stage 4 moves the latent space); the session-4 weights are a
+   fresh v-prediction denoiser with temporal attention trained here on the session-2 VAE.
 
 Writes ``assets/sigmark_tiny_vldm.safetensors`` (both nets, config in the metadata) and
 ``assets/sigmark_tiny_vldm_train.json`` (settings, loss curves, held-out quality: VAE PSNR, sample statistics vs data,
@@ -41,6 +46,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "learnt: data latent std 1.0 -> 1.52 in session 2, which made the samples off-manifold and "
                         "flickery)")
     p.add_argument("--den-final-lr", type=float, default=1e-3)
+    p.add_argument("--den-final-reinit", action="store_true",
+                   help="stage 5 trains a FRESH denoiser (at --lr) instead of fine-tuning the loaded one (needed when "
+                        "--prediction-type changes)")
+    p.add_argument("--prediction-type", choices=("epsilon", "v_prediction"), default=None,
+                   help="denoiser target (default: the loaded weights' config, else v_prediction). eps prediction "
+                        "left the tiny net an error floor at high noise that DDIM amplifies by 1/sqrt(alpha_bar) into "
+                        "over-dispersed, flickering samples (session 4); v prediction (Salimans & Ho 2022) does not")
+    p.add_argument("--temporal-attention", action="store_true",
+                   help="give a FRESH denoiser (stage 3 without --init, or stage 5 with --den-final-reinit) a temporal "
+                        "self-attention layer per block, so that adjacent latent frames agree")
     p.add_argument("--vae-batch", type=int, default=8)
     p.add_argument("--den-batch", type=int, default=16)
     p.add_argument("--lr", type=float, default=2e-3)
@@ -85,7 +100,7 @@ def _clip_latents(vae, n: int, seed0: int, cfg) -> torch.Tensor:
 
 def _fit_denoiser(den, ddpm, lat, steps: int, lr: float, batch: int, seed: int, cfg, stop_at: float, log: list,
                   tag: str, t0: float) -> int:
-    """Epsilon-prediction training of the denoiser on scaled latents ``lat [N, C, F, h, w]`` (Adam, one-cycle LR,
+    """Epsilon- or v-prediction training (``cfg.prediction_type``) of the denoiser on scaled latents ``lat [N, C, F, h, w]`` (Adam, one-cycle LR,
     gradient clip 1); stops early at wall time ``stop_at``. Returns the steps done."""
     import torch
 
@@ -98,7 +113,8 @@ def _fit_denoiser(den, ddpm, lat, steps: int, lr: float, batch: int, seed: int, 
         z0 = lat[idx]
         noise = torch.randn(z0.shape, generator=g)
         t = torch.randint(0, cfg.train_timesteps, (batch,), generator=g)
-        loss = ((den(ddpm.add_noise(z0, noise, t), t.float()) - noise) ** 2).mean()
+        target = ddpm.get_velocity(z0, noise, t) if cfg.prediction_type == "v_prediction" else noise
+        loss = ((den(ddpm.add_noise(z0, noise, t), t.float()) - target) ** 2).mean()
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(den.parameters(), 1.0)
@@ -130,6 +146,12 @@ def main(argv: list[str] | None = None) -> int:
 
         with safe_open(args.init, "pt") as fh:
             cfg = TinyConfig(**json.loads((fh.metadata() or {})["config"]))
+    if args.prediction_type:
+        cfg.prediction_type = args.prediction_type
+    elif not args.init:
+        cfg.prediction_type = "v_prediction"
+    if args.temporal_attention and not args.init:
+        cfg.den_temporal_attention = True
     vae, den = build_models(cfg)
     if args.init:
         state = load_file(args.init)
@@ -242,11 +264,16 @@ def main(argv: list[str] | None = None) -> int:
         cfg.scaling_factor = float(1.0 / lat.std())
         lat = lat * cfg.scaling_factor
         print(f"stage 5: scaling factor {cfg.scaling_factor:.4f}", flush=True)
+        if args.den_final_reinit:
+            if args.temporal_attention:
+                cfg.den_temporal_attention = True
+            _, den = build_models(cfg)
         for p_ in den.parameters():
             p_.requires_grad_(True)
         den.train()
         ddpm, _, _ = schedulers(cfg)
-        den_final_done = _fit_denoiser(den, ddpm, lat, args.den_final_steps, args.den_final_lr, args.den_batch,
+        lr5 = args.lr if args.den_final_reinit else args.den_final_lr
+        den_final_done = _fit_denoiser(den, ddpm, lat, args.den_final_steps, lr5, args.den_batch,
                                        args.seed + 5, cfg, stop_at=time.time() + cap, log=log["den_final_loss"],
                                        tag="den-final", t0=t0)
         den.eval()

@@ -11,7 +11,14 @@ weights are available offline, so :class:`TinyVideoLDM` reproduces that structur
   latent frame, the PRC code length ``n`` of the lab). The first frame is encoded alone, so it needs more pixel values
   (3 * 32 * 32 = 3072) than latent values (1024): at 16x16 with x2 (768 < 1024) the decoder cannot be injective on latent
   frame 0, its round trip is lost, and the loss leaks into every later frame through the denoiser's temporal mixing;
-- :class:`SpaceTimeDenoiser`: an eps-prediction net (per-frame 2D convs + temporal convs + diffusers' timestep embedding);
+- :class:`SpaceTimeDenoiser`: a noise-prediction net (per-frame 2D convs + temporal convs + diffusers' timestep
+  embedding), trained either to predict eps or, since session 4, the velocity ``v = sqrt(a) eps - sqrt(1 - a) x0``
+  (Salimans & Ho, arXiv 2202.00512), with an optional temporal self-attention layer per block. With eps prediction
+  the tiny net kept an error floor of ~0.005 MSE at t >= 800, where the trivial answer eps = sqrt(1 - a) x_t errs by
+  only a = alpha_bar (0.0015 .. 0.00004); x0 = (x_t - sqrt(1 - a) eps) / sqrt(a) multiplies that error by 1 / sqrt(a)
+  (x0 predictions of std 7-11 from pure noise), the first DDIM steps inject it as signal, and the samples came out
+  over-dispersed (latent std 1.85 at 25 steps, 2.15 at 50, vs 1.44 for data latents) and flickering. v targets x0 at
+  high noise and eps at low noise, so nothing is amplified (session 4: sample latent std 0.93 vs 1.03 for data);
 - sampling with diffusers' ``DDIMScheduler``; inversion either with diffusers' ``DDIMInverseScheduler`` (same
   config; ``fixed_point = 0``) or, by default, as the exact inverse of that DDIM sampler, each step solved by K
   fixed-point iterations (``fixed_point = K``; the round-trip sign-flip rate of z_T is recorded in the manifest).
@@ -104,8 +111,10 @@ class TinyConfig:
     vae_hidden_full: int = 16
     den_hidden: int = 48
     den_blocks: int = 4
+    den_temporal_attention: bool = False  # a temporal self-attention layer per denoiser block (session 4 weights)
     train_timesteps: int = 1000
     beta_schedule: str = "linear"
+    prediction_type: str = "epsilon"  # or "v_prediction" (session 4 weights; see :func:`schedulers`)
     scaling_factor: float = 1.0  # set after VAE training: 1 / std of the latent means
     steps: int = 25  # DDIM steps for sampling and inversion
     fixed_point: int = 3  # inversion: 0 = diffusers' DDIMInverseScheduler; K = exact DDIM inverse, K fixed-point iters
@@ -215,6 +224,26 @@ def _build_modules(cfg: TinyConfig):  # noqa: C901 - the module definitions live
                 a = a + F.silu(per_frame(mid, a))
             return per_frame(lambda v: F.pixel_shuffle(self.d_out(v), 2), a)
 
+    class TemporalAttention(nn.Module):
+        """Self-attention over the latent frames at every spatial position (the temporal layers of video latent
+        diffusion models, e.g. Blattmann et al., arXiv 2304.08818): pre-GroupNorm, learned frame-position
+        embedding, multi-head attention, zero-initialised output so that a fresh layer is the identity."""
+
+        def __init__(self, ch: int, heads: int = 4, max_frames: int = 16):
+            super().__init__()
+            self.norm = nn.GroupNorm(8, ch)
+            self.pos = nn.Parameter(torch.zeros(1, max_frames, ch))
+            self.attn = nn.MultiheadAttention(ch, heads, batch_first=True)
+            nn.init.zeros_(self.attn.out_proj.weight)
+            nn.init.zeros_(self.attn.out_proj.bias)
+
+        def forward(self, x):  # [B, C, F, H, W]
+            b, c, f, h, w = x.shape
+            y = self.norm(x.reshape(b, c, f * h, w)).reshape(x.shape)
+            y = y.permute(0, 3, 4, 2, 1).reshape(b * h * w, f, c) + self.pos[:, :f]
+            y = self.attn(y, y, y, need_weights=False)[0]
+            return x + y.reshape(b, h, w, f, c).permute(0, 4, 3, 1, 2)
+
     class Block(nn.Module):
         def __init__(self, ch: int, temb: int):
             super().__init__()
@@ -224,6 +253,7 @@ def _build_modules(cfg: TinyConfig):  # noqa: C901 - the module definitions live
             self.n2 = nn.GroupNorm(8, ch)
             self.tc = nn.Conv3d(ch, ch, (3, 1, 1), padding=(1, 0, 0), padding_mode="replicate")
             self.c2 = nn.Conv2d(ch, ch, 3, padding=1)
+            self.ta = TemporalAttention(ch) if cfg.den_temporal_attention else None
 
         def forward(self, x, emb):
             b, c, f, h, w = x.shape
@@ -231,7 +261,8 @@ def _build_modules(cfg: TinyConfig):  # noqa: C901 - the module definitions live
             y = y + self.t(emb)[:, :, None, None, None]
             y = F.silu(self.n2(y.reshape(b, c, f * h, w)).reshape(x.shape))
             y = y + self.tc(y)
-            return x + per_frame(self.c2, y)
+            x = x + per_frame(self.c2, y)
+            return x if self.ta is None else self.ta(x)
 
     class SpaceTimeDenoiser(nn.Module):
         """eps-prediction on latents [B, zc, 1 + L, h, w] with diffusers' sinusoidal timestep embedding."""
@@ -267,11 +298,12 @@ def build_models(cfg: TinyConfig):
 
 
 def schedulers(cfg: TinyConfig):
-    """(DDPMScheduler for training, DDIMScheduler for sampling, DDIMInverseScheduler for inversion), one config."""
+    """(DDPMScheduler for training, DDIMScheduler for sampling, DDIMInverseScheduler for inversion), one config
+    (the same ``prediction_type`` in all three)."""
     from diffusers import DDIMInverseScheduler, DDIMScheduler, DDPMScheduler
 
     common = dict(num_train_timesteps=cfg.train_timesteps, beta_schedule=cfg.beta_schedule, clip_sample=False,
-                  prediction_type="epsilon")
+                  prediction_type=cfg.prediction_type)
     return (DDPMScheduler(**common), DDIMScheduler(**common, set_alpha_to_one=True),
             DDIMInverseScheduler(**common, set_alpha_to_one=False))
 
@@ -432,16 +464,24 @@ class TinyChannel(Channel):
         batched = z0.ndim == 5
         x = torch.from_numpy(z0 if batched else z0[None])
         ts = list(reversed(self.ddim.timesteps.tolist()))
+        v_pred = self.cfg.prediction_type == "v_prediction"
+
+        def eps_at(xt, tt, a_t):  # the net's noise estimate at x_t (v -> eps: eps = sqrt(a) v + sqrt(1 - a) x_t)
+            out = self.den(xt, tt)
+            return a_t.sqrt() * out + (1 - a_t).sqrt() * xt if v_pred else out
+
         with torch.no_grad():
             for i, t in enumerate(ts):
                 a_t = ac[t]
                 a_p = ac[t - stride] if t - stride >= 0 else self.ddim.final_alpha_cumprod
                 tt = torch.as_tensor(t, dtype=torch.float32)
-                eps = self.den(x, tt)
+                # first guess: the net at the less noisy latent, as diffusers' inverse scheduler does; exact for eps,
+                # for v the guess converts at x (close to x_t, the fixed-point iterations fix the rest)
+                eps = eps_at(x, tt, a_t)
                 for _ in range(self.fixed_point):
                     x0 = (x - (1 - a_p).sqrt() * eps) / a_p.sqrt()
                     xt = a_t.sqrt() * x0 + (1 - a_t).sqrt() * eps
-                    eps = self.den(xt, tt)
+                    eps = eps_at(xt, tt, a_t)
                 x0 = (x - (1 - a_p).sqrt() * eps) / a_p.sqrt()
                 x = a_t.sqrt() * x0 + (1 - a_t).sqrt() * eps
                 report(progress, (i + 1) / len(ts), f"DDIM inversion step {i + 1}/{len(ts)}")

@@ -53,9 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="denoiser target (default: the loaded weights' config, else v_prediction). eps prediction "
                         "left the tiny net an error floor at high noise that DDIM amplifies by 1/sqrt(alpha_bar) into "
                         "over-dispersed, flickering samples (session 4); v prediction (Salimans & Ho 2022) does not")
-    p.add_argument("--temporal-attention", action="store_true",
+    p.add_argument("--temporal-attention", action=argparse.BooleanOptionalAction, default=True,
                    help="give a FRESH denoiser (stage 3 without --init, or stage 5 with --den-final-reinit) a temporal "
-                        "self-attention layer per block, so that adjacent latent frames agree")
+                        "self-attention layer per block, as the session-4 weights have (--no-temporal-attention: the "
+                        "session-2 architecture)")
     p.add_argument("--vae-batch", type=int, default=8)
     p.add_argument("--den-batch", type=int, default=16)
     p.add_argument("--lr", type=float, default=2e-3)

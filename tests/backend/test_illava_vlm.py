@@ -218,15 +218,16 @@ def test_illava_two_thirds_fewer_tokens_keeps_accuracy(ci_claim):
     assert ci_claim["acc_illava"] >= ci_claim["acc_full"] - 0.03, ci_claim
 
 
-@pytest.mark.xfail(strict=False, reason="measured 1.85x by interleaved minima of 7 (1.92x by medians; 1.38 s -> 0.75 "
-                   "s) at a load of about 3.5 on the shared 2-core machine in session 4 (session 3: 1.96x / 1.92x at "
-                   "load 4, 1.90x / 1.91x at load 3); on a near-idle core 0.744 s -> 0.388 s = 1.92x. Profiled: the "
-                   "reduced request costs what its token counts cost (our LM loop reducing 128 -> 85 image tokens "
-                   "before layer 2: 0.346 s vs 0.359 s predicted from unreduced runs at 99 and 142 tokens; our loops "
-                   "equal transformers' forwards at the same counts), so the ranking and merging add nothing "
-                   "measurable. What is left is the LM's cost per pass that does not shrink with tokens on one CPU "
-                   "thread: SmolLM2 takes 0.286 s at 99 tokens and 0.645 s at 270 (about 0.08 s fixed: weights "
-                   "streamed once per pass), so 2.3x fewer multiply-adds give about 1.9x")
+@pytest.mark.xfail(strict=False, reason="at the edge of the bound, not reliably above it: in session 4 this test's "
+                   "measurement (minima of 7 interleaved runs) gave 1.85x (1.92x by medians; 1.38 s -> 0.75 s) in one "
+                   "ci run and passed (XPASS) in the next, and four more runs of it at a load of about 3.5 gave 1.97x, "
+                   "2.19x, 2.22x and 1.85x by minima (1.98-2.06x by medians); on a near-idle core 0.744 s -> 0.388 s = "
+                   "1.92x. Profiled: the reduced request costs what its token counts cost (our LM loop reducing 128 -> "
+                   "85 image tokens before layer 2: 0.346 s vs 0.359 s predicted from unreduced runs at 99 and 142 "
+                   "tokens; our loops equal transformers' forwards at the same counts), so the ranking and merging "
+                   "add nothing measurable. What is left is the LM's cost per pass that does not shrink with tokens on "
+                   "one CPU thread: SmolLM2 takes 0.286 s at 99 tokens and 0.645 s at 270 (about 0.08 s fixed: "
+                   "weights streamed once per pass), so 2.3x fewer multiply-adds give about 1.9-2.0x")
 def test_illava_two_thirds_fewer_tokens_halves_prefill(ci_claim):
     assert ci_claim["speedup"] >= 2.0, ci_claim
 

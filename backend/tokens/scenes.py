@@ -46,6 +46,7 @@ ALL_ANSWERS: tuple[str, ...] = tuple(dict.fromkeys(a for _, c in TEMPLATES.value
 TRAIN_SEED0 = 0
 HELDOUT_SEED0 = 1_000_000
 SIZE = 224
+RADIUS_RANGE = (0.09, 0.13)  # object radius as a fraction of the image side (held-out scenes always use this)
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,8 @@ def _draw(canvas: np.ndarray, obj: SceneObject) -> None:
     canvas[_mask(obj, *canvas.shape[:2])] = COLORS[obj.color]
 
 
-def _objects(rng: np.random.Generator, size: int) -> list[SceneObject]:
+def _objects(rng: np.random.Generator, size: int,
+             radius_range: tuple[float, float] = RADIUS_RANGE) -> list[SceneObject]:
     k = int(rng.integers(1, 5))
     quads = rng.permutation(4)[:k]
     pairs = [(c, s) for c in COLORS for s in SHAPES]
@@ -127,7 +129,7 @@ def _objects(rng: np.random.Generator, size: int) -> list[SceneObject]:
     half = size / 2
     out = []
     for q, p in zip(quads, chosen, strict=True):
-        radius = float(rng.uniform(0.09, 0.13) * size)
+        radius = float(rng.uniform(*radius_range) * size)
         margin = radius + 0.02 * size
         x0 = (q % 2) * half
         y0 = (q // 2) * half
@@ -201,13 +203,16 @@ def patch_coverage(scene: Scene, patch: int = 14) -> np.ndarray:
     return cov
 
 
-def make_scene(seed: int, size: int = SIZE) -> Scene:
+def make_scene(seed: int, size: int = SIZE, radius_range: tuple[float, float] = RADIUS_RANGE) -> Scene:
     """Render scene ``seed`` (deterministic) at ``size`` x ``size`` pixels with its questions (one per type that
-    applies: 4 to 6 questions)."""
+    applies: 4 to 6 questions). ``radius_range``: object radii drawn uniformly in this fraction of the side (at most
+    0.2, so an object fits its quadrant); only the radii change with it, every other draw is the same."""
+    if not 0 < radius_range[0] <= radius_range[1] <= 0.2:
+        raise ValueError(f"radius_range must satisfy 0 < low <= high <= 0.2, got {radius_range}")
     rng = np.random.default_rng([int(seed), 7])
     base = rng.uniform(200, 245, size=3)
     canvas = np.clip(base[None, None, :] + rng.normal(0, 4.0, size=(size, size, 3)), 0, 255).astype(np.uint8)
-    objs = _objects(rng, size)
+    objs = _objects(rng, size, radius_range)
     for o in objs:
         _draw(canvas, o)
     return Scene(seed=int(seed), image=canvas, objects=objs, questions=_questions(rng, objs))
@@ -227,12 +232,14 @@ def with_object_scale(scene: Scene, factor: float) -> Scene:
     return Scene(seed=scene.seed, image=canvas, objects=objs, questions=list(scene.questions))
 
 
-def scenes(n: int, split: str = "heldout", start: int = 0, size: int = SIZE) -> list[Scene]:
-    """``n`` scenes of ``split`` ("train" or "heldout"), seeds ``SEED0 + start ...``."""
+def scenes(n: int, split: str = "heldout", start: int = 0, size: int = SIZE,
+           radius_range: tuple[float, float] = RADIUS_RANGE) -> list[Scene]:
+    """``n`` scenes of ``split`` ("train" or "heldout"), seeds ``SEED0 + start ...``; ``radius_range`` as in
+    :func:`make_scene` (training only: the held-out evaluation keeps the default)."""
     if split not in ("train", "heldout"):
         raise ValueError(f"Unknown split '{split}'. Valid splits: train, heldout.")
     seed0 = (TRAIN_SEED0 if split == "train" else HELDOUT_SEED0) + int(start)
-    return [make_scene(seed0 + i, size) for i in range(int(n))]
+    return [make_scene(seed0 + i, size, radius_range) for i in range(int(n))]
 
 
 def question_for(kind: str, color: str | None = None, shape: str | None = None) -> str:

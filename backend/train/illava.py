@@ -51,9 +51,11 @@ def _log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-def cached_scene_tokens(vision, split: str, n: int, size: int, chunk: int = 50):  # noqa: ANN001, ANN201
+def cached_scene_tokens(vision, split: str, n: int, size: int, chunk: int = 50,  # noqa: ANN001, ANN201
+                        radius_range: tuple[float, float] | None = None):
     """DINOv2 patch tokens ``[n, N, 384]`` (float16) of ``n`` scenes of ``split``, cached in chunks of ``chunk``
-    scenes under ``cache_dir()/illava_tokens``. Returns ``(tokens, scenes)``."""
+    scenes under ``cache_dir()/illava_tokens`` (the file name carries a non-default ``radius_range``).
+    Returns ``(tokens, scenes)``."""
     import torch
     from safetensors.torch import load_file, save_file
 
@@ -62,11 +64,13 @@ def cached_scene_tokens(vision, split: str, n: int, size: int, chunk: int = 50):
 
     folder = cache_dir() / "illava_tokens"
     folder.mkdir(parents=True, exist_ok=True)
-    all_scenes = sc.scenes(n, split=split, size=size)
+    radius_range = tuple(radius_range or sc.RADIUS_RANGE)
+    all_scenes = sc.scenes(n, split=split, size=size, radius_range=radius_range)
+    tag = "" if radius_range == tuple(sc.RADIUS_RANGE) else f"_r{radius_range[0]:g}-{radius_range[1]:g}"
     parts = []
     for start in range(0, n, chunk):
         stop = min(n, start + chunk)
-        path = folder / f"{split}_{size}_{start}_{stop}.safetensors"
+        path = folder / f"{split}_{size}{tag}_{start}_{stop}.safetensors"
         if path.is_file():
             parts.append(load_file(str(path))["tokens"])
             continue
@@ -177,6 +181,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="stage 1: steps of the per-patch grounding loss (projector only, no LM pass)")
     parser.add_argument("--align-batch", type=int, default=16)
     parser.add_argument("--align-lr", type=float, default=1e-3)
+    parser.add_argument("--radius-range", default=None,
+                        help="object radii of the TRAINING scenes as LOW,HIGH fractions of the side (default 0.09,0.13, "
+                             "as the held-out scenes); wider ranges decouple object area from object count")
+    parser.add_argument("--init", default=None,
+                        help="start from these weights (projector and LoRA) instead of from scratch, e.g. to "
+                             "fine-tune the shipped file with --align-steps 0")
     parser.add_argument("--align-weight", type=float, default=1.0,
                         help="weight of the grounding loss during stage 2 (answer loss through the LM)")
     args = parser.parse_args(argv)
@@ -204,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     lm = load("smollm2")
     for p in lm.model.parameters():
         p.requires_grad_(False)
-    tokens, train_scenes = cached_scene_tokens(vision, "train", args.n_train, args.size)
+    radius_range = tuple(float(v) for v in args.radius_range.split(",")) if args.radius_range else sc.RADIUS_RANGE
+    tokens, train_scenes = cached_scene_tokens(vision, "train", args.n_train, args.size, radius_range=radius_range)
     _log(f"tokens {tuple(tokens.shape)} ready after {time.perf_counter() - t_start:.0f} s")
 
     ids = PromptIds.build(lm.tokenizer)
@@ -223,6 +234,14 @@ def main(argv: list[str] | None = None) -> int:
     gen = torch.Generator().manual_seed(args.seed)
     torch.manual_seed(args.seed)
     proj = Projector(d_vision=tokens.shape[-1], d_lm=prefix_emb.shape[-1])
+    init_lora = None
+    if args.init:
+        from backend.tokens.tiny_vlm import load_projector
+
+        start_from = load_projector(args.init)
+        proj.load_state_dict(start_from.state_dict())
+        proj.train()
+        init_lora = start_from.lora
 
     # Stage 1: grounding. Each patch token is regressed onto the word embeddings of what it shows.
     patch_obj, patch_frac, obj_targets, bg_target = grounding_targets(train_scenes, embed, lm.tokenizer, args.size)
@@ -251,6 +270,11 @@ def main(argv: list[str] | None = None) -> int:
     lora = None
     if args.lora_rank > 0:
         lora = LoRA(lm.model.model.layers, rank=args.lora_rank, alpha=args.lora_alpha)
+        if init_lora is not None:
+            with torch.no_grad():
+                for k, v in init_lora.items():
+                    if k.startswith("lora.A.") or k.startswith("lora.B."):
+                        getattr(lora, k.split(".")[1])[k.split(".", 2)[2]].copy_(v)
         lora.attach(lm.model.model.layers)
         groups.append({"params": list(lora.parameters()), "lr": args.lora_lr, "base": args.lora_lr})
     opt = torch.optim.AdamW(groups, weight_decay=0.0)
@@ -328,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         "bf16": str(not args.no_bf16), "train_acc_last20": f"{train_acc:.4f}",
         "align_steps": str(args.align_steps), "align_batch": str(args.align_batch), "align_lr": str(args.align_lr),
         "align_weight": str(args.align_weight), "align_mse_last50": f"{align_mse:.5f}",
+        "train_radius_range": ",".join(f"{v:g}" for v in radius_range), "init": str(args.init or ""),
         "lora_rank": str(args.lora_rank), "lora_alpha": str(args.lora_alpha), "lora_lr": str(args.lora_lr),
         "train_seconds": f"{time.perf_counter() - t_start:.0f}",
         "packages": str(package_versions(("torch", "transformers"))),

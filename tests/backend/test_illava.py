@@ -298,3 +298,20 @@ def test_training_branches_see_exactly_the_test_time_context():
             for e, (_, stop) in zip(q, spans[b], strict=True):
                 alone = lm.model(inputs_embeds=torch.cat([f, e])[None]).last_hidden_state[0, -1]
                 torch.testing.assert_close(h[b, stop - 1], alone, atol=1e-5, rtol=0)
+
+
+def test_training_radius_range_changes_only_the_object_sizes() -> None:
+    """A wider training radius range (to decouple object area from count) redraws only the radii: same objects,
+    positions' quadrants and questions; the default is the held-out distribution; out-of-quadrant ranges refuse."""
+    import numpy as np
+
+    from backend.tokens import scenes
+
+    for seed in range(5):
+        a, b = scenes.make_scene(seed), scenes.make_scene(seed, radius_range=(0.05, 0.19))
+        assert [(o.color, o.shape, o.quadrant) for o in a.objects] == [(o.color, o.shape, o.quadrant) for o in b.objects]
+        assert [q.text for q in a.questions] == [q.text for q in b.questions]
+        assert all(0.05 * 224 <= o.radius <= 0.19 * 224 for o in b.objects)
+        assert np.array_equal(a.image, scenes.make_scene(seed, radius_range=scenes.RADIUS_RANGE).image)
+    with pytest.raises(ValueError, match="radius_range"):
+        scenes.make_scene(0, radius_range=(0.1, 0.3))

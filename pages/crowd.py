@@ -189,13 +189,16 @@ with st.expander("Recorded held-out evaluation (60 s clips, shipped weights)", i
         show_metrics_table(pd.DataFrame(data["table"]).drop(columns=["method"]).round(4), key="crowd_recorded")
         st.caption(f"`python -m backend.train crowd --evaluate`: 4 held-out scenes x {data['seconds']:.0f} s, seed "
                    f"{data['seed']}.")
-        from backend.forecast.crowd.evaluate import ablation_summary, ablation_text, guard_text, wall_text  # light
+        from backend.forecast.crowd.evaluate import (ablation_summary, ablation_text, control_text, guard_text,
+                                                     wall_text)  # light: they read JSON files
 
         st.markdown(ablation_text(ablation_summary()))
         if "walls" in data:  # why the learned agents leak through walls (recorded diagnostics)
             st.markdown(wall_text(data["walls"]))
         if "wall_guard" in data:
             st.markdown(guard_text(data["wall_guard"]))
+        if "density_control" in data:
+            st.markdown(control_text(data["density_control"], ablation_summary(), data.get("walls")))
         st.caption("Latency: the paper's speed-up is against a multi-step diffusion sampler (SPDiff). No diffusion "
                    "baseline is trained here; STDDN's inference cost per step equals its trajectory network alone "
                    "(same parameters and multiply-adds as the ablation, the ODE never runs; tested), and "

@@ -53,7 +53,8 @@ def run_clip(clip: Clip, methods: list[str] | None = None, stride: int = 1, warm
     for i, m in enumerate(methods):
         kw = {"net": nets[m]} if nets and m in nets else {}
         sim = get_method(m, **kw)
-        r = simulate(clip, WallGuard(sim) if guard_walls else sim, warmup, sub_progress(progress, i / n, (i + 0.8) / n))
+        r = simulate(clip, WallGuard(sim) if guard_walls else sim, warmup,
+                     sub_progress(progress, i / n, (i + 0.8) / n))
         row, c = summarize(r.positions, clip, warmup, stride)
         report(progress, (i + 1) / n, f"{m}: MAE {row['MAE']:.2f} m")
         rollouts[m], rows[m], curves[m] = r, row, c
@@ -391,3 +392,49 @@ def guard_text(wg: dict) -> str:
             f"the same {wg['seconds']:.0f} s held-out clips, STDDN vs ablation: " + "; ".join(parts)
             + ". OT per scene: " + ", ".join(per) + f"; STDDN's is lower on {len(ahead)} of {len(scenes)} scenes"
             + (f" ({', '.join(ahead)})." if ahead else "."))
+
+
+def control_text(control: dict, summary: dict, walls: dict | None = None) -> str:
+    """One markdown sentence on the density control (``crowd_eval.json["density_control"]``): STDDN's schedule with
+    the density term kept away from the network, beside STDDN and the ablation (means over the common seeds)."""
+    seeds = [s for s in summary["seeds"] if str(s) in control["seeds"]]
+    if not seeds:
+        return "No recorded density control yet."
+    per = {r["seed"]: r for r in summary["per_seed"]}
+
+    def m(vals: list[float]) -> float:
+        return float(np.mean(vals))
+
+    def scene_ot(rows: list[dict], name: str = "bottleneck") -> float:
+        return m([r["OT"] for r in rows if r["scene"].startswith(name)])
+
+    c = {k: m([control["seeds"][str(s)]["table"][k] for s in seeds]) for k in ("MAE", "OT")}
+    st = {k: m([per[s]["full"]["stddn"][k] for s in seeds]) for k in ("MAE", "OT")}
+    ab = {k: m([per[s]["full"]["micro"][k] for s in seeds]) for k in ("MAE", "OT")}
+    b = {"control": m([scene_ot(control["seeds"][str(s)]["per_scene"]) for s in seeds]),
+         "stddn": m([v["stddn"]["OT"] for sc, v in summary["scenes"].items() if sc.startswith("bottleneck")]),
+         "micro": m([v["micro"]["OT"] for sc, v in summary["scenes"].items() if sc.startswith("bottleneck")])}
+    text = (f"**Density control** (STDDN's stages, frozen physics epochs and batches, but the density term never "
+            f"reaches the network: `--joint-lambda2 0`), mean over seeds {seeds} on the 60 s held-out clips: MAE "
+            f"{c['MAE']:.3f} m and OT {c['OT']:.3f}, beside STDDN {st['MAE']:.3f} / {st['OT']:.3f} and the ablation "
+            f"{ab['MAE']:.3f} / {ab['OT']:.3f}; bottleneck OT {b['control']:.2f} (STDDN {b['stddn']:.2f}, ablation "
+            f"{b['micro']:.2f})")
+    if walls is not None and all(str(s) in walls["seeds"] for s in seeds):
+        i = walls["distances"].index(0.5) if 0.5 in walls["distances"] else 0
+        cw = m([control["seeds"][str(s)]["wall_response"][i] for s in seeds])
+        cn = m([control["seeds"][str(s)]["near_wall"] for s in seeds])
+        sw = m([walls["seeds"][str(s)]["stddn"]["wall_response"][i] for s in seeds])
+        sn = m([walls["seeds"][str(s)]["stddn"]["near_wall"] for s in seeds])
+        aw = m([walls["seeds"][str(s)]["micro"]["wall_response"][i] for s in seeds])
+        an = m([walls["seeds"][str(s)]["micro"]["near_wall"] for s in seeds])
+        text += (f"; wall response at {walls['distances'][i]:g} m {cw:+.3f} m/s² (STDDN {sw:+.3f}, ablation "
+                 f"{aw:+.3f}), near-wall normal acceleration in the bottleneck {cn:+.3f} (STDDN {sn:+.3f}, ablation "
+                 f"{an:+.3f})")
+    rel = {k: 100 * (st[k] - c[k]) / c[k] for k in ("MAE", "OT")}
+    text += (f". STDDN against this control (same schedule and batches; only the density gradient differs): MAE "
+             f"{rel['MAE']:+.1f}%, OT {rel['OT']:+.1f}%")
+    if all("best_epoch" in control["seeds"][str(s)] for s in seeds):
+        text += ("; best checkpoints (epoch of the lowest validation rollout MAE; physics stage = epochs 10-14, joint "
+                 "from 15) STDDN " + "/".join(str(control["seeds"][str(s)]["stddn_best_epoch"]) for s in seeds)
+                 + ", control " + "/".join(str(control["seeds"][str(s)]["best_epoch"]) for s in seeds))
+    return text + "."

@@ -64,7 +64,8 @@ class SIGMarkConfig:
     sgo_abs_cut: float = 0.10  # hard cut: MC residual or frame difference (in [0, 1] units) >= this ...
     sgo_abs_rel: float = 2.0  # ... and >= this many times the video's median (our addition: the paper's 0.10 assumes
     # smooth natural video, median frame difference ~0.02-0.03, where the rule is unchanged; the tiny model's samples
-    # flicker at ~0.12, where 0.10 alone would cut at every frame)
+    # flicker: ~0.12-0.15 with the session-3 denoiser, ~0.067 inside a group and ~0.105 at group boundaries with the
+    # session-4 one, where 0.10 alone would cut at every frame or every group)
     sgo_min_segment: int = 8  # shorter segments merge with a neighbour across a weak (hysteresis-only) cut
 
 

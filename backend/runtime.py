@@ -256,6 +256,16 @@ def provenance(seed: int | None, assets: Iterable[str | Path] = (), **params: ob
     }
 
 
+def write_json_atomic(path: str | Path, data: object, indent: int = 2) -> None:
+    """Write ``data`` as JSON to ``path`` through a temporary file and a rename, so a reader never sees half a file."""
+    import json
+
+    path = Path(path)
+    tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(data, indent=indent, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def timed() -> Callable[[], float]:
     """``t = timed(); ...; t()`` -> seconds elapsed (perf_counter)."""
     start = time.perf_counter()

@@ -153,12 +153,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
            "provenance": provenance(0, [PROJECTOR_FILE], command="sweep", scenes=args.scenes, keeps=list(args.keeps),
                                     methods=list(methods))}
     if args.out:
-        from pathlib import Path
+        from ..runtime import write_json_atomic
 
-        path = Path(args.out)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(json.dumps(out, indent=2, default=str) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_json_atomic(args.out, out)
     lines = [f"{'method':<13} {'keep':>5} {'to LLM':>6} {'acc':>6} {'GMACs':>6} {'prefill s':>9} {'speedup':>7}"]
     for r in rows:
         lines.append(f"{r['method']:<13} {r['keep']:>5.2f} {r['tokens_to_llm']:>6} {r['accuracy']:>6.3f} "
@@ -178,13 +175,9 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     out["provenance"] = provenance(0, [PROJECTOR_FILE], command="diagnose", scenes=args.scenes, keep=args.keep,
                                    start=args.start)
     if args.out:
-        import os
-        from pathlib import Path
+        from ..runtime import write_json_atomic
 
-        path = Path(args.out)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(json.dumps(out, indent=2, default=str) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_json_atomic(args.out, out)
     lines = [f"{out['scenes']} held-out scenes, plan {out['plan']}"]
     lines += [f"merge block {i}: object patches kept {d['object_kept']:.2f}, background {d['background_kept']:.2f}"
               for i, d in out["kept_per_merge_layer"]["illava_code"].items()]

@@ -85,6 +85,19 @@ def _q8(v):
     return vc + (torch.round((vc + 1) * 127.5) / 127.5 - 1 - vc).detach()
 
 
+def _update(opt, params, loss, sched=None) -> None:  # noqa: ANN001
+    """One optimiser step on ``loss`` with the gradient norm of ``params`` clipped to 1 (every stage here), then the
+    LR schedule's step if there is one."""
+    import torch
+
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(params, 1.0)
+    opt.step()
+    if sched is not None:
+        sched.step()
+
+
 def _clip_latents(vae, n: int, seed0: int, cfg) -> torch.Tensor:
     """Posterior means of ``n`` procedural training clips (seeds ``seed0 + i``, batches of 64), unscaled."""
     import torch
@@ -101,8 +114,9 @@ def _clip_latents(vae, n: int, seed0: int, cfg) -> torch.Tensor:
 
 def _fit_denoiser(den, ddpm, lat, steps: int, lr: float, batch: int, seed: int, cfg, stop_at: float, log: list,
                   tag: str, t0: float) -> int:
-    """Epsilon- or v-prediction training (``cfg.prediction_type``) of the denoiser on scaled latents ``lat [N, C, F, h, w]`` (Adam, one-cycle LR,
-    gradient clip 1); stops early at wall time ``stop_at``. Returns the steps done."""
+    """Epsilon- or v-prediction training (``cfg.prediction_type``) of the denoiser on scaled latents
+    ``lat [N, C, F, h, w]`` (Adam, one-cycle LR, gradient clip 1); stops early at wall time ``stop_at``. Returns the
+    steps done."""
     import torch
 
     opt = torch.optim.Adam(den.parameters(), lr=lr)
@@ -116,11 +130,7 @@ def _fit_denoiser(den, ddpm, lat, steps: int, lr: float, batch: int, seed: int, 
         t = torch.randint(0, cfg.train_timesteps, (batch,), generator=g)
         target = ddpm.get_velocity(z0, noise, t) if cfg.prediction_type == "v_prediction" else noise
         loss = ((den(ddpm.add_noise(z0, noise, t), t.float()) - target) ** 2).mean()
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(den.parameters(), 1.0)
-        opt.step()
-        sched.step()
+        _update(opt, den.parameters(), loss, sched)
         done = step + 1
         if step % 50 == 0 or step == steps - 1:
             log.append([step, loss.item()])
@@ -183,11 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         m2, _ = vae.encode(_q8(vae.decode(zr)))
         l_cyc = ((m2 - zr) ** 2).mean() / sd**2
         loss = l_rec + args.kl * l_kl + args.cycle * l_cyc
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(vae.parameters(), 1.0)
-        opt.step()
-        sched.step()
+        _update(opt, vae.parameters(), loss, sched)
         vae_steps_done = step + 1
         if step % 50 == 0 or step == args.vae_steps - 1:
             log["vae_loss"].append([step, l_rec.item(), l_kl.item(), l_cyc.item()])
@@ -240,10 +246,7 @@ def main(argv: list[str] | None = None) -> int:
             mean, _ = vae.encode(x)
             l_rec = ((vae.decode(mean) - x) ** 2).mean()
             loss = l_rec + args.cycle * l_cyc
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(vae.parameters(), 1.0)
-            opt.step()
+            _update(opt, vae.parameters(), loss)
             cycle_steps_done = step + 1
             if step % 25 == 0 or step == args.cycle_steps - 1:
                 log["cycle_loss"].append([step, l_rec.item(), l_cyc.item()])

@@ -350,13 +350,9 @@ class WallGuard:
         p, v, a = self.sim.step(s, dt)
         if self.walls is None or not len(self.walls):
             return p, v, a
-        c, d = self.walls[None, :, :2], self.walls[None, :, 2:]  # [1, W, 2]
-        p0, p1 = s.p[:, None], p[:, None]  # [N, 1, 2]
+        from .metrics import segment_hits
 
-        def orient(x, y, z):
-            return (y[..., 0] - x[..., 0]) * (z[..., 1] - x[..., 1]) - (y[..., 1] - x[..., 1]) * (z[..., 0] - x[..., 0])
-
-        hit = (orient(p0, p1, c) * orient(p0, p1, d) < 0) & (orient(c, d, p0) * orient(c, d, p1) < 0)  # [N, W]
+        hit = torch.from_numpy(segment_hits(s.p.detach().numpy(), p.detach().numpy(), self.walls.numpy()))  # [N, W]
         if not hit.any():
             return p, v, a
         seg = self.walls[:, 2:] - self.walls[:, :2]

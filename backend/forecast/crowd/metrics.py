@@ -131,6 +131,19 @@ def collision_rate(pos: np.ndarray, threshold: float = 0.5, stride: int = 1) -> 
     return float(np.mean(rates)) if rates else 0.0
 
 
+def segment_hits(a: np.ndarray, b: np.ndarray, walls: np.ndarray) -> np.ndarray:
+    """Which steps cross which walls: ``[M, W]`` booleans, True where the step ``a[m] -> b[m]`` (``[M, 2]`` each)
+    properly intersects the wall segment ``(x1, y1, x2, y2)`` of ``walls [W, 4]`` (touching or a zero-length or NaN
+    step is not a crossing)."""
+    a, b = a[:, None], b[:, None]  # [M, 1, 2]
+    c, d = walls[None, :, :2], walls[None, :, 2:]  # [1, W, 2]
+
+    def orient(p: np.ndarray, q: np.ndarray, r: np.ndarray) -> np.ndarray:
+        return (q[..., 0] - p[..., 0]) * (r[..., 1] - p[..., 1]) - (q[..., 1] - p[..., 1]) * (r[..., 0] - p[..., 0])
+
+    return (orient(a, b, c) * orient(a, b, d) < 0) & (orient(c, d, a) * orient(c, d, b) < 0)
+
+
 def wall_crossings(pos: np.ndarray, walls: np.ndarray) -> int:
     """How many times agents walk through a wall: steps ``pos[t] -> pos[t + 1]`` (``[T, N, 2]``, NaN = absent) whose
     segment properly intersects a wall segment ``(x1, y1, x2, y2)`` of ``walls [W, 4]``."""
@@ -138,14 +151,7 @@ def wall_crossings(pos: np.ndarray, walls: np.ndarray) -> int:
         return 0
     a, b = pos[:-1].reshape(-1, 2), pos[1:].reshape(-1, 2)
     ok = ~(np.isnan(a).any(-1) | np.isnan(b).any(-1)) & (np.linalg.norm(b - a, axis=-1) > 0)
-    a, b = a[ok][:, None], b[ok][:, None]  # [M, 1, 2]
-    c, d = walls[None, :, :2], walls[None, :, 2:]  # [1, W, 2]
-
-    def orient(p: np.ndarray, q: np.ndarray, r: np.ndarray) -> np.ndarray:
-        return (q[..., 0] - p[..., 0]) * (r[..., 1] - p[..., 1]) - (q[..., 1] - p[..., 1]) * (r[..., 0] - p[..., 0])
-
-    hit = (orient(a, b, c) * orient(a, b, d) < 0) & (orient(c, d, a) * orient(c, d, b) < 0)
-    return int(hit.sum())
+    return int(segment_hits(a[ok], b[ok], walls).sum())
 
 
 def fde(pred: np.ndarray, clip: Clip, warmup: int) -> float:

@@ -47,6 +47,8 @@ TRAIN_SEED0 = 0
 HELDOUT_SEED0 = 1_000_000
 SIZE = 224
 RADIUS_RANGE = (0.09, 0.13)  # object radius as a fraction of the image side (held-out scenes always use this)
+EQUAL_AREA_SPREAD = 0.25  # equal-area training scenes: each object's radius varies by up to exp(+-0.25) around its share
+EQUAL_AREA_CLIP = (0.04, 0.2)  # and is kept within these fractions of the side
 
 
 @dataclass(frozen=True)
@@ -121,15 +123,20 @@ def _draw(canvas: np.ndarray, obj: SceneObject) -> None:
 
 
 def _objects(rng: np.random.Generator, size: int,
-             radius_range: tuple[float, float] = RADIUS_RANGE) -> list[SceneObject]:
+             radius_range: tuple[float, float] = RADIUS_RANGE,
+             area_rng: np.random.Generator | None = None,
+             area_range: tuple[float, float] | None = None) -> list[SceneObject]:
     k = int(rng.integers(1, 5))
     quads = rng.permutation(4)[:k]
     pairs = [(c, s) for c in COLORS for s in SHAPES]
     chosen = rng.permutation(len(pairs))[:k]
+    radii = None if area_range is None else equal_area_radii(area_rng, k, area_range)
     half = size / 2
     out = []
-    for q, p in zip(quads, chosen, strict=True):
-        radius = float(rng.uniform(*radius_range) * size)
+    for j, (q, p) in enumerate(zip(quads, chosen, strict=True)):
+        radius = float(rng.uniform(*radius_range) * size)  # drawn in every mode: the later draws stay the same
+        if radii is not None:
+            radius = float(radii[j] * size)
         margin = radius + 0.02 * size
         x0 = (q % 2) * half
         y0 = (q // 2) * half
@@ -138,6 +145,18 @@ def _objects(rng: np.random.Generator, size: int,
         color, shape = pairs[int(p)]
         out.append(SceneObject(color, shape, cx, cy, radius, int(q)))
     return out
+
+
+def equal_area_radii(rng: np.random.Generator, k: int, area_range: tuple[float, float]) -> np.ndarray:
+    """Radii (fractions of the side) of ``k`` objects whose total area does not depend on ``k``: the radius ``R`` of
+    one object with the same total area (``sqrt(sum r_i^2)``) is drawn uniformly in ``area_range`` whatever ``k`` is,
+    and split over the ``k`` objects with random shares (each radius varies by up to ``exp(+-EQUAL_AREA_SPREAD)``
+    around ``R / sqrt(k)``), then clipped to :data:`EQUAL_AREA_CLIP` (so four objects are each about half as wide as
+    one). Training scenes only (``--equal-area``): in them the object area carries no information about the count."""
+    big = float(rng.uniform(*area_range))
+    w = np.exp(2 * rng.uniform(-EQUAL_AREA_SPREAD, EQUAL_AREA_SPREAD, size=k))
+    r = big * np.sqrt(w / w.sum())
+    return np.clip(r, *EQUAL_AREA_CLIP)
 
 
 def _question_pool(objs: list[SceneObject]) -> dict[str, list[Question]]:
@@ -203,16 +222,22 @@ def patch_coverage(scene: Scene, patch: int = 14) -> np.ndarray:
     return cov
 
 
-def make_scene(seed: int, size: int = SIZE, radius_range: tuple[float, float] = RADIUS_RANGE) -> Scene:
+def make_scene(seed: int, size: int = SIZE, radius_range: tuple[float, float] = RADIUS_RANGE,
+               area_range: tuple[float, float] | None = None) -> Scene:
     """Render scene ``seed`` (deterministic) at ``size`` x ``size`` pixels with its questions (one per type that
     applies: 4 to 6 questions). ``radius_range``: object radii drawn uniformly in this fraction of the side (at most
-    0.2, so an object fits its quadrant); only the radii change with it, every other draw is the same."""
+    0.2, so an object fits its quadrant); only the radii change with it, every other draw is the same.
+    ``area_range`` (training only): radii from :func:`equal_area_radii` instead (a separate random stream, so again
+    only the radii change): the total object area is independent of the count."""
     if not 0 < radius_range[0] <= radius_range[1] <= 0.2:
         raise ValueError(f"radius_range must satisfy 0 < low <= high <= 0.2, got {radius_range}")
+    if area_range is not None and not 0 < area_range[0] <= area_range[1] <= 0.2:
+        raise ValueError(f"area_range must satisfy 0 < low <= high <= 0.2, got {area_range}")
     rng = np.random.default_rng([int(seed), 7])
     base = rng.uniform(200, 245, size=3)
     canvas = np.clip(base[None, None, :] + rng.normal(0, 4.0, size=(size, size, 3)), 0, 255).astype(np.uint8)
-    objs = _objects(rng, size, radius_range)
+    area_rng = None if area_range is None else np.random.default_rng([int(seed), 11])
+    objs = _objects(rng, size, radius_range, area_rng, area_range)
     for o in objs:
         _draw(canvas, o)
     return Scene(seed=int(seed), image=canvas, objects=objs, questions=_questions(rng, objs))
@@ -233,13 +258,14 @@ def with_object_scale(scene: Scene, factor: float) -> Scene:
 
 
 def scenes(n: int, split: str = "heldout", start: int = 0, size: int = SIZE,
-           radius_range: tuple[float, float] = RADIUS_RANGE) -> list[Scene]:
-    """``n`` scenes of ``split`` ("train" or "heldout"), seeds ``SEED0 + start ...``; ``radius_range`` as in
-    :func:`make_scene` (training only: the held-out evaluation keeps the default)."""
+           radius_range: tuple[float, float] = RADIUS_RANGE,
+           area_range: tuple[float, float] | None = None) -> list[Scene]:
+    """``n`` scenes of ``split`` ("train" or "heldout"), seeds ``SEED0 + start ...``; ``radius_range`` and
+    ``area_range`` as in :func:`make_scene` (training only: the held-out evaluation keeps the default)."""
     if split not in ("train", "heldout"):
         raise ValueError(f"Unknown split '{split}'. Valid splits: train, heldout.")
     seed0 = (TRAIN_SEED0 if split == "train" else HELDOUT_SEED0) + int(start)
-    return [make_scene(seed0 + i, size, radius_range) for i in range(int(n))]
+    return [make_scene(seed0 + i, size, radius_range, area_range) for i in range(int(n))]
 
 
 def question_for(kind: str, color: str | None = None, shape: str | None = None) -> str:

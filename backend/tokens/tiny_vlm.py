@@ -463,6 +463,7 @@ def run_vit(
     record: bool = False,
     n_blocks: int | None = None,
     scores_override: Callable[[merging.TokenSet], torch.Tensor] | None = None,
+    probe: Callable[[int, torch.Tensor, merging.TokenSet], None] | None = None,
 ) -> VitRun:
     """Run the vision encoder with ``plan``'s encoder merges. ``pixel_values [B, 3, S, S]`` -> :class:`VitRun`.
 
@@ -472,6 +473,9 @@ def run_vit(
     ``n_blocks``: run only the first blocks and skip the final norm (LLaVA reads the penultimate block's output).
     ``scores_override`` (diagnostics only, e.g. :func:`diagnose`'s ground-truth ranking): called with the token set
     at each merge layer, its ``[B, N]`` result replaces ``S_avg`` as the ranking; the merge rule is unchanged.
+    ``probe`` (diagnostics only, e.g. :func:`diagnose`): every block then materialises its attention probabilities
+    and calls ``probe(block, probs [B, H, N, N], tokens)`` with the token set after the attention residual (before
+    that block's merge and MLP).
     """
     plan = plan or ReductionPlan()
     steps = plan.vit_steps()
@@ -492,7 +496,8 @@ def run_vit(
             if prop and bool((ts.size != 1).any()):
                 bias = ts.size.log()[:, None, None, :].to(q.dtype)
             scores = None
-            if r > 0 and meth.needs == "attention" and scores_override is None:
+            need_savg = r > 0 and meth.needs == "attention" and scores_override is None
+            if need_savg or probe is not None:
                 # S_avg needs every attention probability, so this layer materialises them once: the scale goes on
                 # q (N x hd, not N x N), and one reduction over heads and queries gives the attention each token
                 # receives (the same numbers as the head mean then query mean, up to float rounding)
@@ -501,12 +506,15 @@ def run_vit(
                     logits = logits + bias
                 probs = logits.softmax(-1)
                 out = probs @ v
-                scores = probs.mean((1, 2))
+                if need_savg:
+                    scores = probs.mean((1, 2))
             else:
                 out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
             b, _, n, _ = out.shape
             out = p.o(out.transpose(1, 2).reshape(b, n, -1))
             ts = merging.TokenSet(ts.x + p.ls1(out), ts.size, ts.source, ts.pos, ts.protected)
+            if probe is not None:
+                probe(i, probs, ts)
             if r > 0:
                 before = ts
                 if scores_override is not None and meth.needs == "attention":
@@ -1153,17 +1161,11 @@ def diagnose(vlm: TinyVLM, n_scenes: int = 36, keep: float = 1 / 3, start: int =
             obj = cov[s.seed] >= OBJECT_COVERAGE
             n_obj.append(int(obj.sum()))
             px = vlm.pixels([s.pil()])
-            x = ad.embed(px)
-            for i, p in enumerate(ad.parts):
-                h = p.norm1(x)
-                q, k, v = _heads(h, p.q, p.heads), _heads(h, p.k, p.heads), _heads(h, p.v, p.heads)
-                probs = ((q * q.shape[-1] ** -0.5) @ k.transpose(-2, -1)).softmax(-1)
-                out = p.o((probs @ v).transpose(1, 2).reshape(1, x.shape[1], -1))
-                x = x + p.ls1(out)
+
+            def probe(i: int, probs: torch.Tensor, ts: merging.TokenSet, obj: torch.Tensor = obj) -> None:
                 s_avg = probs.mean((1, 2))[0, pre:]
                 cls_row = probs[0, :, 0, pre:].mean(0)
-                norms = x[0, pre:].norm(dim=-1)
-                x = x + p.ls2(p.mlp(p.norm2(x)))
+                norms = ts.x[0, pre:].norm(dim=-1)
                 rank = torch.empty_like(s_avg)
                 rank[s_avg.argsort(descending=True)] = torch.arange(len(s_avg), dtype=s_avg.dtype)
                 rank_cls = torch.empty_like(s_avg)
@@ -1178,6 +1180,8 @@ def diagnose(vlm: TinyVLM, n_scenes: int = 36, keep: float = 1 / 3, start: int =
                                  ("top16_norm_over_median", float(norms[top].mean()) / med),
                                  ("max_norm_over_median", float(norms.max()) / med)):
                     b.setdefault(key, []).append(val)
+
+            run_vit(ad, px, None, probe=probe)  # the unreduced encoder, every block's attention probabilities
             for name, pl in (("illava_code", plan), ("random", rnd)):
                 run = run_vit(ad, px, vlm.seeded(pl, px), record=True)
                 for rec in run.records:

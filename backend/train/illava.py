@@ -52,9 +52,11 @@ def _log(msg: str) -> None:
 
 
 def cached_scene_tokens(vision, split: str, n: int, size: int, chunk: int = 50,  # noqa: ANN001, ANN201
-                        radius_range: tuple[float, float] | None = None):
+                        radius_range: tuple[float, float] | None = None,
+                        area_range: tuple[float, float] | None = None):
     """DINOv2 patch tokens ``[n, N, 384]`` (float16) of ``n`` scenes of ``split``, cached in chunks of ``chunk``
-    scenes under ``cache_dir()/illava_tokens`` (the file name carries a non-default ``radius_range``).
+    scenes under ``cache_dir()/illava_tokens`` (the file name carries a non-default ``radius_range`` or an
+    ``area_range``).
     Returns ``(tokens, scenes)``."""
     import torch
     from safetensors.torch import load_file, save_file
@@ -65,8 +67,10 @@ def cached_scene_tokens(vision, split: str, n: int, size: int, chunk: int = 50, 
     folder = cache_dir() / "illava_tokens"
     folder.mkdir(parents=True, exist_ok=True)
     radius_range = tuple(radius_range or sc.RADIUS_RANGE)
-    all_scenes = sc.scenes(n, split=split, size=size, radius_range=radius_range)
+    all_scenes = sc.scenes(n, split=split, size=size, radius_range=radius_range, area_range=area_range)
     tag = "" if radius_range == tuple(sc.RADIUS_RANGE) else f"_r{radius_range[0]:g}-{radius_range[1]:g}"
+    if area_range is not None:
+        tag = f"_a{area_range[0]:g}-{area_range[1]:g}"
     parts = []
     for start in range(0, n, chunk):
         stop = min(n, start + chunk)
@@ -184,6 +188,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--radius-range", default=None,
                         help="object radii of the TRAINING scenes as LOW,HIGH fractions of the side (default 0.09,0.13, "
                              "as the held-out scenes); wider ranges decouple object area from object count")
+    parser.add_argument("--equal-area", default=None,
+                        help="TRAINING scenes with a total object area independent of the count: the radius of one "
+                             "object of the same total area is drawn in LOW,HIGH (fractions of the side) and split over "
+                             "the objects (scenes.equal_area_radii; e.g. 0.1,0.2). Overrides --radius-range. Held-out "
+                             "scenes keep 0.09-0.13")
     parser.add_argument("--init", default=None,
                         help="start from these weights (projector and LoRA) instead of from scratch, e.g. to "
                              "fine-tune the shipped file with --align-steps 0")
@@ -215,7 +224,15 @@ def main(argv: list[str] | None = None) -> int:
     for p in lm.model.parameters():
         p.requires_grad_(False)
     radius_range = tuple(float(v) for v in args.radius_range.split(",")) if args.radius_range else sc.RADIUS_RANGE
-    tokens, train_scenes = cached_scene_tokens(vision, "train", args.n_train, args.size, radius_range=radius_range)
+    area_range = tuple(float(v) for v in args.equal_area.split(",")) if args.equal_area else None
+    tokens, train_scenes = cached_scene_tokens(vision, "train", args.n_train, args.size, radius_range=radius_range,
+                                               area_range=area_range)
+    if area_range is not None:
+        cov = np.array([(sc.patch_coverage(s) >= 0.25).sum() for s in train_scenes])
+        cnt = np.array([len(s.objects) for s in train_scenes])
+        _log("equal-area training scenes: object patches (>= 25% covered) by count "
+             + ", ".join(f"{k}: {cov[cnt == k].mean():.1f}" for k in range(1, 5) if (cnt == k).any())
+             + f" (correlation with the count {np.corrcoef(cnt, cov)[0, 1]:.2f})")
     _log(f"tokens {tuple(tokens.shape)} ready after {time.perf_counter() - t_start:.0f} s")
 
     ids = PromptIds.build(lm.tokenizer)
@@ -291,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     order = torch.randperm(args.n_train, generator=gen)
     q_rng = np.random.default_rng(args.seed)
     n_fixed = prefix_emb.shape[0] + tokens.shape[1]  # "Image:" + image tokens, shared by every question
-    cursor, hist = 0, []
+    cursor, hist, kind_hist = 0, [], []
     for step in range(args.steps):
         t0 = time.perf_counter()
         idx = []
@@ -311,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
                 span.append((pos, pos + e.shape[0]))
                 pos += e.shape[0]
                 mask = torch.tensor([w in q.candidates for w in answer_words])
-                targets.append((b, pos - 1, answer_words.index(q.answer), mask))
+                targets.append((b, pos - 1, answer_words.index(q.answer), mask, q.kind))
             seqs.append(torch.cat(parts))
             spans.append(span)
         batch, allow, pos_ids = branch_batch(seqs, spans, n_fixed)
@@ -334,11 +351,17 @@ def main(argv: list[str] | None = None) -> int:
         opt.step()
         acc = float((logits.argmax(-1) == y).float().mean())
         hist.append((F.cross_entropy(logits.detach(), y).item(), acc))
+        right = (logits.argmax(-1) == y).tolist()
+        kind_hist.append([(t[4], ok) for t, ok in zip(targets, right, strict=True)])
         if step % 5 == 0 or step == args.steps - 1:
             recent = hist[-20:]
+            per = {}
+            for k, ok in (x for h in kind_hist[-20:] for x in h):
+                per.setdefault(k, []).append(ok)
             _log(f"step {step + 1}/{args.steps} loss {sum(h[0] for h in recent) / len(recent):.3f} "
                  f"acc {sum(h[1] for h in recent) / len(recent):.3f} ({len(targets)} questions, "
-                 f"{time.perf_counter() - t0:.1f} s/step)")
+                 f"{time.perf_counter() - t0:.1f} s/step); per type "
+                 + " ".join(f"{k} {sum(v) / len(v):.2f}" for k, v in per.items()))
         if args.ckpt_every and (step + 1) % args.ckpt_every == 0 and step + 1 < args.steps:
             save_projector(proj, ckpt_path, {"steps_done": str(step + 1)}, extra=extra())
     recent = hist[-20:]
@@ -353,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         "align_steps": str(args.align_steps), "align_batch": str(args.align_batch), "align_lr": str(args.align_lr),
         "align_weight": str(args.align_weight), "align_mse_last50": f"{align_mse:.5f}",
         "train_radius_range": ",".join(f"{v:g}" for v in radius_range), "init": str(args.init or ""),
+        "train_equal_area": ",".join(f"{v:g}" for v in area_range) if area_range else "",
         "lora_rank": str(args.lora_rank), "lora_alpha": str(args.lora_alpha), "lora_lr": str(args.lora_lr),
         "train_seconds": f"{time.perf_counter() - t_start:.0f}",
         "packages": str(package_versions(("torch", "transformers"))),

@@ -315,3 +315,54 @@ def test_training_radius_range_changes_only_the_object_sizes() -> None:
         assert np.array_equal(a.image, scenes.make_scene(seed, radius_range=scenes.RADIUS_RANGE).image)
     with pytest.raises(ValueError, match="radius_range"):
         scenes.make_scene(0, radius_range=(0.1, 0.3))
+
+
+def test_equal_area_training_scenes_decouple_area_from_count() -> None:
+    """``--equal-area`` training scenes: only the radii change (same objects, quadrants and questions), the radius of
+    one object of the same total area stays in the range whatever the count, so the object area (in pixels and in
+    object patches) carries almost no information about the count, unlike the held-out distribution."""
+    import numpy as np
+
+    from backend.tokens import scenes
+
+    for seed in range(5):
+        a, b = scenes.make_scene(seed), scenes.make_scene(seed, area_range=(0.1, 0.2))
+        assert [(o.color, o.shape, o.quadrant) for o in a.objects] == [(o.color, o.shape, o.quadrant) for o in b.objects]
+        assert [q.text for q in a.questions] == [q.text for q in b.questions]
+    train = scenes.scenes(200, "train", area_range=(0.1, 0.2))
+    heldout = scenes.scenes(200, "train")
+    for data, low, high in ((train, -0.25, 0.25), (heldout, 0.8, 1.0)):
+        k = np.array([len(s.objects) for s in data])
+        big = np.array([np.sqrt(sum((o.radius / 224) ** 2 for o in s.objects)) for s in data])
+        patches = np.array([(scenes.patch_coverage(s) >= 0.25).sum() for s in data])
+        assert low <= np.corrcoef(k, big)[0, 1] <= high
+        assert low <= np.corrcoef(k, patches)[0, 1] <= high
+    big = [np.sqrt(sum((o.radius / 224) ** 2 for o in s.objects)) for s in train]
+    assert 0.1 - 0.02 <= min(big) and max(big) <= 0.2 + 1e-6
+    assert all(scenes.EQUAL_AREA_CLIP[0] * 224 - 1e-6 <= o.radius <= 0.2 * 224 + 1e-6 for s in train for o in s.objects)
+    with pytest.raises(ValueError, match="area_range"):
+        scenes.make_scene(0, area_range=(0.1, 0.3))
+
+
+def test_run_vit_probe_sees_every_block_without_changing_the_output() -> None:
+    """:func:`diagnose` reads every block's attention through ``run_vit``'s probe: the probe sees each block's
+    probabilities (rows sum to 1) and tokens, and the output equals the fused-attention forward."""
+    import torch
+
+    from backend.models import load
+    from backend.tokens import tiny_vlm
+
+    torch.manual_seed(0)
+    ad = tiny_vlm.VitAdapter(load("dinov2").model)
+    px = torch.randn(1, 3, 56, 56)
+    seen = []
+
+    def probe(i, probs, ts):  # noqa: ANN001, ANN202
+        seen.append(i)
+        assert probs.shape == (1, ad.heads, ts.n, ts.n)
+        torch.testing.assert_close(probs.sum(-1), torch.ones(1, ad.heads, ts.n))
+
+    ref = tiny_vlm.run_vit(ad, px).tokens
+    # explicit softmax vs fused attention in 12 blocks: float rounding only
+    torch.testing.assert_close(tiny_vlm.run_vit(ad, px, probe=probe).tokens, ref, atol=1e-4, rtol=0)
+    assert seen == list(range(ad.num_layers))

@@ -1,6 +1,6 @@
-"""SIGMark benchmark: bit accuracy per attack (SIGMark, without SGO, VideoShield-style templates), extraction time
-vs number of registered messages (blind stays flat, template matching grows linearly), and generation time with and
-without the watermark. Same inputs for every method, one process, medians over repeats.
+"""SIGMark benchmark: bit accuracy per attack (SIGMark, without SGO, VideoShield-style templates, VideoMark-style
+nearest-stored-message matching), extraction time vs number of registered videos (blind stays flat, the non-blind
+baselines grow linearly), and generation time with and without the watermark. Same inputs for every method, one process, medians over repeats.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/sigmark.py [--videos 4] [--repeats 5]
 
@@ -72,6 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     msgs = {bits: [rng.integers(0, 2, bits).astype(np.uint8) for _ in range(args.videos)] for bits in (32, 192)}
     store = S.VideoShieldStore(ch, cfg.bits_per_frame, seed=1)
     store.register_random(args.decoys)
+    vm_stores = {}  # one VideoMark-style store per layout, with the same number of decoy videos
+    for bits in (32, 192):
+        vm_stores[bits] = S.VideoMarkStore(ch, cfg.bits_per_frame, bp_iters=cfg.bp_iters, seed=bits,
+                                           video_fpr=cfg.video_fpr)
+        vm_stores[bits].register_random(args.decoys, bits // cfg.bits_per_frame)
     attack_rows = []
     t_all = time.perf_counter()
     runs = [(a, 32) for a in args.attacks]
@@ -79,9 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     for attack, bits in runs:
         temporal = attack != "none" and get_attack(attack.split(":")[0]).kind == "temporal"
         methods = ("sigmark", "sigmark_nosgo") + (("sigmark_oracle_cuts",) if temporal else ())
-        methods += ("videoshield",) if bits == 32 else ()
+        methods += (("videoshield",) if bits == 32 else ()) + ("videomark",)
         rows = [S.evaluate_attack(ch, 900 + i, msgs[bits][i], None if attack == "none" else attack, methods=methods,
-                                  store=store, attack_seed=i) for i in range(args.videos)]
+                                  store=store, attack_seed=i, vm_store=vm_stores[bits]) for i in range(args.videos)]
         agg = S.aggregate(rows)
         label = attack if bits == 32 else f"{attack} [192 bits]"
         for method, vals in agg.items():
@@ -95,37 +100,51 @@ def main(argv: list[str] | None = None) -> int:
         return "-" if v is None or v != v else format(v, fmt)
 
     print("| attack | SIGMark msg acc | SIGMark frame acc: all / real frames | without SGO msg acc | without SGO frame "
-          "acc: all / real | SGO given true cuts (diagnostic) msg acc | VideoShield-style msg acc | SIGMark detect "
-          "rate |")
-    print("|---|---|---|---|---|---|---|---|")
+          "acc: all / real | SGO given true cuts (diagnostic) msg acc | VideoShield-style msg acc | VideoMark-style "
+          "msg acc | SIGMark detect rate |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for label in dict.fromkeys(x["attack"] for x in attack_rows):
         r = {x["method"]: x for x in attack_rows if x["attack"] == label}
         print(f"| {label} | {cell(r, 'sigmark', 'message_acc')} | {cell(r, 'sigmark', 'frame_acc')} / "
               f"{cell(r, 'sigmark', 'frame_acc_real')} | {cell(r, 'sigmark_nosgo', 'message_acc')} | "
               f"{cell(r, 'sigmark_nosgo', 'frame_acc')} / {cell(r, 'sigmark_nosgo', 'frame_acc_real')} | "
               f"{cell(r, 'sigmark_oracle_cuts', 'message_acc')} | {cell(r, 'videoshield', 'message_acc')} | "
-              f"{cell(r, 'sigmark', 'detect_rate', '.2f')} |")
+              f"{cell(r, 'videomark', 'message_acc')} | {cell(r, 'sigmark', 'detect_rate', '.2f')} |")
 
-    # ---- B: extraction time vs registered messages (same inverted latent for both)
+    # ---- B: extraction time vs registered videos N (after the shared VAE encode + inversion; each method on an
+    # inverted latent of its own watermarked video from seed 900). VideoMark-style in the 192-bit layout (32 bits
+    # per latent frame: N x 6 stored messages, the paper's "512x16 bits" cost figure)
     msg = msgs[32][0]
     video = S.generate(ch, 900, msg, cfg).video
     t_inv = median_time(lambda: ch.recover_noise(video), args.repeats)
     z_hat = ch.recover_noise(video)
     keys = S.global_keys(ch, cfg)
+    msg192 = msgs[192][0]
     scaling = []
-    print("\n| registered N | blind GF-PRC (s) | template matching (s) | template / blind | template comparisons |")
-    print("|---|---|---|---|---|")
+    print("\n| registered N | blind GF-PRC (s) | template matching (s) | template / blind | template comparisons | "
+          "VideoMark-style (s) | VideoMark / blind | VideoMark edit distances |")
+    print("|---|---|---|---|---|---|---|---|")
     for N in (10, 1000, 10_000):
         st_ = S.VideoShieldStore(ch, cfg.bits_per_frame, seed=2)
         st_.register_random(N)
+        vm = S.VideoMarkStore(ch, cfg.bits_per_frame, bp_iters=cfg.bp_iters, seed=3, video_fpr=cfg.video_fpr)
+        vm.register_random(N - 1, lf)
+        z_vm = ch.recover_noise(ch.generate(vm.initial_noise(vm.register(msg192), 900)))
         t_blind = median_time(lambda: S.extract_noise(keys, z_hat, cfg, 32), args.repeats)
         t_tmpl = median_time(lambda: st_.extract_noise(z_hat), args.repeats)
+        t_vm = median_time(lambda: vm.extract_noise(z_vm, 192), args.repeats)
+        vm_res = vm.extract_noise(z_vm, 192)
         scaling.append({"n_stored": N, "method": "sigmark", "seconds": t_blind,
                         "comparisons": S.extraction_cost("sigmark", N, lf, n)})
         scaling.append({"n_stored": N, "method": "videoshield", "seconds": t_tmpl,
                         "comparisons": S.extraction_cost("videoshield", N, lf, n)})
+        scaling.append({"n_stored": N, "method": "videomark", "seconds": t_vm,
+                        "comparisons": S.extraction_cost("videomark", N, lf, n, cfg.bits_per_frame),
+                        "edit_distances": vm_res["edit_distances"],
+                        "message_acc": float((vm_res["message"] == msg192).mean())})
         print(f"| {N} | {t_blind:.4f} | {t_tmpl:.4f} | {t_tmpl / t_blind:.2f} | "
-              f"{S.extraction_cost('videoshield', N, lf, n):.2e} |", flush=True)
+              f"{S.extraction_cost('videoshield', N, lf, n):.2e} | {t_vm:.4f} | {t_vm / t_blind:.2f} | "
+              f"{vm_res['edit_distances']} |", flush=True)
     print(f"\n(both also pay VAE encode + DDIM inversion: median {t_inv:.3f} s per video; key storage "
           f"{keys.nbytes() / 1024:.0f} KB for {lf} keys, whatever N; template store {n // 8 * lf} B per video)")
 
@@ -143,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
            "note": (f"Tiny model, {args.videos} videos per attack; 32-bit messages tiled over {lf} latent frames "
                     f"(majority vote) and, for temporal attacks, 192-bit messages (32 bits per latent frame); "
                     f"'SGO given true cuts' is a diagnostic, not a method; "
-                    f"VideoShield-style store with {args.decoys} decoys. Extraction times exclude the shared VAE "
+                    f"VideoShield-style and VideoMark-style stores with {args.decoys} decoy videos each. "
+                    f"Extraction times exclude the shared VAE "
                     f"encode + DDIM inversion ({t_inv:.2f} s). Machine: {machine()}."),
            "provenance": provenance(0, [WEIGHTS], videos=args.videos, attacks=args.attacks, decoys=args.decoys)}
     Path(args.out).write_text(json.dumps(out, indent=1, default=float))

@@ -26,8 +26,11 @@ segment's group phase with the keys and puts it back in place before extraction.
 
 **What you see**: a *tiny* latent video diffusion model trained by this project on procedural clips (25 frames of
 32x32: causal 3D VAE with x4 spatial and x4 temporal compression, 16x8x8 latents = 1024 code bits per latent frame,
-DDIM sampling and inversion). The watermarked and plain videos come from the same seed (same noise magnitudes). Bit accuracy per latent frame, with and without
-SGO, and the non-blind VideoShield-style template baseline, whose extraction cost grows with every registered video.
+DDIM sampling and inversion). The watermarked and plain videos come from the same seed (same noise magnitudes). Bit
+accuracy per latent frame, with and without SGO; in the shipped evaluation also the two non-blind baselines, whose
+extraction cost grows with every registered video: VideoShield-style templates (one record per video, compared in
+every frame slot) and VideoMark-style matching (one PRC key for all videos; each decoded latent frame is replaced by
+the nearest of all stored per-frame messages by edit distance; no temporal index, so no SGO).
 
 **Reading on our miniature** (measured, see the table below): the VAE's grouping is slot-specific, as in real causal
 video VAEs (frames permuted inside their groups, or one frame dropped at the start, put every latent frame at chance).
@@ -36,7 +39,7 @@ difference about 2.6x the training clips, with jumps where one latent frame's gr
 2-frame drop cuts (92% on the training clips); the row "SGO given the true cuts" shows what SGO's phase search does
 once the cut is known. A 32-bit message is a majority vote over all latent frames (the paper's "512 bits"):
 the frames before an edit keep it alive even without SGO; the 192-bit layout (32 bits per latent frame, the paper's
-"512x16 bits") shows the loss directly. A VideoMark-style baseline is not included (not built in the time available).
+"512x16 bits") shows the loss directly.
 """)
 
 EVAL = ASSETS / "sigmark_eval.json"

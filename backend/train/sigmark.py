@@ -12,9 +12,11 @@ textured backgrounds and bouncing shapes, 25 frames of 32x32):
    runs since session 4; eps prediction left the tiny net an error floor at high noise that DDIM amplified into
    over-dispersed, flickering samples);
 4. a short joint fine-tune of the VAE on the denoiser's own DDIM samples (same cycle term, reconstruction kept);
-5. optionally (``--den-final-steps``) the denoiser re-fit, or with ``--den-final-reinit`` trained afresh, on the final
-   VAE's latents with a re-estimated scaling factor (stage 4 moves the latent space); the session-4 weights are a
-   fresh v-prediction denoiser with temporal attention trained here on the session-2 VAE.
+5. a fresh v-prediction denoiser with temporal attention (``--den-final-steps 2500``, ``--den-final-reinit``: the
+   defaults since session 5) trained on the final VAE's latents with a re-estimated scaling factor (stage 4 moves the
+   latent space); ``--no-den-final-reinit`` fine-tunes the stage-3 / loaded denoiser instead, ``--den-final-steps 0``
+   skips the stage. The session-4 weights are this stage run on the session-2/3 VAE; the defaults run stages 1-5 in
+   one command.
 
 Writes ``assets/sigmark_tiny_vldm.safetensors`` (both nets, config in the metadata) and
 ``assets/sigmark_tiny_vldm_train.json`` (settings, loss curves, held-out quality: VAE PSNR, sample statistics vs data,
@@ -40,15 +42,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cycle-steps", type=int, default=540,
                    help="stage 4: fine-tune the VAE (encoder and decoder) so that E(8bit(D(z0))) = z0 on the "
                         "denoiser's own DDIM samples, with the data reconstruction loss kept")
-    p.add_argument("--den-final-steps", type=int, default=0,
+    p.add_argument("--den-final-steps", type=int, default=2500,
                    help="stage 5: re-estimate the scaling factor on the FINAL VAE's data latents and fine-tune the "
                         "denoiser on them (stage 4 moves the VAE's latent space away from the one the denoiser "
                         "learnt: data latent std 1.0 -> 1.52 in session 2, which made the samples off-manifold and "
-                        "flickery)")
+                        "flickery); 0 skips the stage")
     p.add_argument("--den-final-lr", type=float, default=1e-3)
-    p.add_argument("--den-final-reinit", action="store_true",
-                   help="stage 5 trains a FRESH denoiser (at --lr) instead of fine-tuning the loaded one (needed when "
-                        "--prediction-type changes)")
+    p.add_argument("--den-final-reinit", action=argparse.BooleanOptionalAction, default=True,
+                   help="stage 5 trains a FRESH denoiser (at --lr; default, as the shipped weights) instead of "
+                        "fine-tuning the stage-3 / loaded one (--no-den-final-reinit, at --den-final-lr); needed when "
+                        "--prediction-type changes")
     p.add_argument("--prediction-type", choices=("epsilon", "v_prediction"), default=None,
                    help="denoiser target (default: the loaded weights' config, else v_prediction). eps prediction "
                         "left the tiny net an error floor at high noise that DDIM amplifies by 1/sqrt(alpha_bar) into "

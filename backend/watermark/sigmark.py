@@ -23,7 +23,8 @@ arXiv 2410.07369), :mod:`backend.watermark.prc`.
   re-grouped video is extracted.
 - **Baselines** (:func:`get_method`): ``sigmark_nosgo`` (ablation: naive re-grouping), ``videoshield`` (non-blind
   Gaussian-Shading templates, one record per video; extraction compares against all of them, VideoShield-style);
-  ``sigmark_oracle_cuts`` is a diagnostic only (SGO handed the true cut positions, to separate the segmentation from
+  ``videomark`` (non-blind VideoMark-style: one PRC key, per-frame messages in a store, nearest stored message by
+  Levenshtein distance, :class:`VideoMarkStore`); ``sigmark_oracle_cuts`` is a diagnostic only (SGO handed the true cut positions, to separate the segmentation from
   the phase search).
 
 Shapes: videos ``[F, H, W, 3]`` float in [0, 1]; latents ``[C, 1 + Lf, h, w]``; messages uint8 bit arrays.
@@ -591,6 +592,144 @@ class VideoShieldStore:
                 "seconds": time.perf_counter() - t0, "comparisons": int(len(self.packed) * len(pb) * self.lf * self.n)}
 
 
+def levenshtein_many(query: np.ndarray, stored: np.ndarray) -> np.ndarray:
+    """Levenshtein (edit) distance of the bit string ``query`` [m], m <= 64, to every row of ``stored`` [K, m'].
+
+    Myers' bit-vector algorithm (J. ACM 1999) in Hyyroe's form for the global distance: one column of the dynamic
+    programme per text symbol, the m vertical deltas packed in one 64-bit word, vectorised over the K stored strings
+    (the python-Levenshtein package VideoMark calls uses the same algorithm for short strings; it is not installed
+    here). Returns int64 [K]. O(K m') word operations, i.e. K edit distances."""
+    q = np.asarray(query, np.uint8).reshape(-1)
+    t = np.atleast_2d(np.asarray(stored, np.uint8))
+    m = q.size
+    if not 1 <= m <= 64:
+        raise ValueError(f"query length must be 1..64 bits; got {m}")
+    one = np.uint64(1)
+    mask = np.uint64((1 << m) - 1)
+    high = np.uint64(1 << (m - 1))
+    weights = (one << np.arange(m, dtype=np.uint64))
+    peq = {c: np.uint64(int(weights[q == c].sum())) for c in (0, 1)}  # query positions holding symbol c
+    K = t.shape[0]
+    vp = np.full(K, mask, np.uint64)  # vertical +1 deltas (column 0 of the DP is 0, 1, ..., m)
+    vn = np.zeros(K, np.uint64)
+    score = np.full(K, m, np.int64)
+    for j in range(t.shape[1]):
+        eq = np.where(t[:, j] == 1, peq[1], peq[0])
+        xv = eq | vn
+        xh = ((((eq & vp) + vp) & mask) ^ vp) | eq
+        ph = vn | (~(xh | vp) & mask)
+        mh = vp & xh
+        score += (ph & high) != 0
+        score -= (mh & high) != 0
+        ph = ((ph << one) | one) & mask  # global distance: row 0 of the DP rises by 1 per text symbol
+        mh = (mh << one) & mask
+        vp = mh | (~(xv | ph) & mask)
+        vn = ph & xv
+    return score
+
+
+class VideoMarkStore:
+    """VideoMark-style non-blind in-generation watermark (Hu et al., arXiv 2504.16359), as SIGMark's authors
+    re-implemented it for their comparison (``watermarks/videomark.py`` of SIGMark-release).
+
+    ONE PRC key for all videos and all latent frames (default FPR 0.01 of that code: 7 test bits; PRC's noise rate).
+    Each registered video's message blocks (the same ``frame_blocks`` layout as SIGMark: 32 bits tiled over all latent
+    frames, or a different 32-bit block per latent frame) join a store of N x blocks messages;
+    ``z_T[:, f] = PRC_Encode(K, block of f) * |N(0, I)|``, latent frame 0 plain. Extraction: PRC Detect of each
+    inverted latent frame with the one key; the detected ones are BP-decoded, the others count as 0.5; majority vote
+    over the copies of a block (ties -> 1, as upstream); then every voted block is replaced by the NEAREST stored
+    message by Levenshtein distance among all N x blocks stored messages: O(N L) edit distances per latent frame in
+    the 32-bit-per-frame layout, growing with every registered video. There is no temporal index (one key), so the
+    block of an inverted latent frame is its position, and there is no SGO (the phase search needs frame-wise keys).
+    Not modelled: the original VideoMark's shift of a shared 500 x 512-bit message sequence and its temporal matching
+    module (SIGMark's re-implementation drops them too)."""
+
+    def __init__(self, channel: Channel, m: int = 32, key_fpr: float = 0.01, bp_iters: int | None = 200,
+                 seed: int = 11, video_fpr: float = 1e-6):
+        c, lat, h, w = channel.latent_shape
+        self.n, self.lf, self.m, self.shape = c * h * w, lat - 1, m, channel.latent_shape
+        self.video_fpr = video_fpr
+        self.rng = np.random.default_rng(seed)
+        self.key = prc.keygen(self.n, m, key_fpr, bp_iters=bp_iters, seed=np.random.default_rng([seed, 99]))
+        self.stored = np.zeros((0, m), np.uint8)  # [N x blocks, m]
+        self.owner = np.zeros((0, 2), np.int64)  # (video index, block index) of each stored message
+        self.n_videos = 0
+
+    def _add(self, blocks: np.ndarray) -> int:
+        idx = self.n_videos
+        self.stored = np.concatenate([self.stored, blocks])
+        self.owner = np.concatenate([self.owner, np.stack([np.full(len(blocks), idx), np.arange(len(blocks))], 1)])
+        self.n_videos += 1
+        return idx
+
+    def register(self, message: np.ndarray) -> int:
+        """Store the message's distinct blocks (``len(message) / m`` of them); returns the video index."""
+        msg = np.asarray(message, np.uint8).reshape(-1)
+        frame_blocks(msg, self.lf, self.m)  # validates the length
+        return self._add(msg.reshape(-1, self.m))
+
+    def register_random(self, count: int, blocks: int = 1) -> None:
+        """Add ``count`` decoy videos (other users' records) of ``blocks`` random blocks each."""
+        msgs = self.rng.integers(0, 2, (count * blocks, self.m), dtype=np.uint8)
+        self.stored = np.concatenate([self.stored, msgs])
+        vid = self.n_videos + np.repeat(np.arange(count), blocks)
+        self.owner = np.concatenate([self.owner, np.stack([vid, np.tile(np.arange(blocks), count)], 1)])
+        self.n_videos += count
+
+    def message_of(self, index: int) -> np.ndarray:
+        rows = self.owner[:, 0] == index
+        return self.stored[rows][np.argsort(self.owner[rows, 1])].reshape(-1)
+
+    def initial_noise(self, index: int, seed: int) -> np.ndarray:
+        """z_T of registered video ``index`` from ``seed`` (same |N| magnitudes as SIGMark's for that seed)."""
+        base = np.random.default_rng([seed, 0]).standard_normal(self.shape).astype(np.float32)
+        per_frame = frame_blocks(self.message_of(index), self.lf, self.m)
+        rng = np.random.default_rng([seed, 2])
+        z = base.copy()
+        c, _, h, w = self.shape
+        for f in range(1, self.lf + 1):
+            z[:, f] = prc.encode(self.key, per_frame[f - 1], rng).reshape(c, h, w) * np.abs(base[:, f])
+        return z
+
+    def extract_noise(self, z_hat: np.ndarray, message_bits: int, posterior_variance: float = 1.5) -> dict:
+        """Decode every inverted latent frame with the one key, vote, match each block to the nearest stored message.
+
+        Returns {message, frame_bits [Lf, m] (the matched block at each latent position), index (the video owning
+        most matched blocks), owners, detected (some latent frame passes Detect at video_fpr / Lf: union bound),
+        decoded [Lf', m] (before matching), edit_distances, seconds}."""
+        t0 = time.perf_counter()
+        lat = z_hat.shape[1] - 1
+        blocks = message_bits // self.m
+        fr = self.lf // blocks
+        decoded = np.full((lat, self.m), 0.5)
+        detected = False
+        for i in range(lat):
+            post = prc.posterior(z_hat[:, i + 1].reshape(-1), posterior_variance)
+            score, const, base = prc.detect_terms(self.key, post)
+            if score >= prc.threshold(const, base, self.video_fpr / max(1, lat)):
+                detected = True
+            if score >= prc.threshold(const, base, self.key.fpr):
+                res = prc.decode(self.key, post)
+                if res.message is not None:
+                    decoded[i] = res.message
+        message = np.zeros(message_bits, np.uint8)
+        owners = []
+        n_dist = 0
+        for b in range(blocks):
+            rows = decoded[b * fr:(b + 1) * fr]
+            voted = (rows.mean(axis=0) >= 0.5).astype(np.uint8) if len(rows) else np.ones(self.m, np.uint8)
+            d = levenshtein_many(voted, self.stored)
+            n_dist += len(d)
+            j = int(d.argmin())
+            message[b * self.m:(b + 1) * self.m] = self.stored[j]
+            owners.append(self.owner[j].tolist())
+        frame_bits = frame_blocks(message, self.lf, self.m).astype(float)
+        vids = [o[0] for o in owners]
+        return {"message": message, "frame_bits": frame_bits, "decoded": decoded, "owners": owners,
+                "index": int(max(set(vids), key=vids.count)), "detected": detected, "edit_distances": n_dist,
+                "seconds": time.perf_counter() - t0}
+
+
 # ------------------------------------------------------------------------------------------- method registry
 @dataclass
 class MethodResult:
@@ -616,6 +755,8 @@ METHODS: dict[str, Method] = {
     "sigmark_oracle_cuts": Method("sigmark_oracle_cuts", True, "diagnostic, not deployable: SGO given the true cut "
                                   "positions (isolates the phase search and placement from the segmentation)"),
     "videoshield": Method("videoshield", False, "Gaussian-Shading templates per video (non-blind)"),
+    "videomark": Method("videomark", False, "one PRC key, per-frame messages matched to the nearest stored message "
+                        "by edit distance (non-blind, no SGO)"),
 }
 
 
@@ -625,12 +766,15 @@ def get_method(name: str) -> Method:
     return METHODS[name]
 
 
-def extraction_cost(method: str, n_stored: int, n_frames: int, n: int) -> int:
+def extraction_cost(method: str, n_stored: int, n_frames: int, n: int, m: int = 32) -> int:
     """Operation count of one extraction: SIGMark Lf^2 Detect scores (each r ~ n products) + Lf decodes, whatever
-    N; VideoShield N Lf^2 n bit comparisons."""
+    N; VideoShield N Lf^2 n bit comparisons; VideoMark Lf Detects + Lf decodes, then (32 bits per latent frame)
+    N Lf edit distances of m x m cells per latent frame."""
     get_method(method)
     if method.startswith("sigmark"):
         return n_frames * n_frames * n + n_frames * n
+    if method == "videomark":
+        return 2 * n_frames * n + n_frames * n_stored * n_frames * m * m
     return n_stored * n_frames * n_frames * n
 
 
@@ -649,10 +793,13 @@ def cut_segments(frame_map: np.ndarray) -> list[list[int]]:
 
 
 def evaluate_attack(channel: Channel, seed: int, message: np.ndarray, attack: str | None,
-                    methods: tuple[str, ...] = ("sigmark", "sigmark_nosgo", "videoshield"),
+                    methods: tuple[str, ...] = ("sigmark", "sigmark_nosgo", "videoshield", "videomark"),
                     store: VideoShieldStore | None = None, cfg: SIGMarkConfig | None = None,
-                    attack_seed: int = 0, progress: Progress | None = None) -> dict[str, dict]:
-    """Generate the watermarked video(s) for ``seed``, apply ``attack``, extract with each method.
+                    attack_seed: int = 0, progress: Progress | None = None,
+                    vm_store: VideoMarkStore | None = None) -> dict[str, dict]:
+    """Generate the watermarked video(s) for ``seed``, apply ``attack``, extract with each method (every method gets
+    its own watermarked video from the same seed and the same attack seed; the baselines' records join ``store`` /
+    ``vm_store``, which may hold decoys).
 
     Returns {method: bit_accuracy dict + seconds + detected}."""
     from backend.watermark.video_attacks import apply_chain
@@ -686,6 +833,20 @@ def evaluate_attack(channel: Channel, seed: int, message: np.ndarray, attack: st
         out["videoshield"] = {"message_acc": float((res["message"] == truth).mean()), "frame_acc": float(per.mean()),
                               "frame_acc_real": float("nan"), "per_frame": per.tolist(),
                               "seconds": res["seconds"], "detected": None, "identified": res["index"] == idx}
+    if "videomark" in methods:
+        vm_store = vm_store or VideoMarkStore(channel, m, bp_iters=cfg.bp_iters, video_fpr=cfg.video_fpr)
+        idx = vm_store.register(np.asarray(message, np.uint8))
+        video = channel.generate(vm_store.initial_noise(idx, seed))
+        attacked, _ = apply_chain(video, attack, seed=attack_seed) if attack else (video, None)
+        z_hat = channel.recover_noise(conform_length(attacked, channel.frames))
+        res = vm_store.extract_noise(z_hat, len(message), cfg.posterior_variance)
+        truth = frame_blocks(message, lf, m)
+        per = (res["frame_bits"] == truth).mean(axis=1)
+        out["videomark"] = {"message_acc": float((res["message"] == np.asarray(message)).mean()),
+                            "frame_acc": float(per.mean()), "frame_acc_real": float("nan"), "per_frame": per.tolist(),
+                            "seconds": res["seconds"], "detected": res["detected"],
+                            "identified": all(o[0] == idx for o in res["owners"]),
+                            "edit_distances": res["edit_distances"]}
     report(progress, 1.0, "done")
     return out
 

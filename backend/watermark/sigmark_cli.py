@@ -2,8 +2,8 @@
 
 - ``generate --message HEX --seed S --out FILE`` (FILE .npz / .zip lossless, .mp4 / .webm / .gif for viewing)
 - ``extract FILE [--no-sgo] [--bits B] --json``
-- ``evaluate --attack drop:2 [--videos N] --json``: SIGMark, SIGMark without SGO and the VideoShield-style template
-  baseline on the same seeds.
+- ``evaluate --attack drop:2 [--videos N] --json``: SIGMark, SIGMark without SGO and the two non-blind baselines
+  (VideoShield-style templates, VideoMark-style nearest stored message) on the same seeds.
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,8 @@ import numpy as np
 from backend.errors import InputError
 from backend.runtime import ASSETS, Progress, report
 
-WEIGHTS = ASSETS / "sigmark_tiny_vldm.safetensors"
+# the shipped weights; SIGMARK_WEIGHTS=<file> evaluates candidate weights (claims tests, benchmark) without replacing them
+WEIGHTS = Path(os.environ.get("SIGMARK_WEIGHTS") or ASSETS / "sigmark_tiny_vldm.safetensors")
 TEMPORAL = 4  # frames per latent frame after the first (causal VAE grouping)
 
 

@@ -347,3 +347,61 @@ def test_method_registry_lists_names():
         S.get_method("nope")
     assert S.extraction_cost("sigmark", 10, 6, 1024) == S.extraction_cost("sigmark", 10_000, 6, 1024)
     assert S.extraction_cost("videoshield", 10_000, 6, 1024) == 1000 * S.extraction_cost("videoshield", 10, 6, 1024)
+
+
+# ------------------------------------------------------------------------------------ VideoMark-style baseline
+def _levenshtein_dp(a, b) -> int:
+    """Textbook dynamic programme (reference for the bit-vector implementation)."""
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i]
+        for j, y in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
+
+
+def test_levenshtein_bit_vector_matches_dp():
+    rng = np.random.default_rng(3)
+    for m, mt in ((32, 32), (7, 12), (64, 64), (1, 5), (40, 9)):
+        q = rng.integers(0, 2, m).astype(np.uint8)
+        t = rng.integers(0, 2, (30, mt)).astype(np.uint8)
+        t[0, : min(m, mt)] = q[: min(m, mt)]
+        got = S.levenshtein_many(q, t)
+        assert got.tolist() == [_levenshtein_dp(q.tolist(), row.tolist()) for row in t]
+    q = rng.integers(0, 2, 32).astype(np.uint8)
+    assert S.levenshtein_many(q, q[None])[0] == 0
+    assert S.levenshtein_many(q, np.roll(q, 1)[None])[0] <= 2  # a rotation is a delete + an insert
+
+
+@pytest.mark.parametrize("bits", [32, 192])
+def test_videomark_exact_retrieval_undisturbed(bits):
+    """Analytic channel, no attack: every latent frame passes Detect with the ONE key, decodes, and each block is
+    retrieved exactly from a store of 50 videos (decoys included); the edit-distance count is blocks x stored."""
+    ch = AnalyticChannel(noise=0.5)
+    store = S.VideoMarkStore(ch, 32)
+    blocks = bits // 32
+    store.register_random(30, blocks)
+    msg = np.random.default_rng(bits).integers(0, 2, bits).astype(np.uint8)
+    idx = store.register(msg)
+    store.register_random(19, blocks)
+    z = store.initial_noise(idx, 31)
+    assert (np.abs(z) == np.abs(S.initial_noise(ch, 31, None))).all()  # same magnitudes: only signs carry it
+    res = store.extract_noise(ch.recover_noise(ch.generate(z)), bits)
+    assert np.array_equal(res["message"], msg) and res["index"] == idx and res["detected"]
+    assert all(o[0] == idx for o in res["owners"])
+    assert res["edit_distances"] == blocks * 50 * blocks
+    assert not np.isin(res["decoded"], [0.5]).any()  # every latent frame detected and decoded
+
+
+def test_videomark_cost_grows_with_stored_messages():
+    ch = AnalyticChannel()
+    small, big = S.VideoMarkStore(ch), S.VideoMarkStore(ch)
+    small.register_random(10, 6)
+    big.register_random(1000, 6)
+    z_hat = ch.recover_noise(ch.generate(np.random.default_rng(0).standard_normal(ch.latent_shape)))
+    e_small = small.extract_noise(z_hat, 192)["edit_distances"]
+    e_big = big.extract_noise(z_hat, 192)["edit_distances"]
+    assert e_big == 100 * e_small == 6 * 6 * 1000  # N L edit distances per latent frame
+    assert S.extraction_cost("videomark", 10_000, 6, 1024) > 100 * S.extraction_cost("videomark", 10, 6, 1024)
+    assert S.get_method("videomark").blind is False

@@ -8,8 +8,10 @@ from plotly.subplots import make_subplots
 
 LABELS = {"sigmark": "SIGMark (GF-PRC + SGO)", "sigmark_nosgo": "SIGMark without SGO",
           "sigmark_oracle_cuts": "SGO given the true cuts (diagnostic)",
-          "videoshield": "VideoShield-style templates (non-blind)"}
-COLORS = {"sigmark": "#1f77b4", "sigmark_nosgo": "#ff7f0e", "sigmark_oracle_cuts": "#9467bd", "videoshield": "#2ca02c"}
+          "videoshield": "VideoShield-style templates (non-blind)",
+          "videomark": "VideoMark-style nearest stored message (non-blind)"}
+COLORS = {"sigmark": "#1f77b4", "sigmark_nosgo": "#ff7f0e", "sigmark_oracle_cuts": "#9467bd", "videoshield": "#2ca02c",
+          "videomark": "#8c564b"}
 
 
 def score_heatmap(scores: np.ndarray, thresholds: np.ndarray, title: str) -> go.Figure:

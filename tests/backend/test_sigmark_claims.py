@@ -17,7 +17,7 @@ from scipy import stats
 from backend.watermark import sigmark as S
 from backend.watermark.video_diffusion import WEIGHTS
 
-# ci tier: a fixed small subset (2 videos x 3 attacks at 32 bits, x 2 temporal attacks at 192 bits, 100 unwatermarked
+# ci tier: a fixed small subset (2 videos x 3 attacks at 32 bits, x 2 temporal attacks at 192 bits, 200 unwatermarked
 # videos); @pytest.mark.full: 16 videos x 9 attacks (32 bits) and x 2 (192 bits), 1,000 unwatermarked videos.
 pytestmark = pytest.mark.skipif(not WEIGHTS.is_file(), reason="tiny video diffusion weights not shipped")
 
@@ -56,18 +56,32 @@ def _dump(name: str, res: dict) -> None:
                                        for a, r in res.items()}), flush=True)
 
 
+class AttackResults:
+    """Per-attack results computed on first use and cached for the module: each attack's videos, messages and attack
+    seeds do not depend on which other attacks run, so a test that needs two attacks does not pay for nine (e.g.
+    ``-m full -k ablation``), and tests sharing an attack share its videos."""
+
+    def __init__(self, channel, name: str, n_videos: int, seed0: int, bits: int):
+        self.channel, self.name, self.n, self.seed0, self.bits = channel, name, n_videos, seed0, bits
+        self.cache: dict[str, dict] = {}
+
+    def __getitem__(self, attack: str) -> dict:
+        if attack not in self.cache:
+            res = run_attacks(self.channel, self.n, [None if attack == "none" else attack], seed0=self.seed0,
+                              bits=self.bits)
+            _dump(f"{self.name} ({self.bits} bits, {self.n} videos)", res)
+            self.cache.update(res)
+        return self.cache[attack]
+
+
 @pytest.fixture(scope="module")
 def ci_eval(channel):
-    res = run_attacks(channel, CI_VIDEOS, CI_ATTACKS)
-    _dump("ci_eval (32 bits)", res)
-    return res
+    return AttackResults(channel, "ci_eval", CI_VIDEOS, 500, 32)
 
 
 @pytest.fixture(scope="module")
 def ci_eval_192(channel):
-    res = run_attacks(channel, CI_VIDEOS, CI_ATTACKS[1:], bits=192)
-    _dump("ci_eval_192 (192 bits)", res)
-    return res
+    return AttackResults(channel, "ci_eval_192", CI_VIDEOS, 500, 192)
 
 
 def false_detections(channel, n: int, seed0: int = 90_000, batch: int = 50) -> int:
@@ -90,28 +104,34 @@ def _xfail(reason: str):
     return pytest.mark.xfail(strict=False, reason="KNOWN FAILURE (measured): " + reason + " Bound unchanged.")
 
 
-# why the ablation is not always lower on our miniature (tests/backend/test_sigmark_claims.py, session 4 weights:
-# v-prediction denoiser with temporal attention):
-VOTE = ("32 bits are tiled over all 6 latent frames with a majority vote, and the latent frames before the edit "
-        "survive without SGO, so the message survives whenever the edit is not in the first group.")
-SEG = ("SGO's segmentation (the paper's flow/residual/difference features, robust z-scores, hysteresis, hard cuts) "
-       "finds 92% of drop:2 cuts on the training clips but 58% on the tiny model's samples (12 videos), which still "
-       "flicker (mean frame difference 0.079 vs 0.030 in the data; 0.151 before session 4) and jump at latent-group "
-       "boundaries (0.105 vs 0.067 inside a group: adjacent latent frames of the samples disagree more than the "
-       "data's), which gives ~1.8 false cuts per undisturbed video; given the true cuts (sigmark_oracle_cuts, "
-       "benchmarks/RESULTS_sigmark.md) the phase search restores the later groups.")
-ABLATION = [
-    pytest.param(32, "drop:2", marks=_xfail("ci (2 videos): SIGMark 1.000 vs no-SGO 1.000 (latent-frame acc on real "
-                                           "frames 0.850 vs 0.800). " + VOTE)),
-    pytest.param(32, "insert:2", marks=_xfail("ci (2 videos): SIGMark 1.000 vs no-SGO 1.000 (latent-frame acc 0.961 "
-                                             "vs 0.789: SGO restores the groups, the vote hides it). " + VOTE)),
-    pytest.param(192, "drop:2"),  # session 4: 0.841 vs 0.750 (holds; it was 0.742 vs 0.742 before)
-    pytest.param(192, "insert:2"),
-]
-SGO_192 = [pytest.param("drop:2", marks=_xfail("ci (2 videos): 0.841 (no-SGO 0.750; latent-frame acc on real frames "
-                                               "1.000: the loss is the groups SGO could not place); full tier (16 "
-                                               "videos): 0.826 (no-SGO 0.756). " + SEG)),
-           pytest.param("insert:2")]
+# Measured on the session-5 weights (one command from scratch: v-prediction denoiser with temporal attention; ci, 2
+# videos, 421 s for this file at load ~2): 32 bits: none 1.000; drop:2 1.000 vs no-SGO 0.922; insert:2 1.000 vs 0.922;
+# 192 bits: drop:2 0.878 vs 0.750; insert:2 0.966 vs 0.794; 0 of 200 unwatermarked videos detected. Every ci claim
+# holds, so no xfail is left in the ci tier. Session 4 (previous weights) for the record: 32-bit ablation 1.000 vs
+# 1.000 in ci (the 2 videos' majority votes survived without SGO), 192-bit drop:2 0.841 < 0.85.
+# Our 192 bits (32 different bits per latent frame, no vote across frames) is the analogue of the paper's "512x16
+# bits" layout, where the paper's own UNDISTURBED bit accuracy is 0.885 (T2V) / 0.905 (I2V) (Table 1, HunyuanVideo);
+# the issue's ">= 0.95 undisturbed (paper 0.958-0.981)" is the "512 bits" layout, our 32 bits.
+ABLATION = [pytest.param(32, "drop:2"), pytest.param(32, "insert:2"), pytest.param(192, "drop:2"),
+            pytest.param(192, "insert:2")]
+SGO_192 = [pytest.param("drop:2"), pytest.param("insert:2")]
+# full tier (16 videos, seeds 5000-5015), session-5 weights, `-m full -k "ablation or 192"`: two claims that hold in
+# ci do not hold at full scale (honest xfails with the measured numbers; bounds unchanged)
+ABLATION_FULL = [
+    pytest.param(32, "drop:2", marks=_xfail(
+        "full tier (16 videos, session-5 weights): SIGMark 0.928 vs no-SGO 0.922 (latent-frame acc on real frames "
+        "0.922 vs 0.822, detect rate 0.875 both): SGO restores the groups, but 32 bits are a majority vote over the 6 "
+        "latent frames, and the frames before the edit carry the message without SGO whenever the drop is not in "
+        "the first group, while the 2 of 16 videos SGO mis-places lose it either way. The session-4 weights gave "
+        "0.984 vs 0.900 here (held); ci (2 videos) holds on the session-5 weights: 1.000 vs 0.922.")),
+    pytest.param(32, "insert:2"), pytest.param(192, "drop:2"), pytest.param(192, "insert:2")]
+SGO_192_FULL = [
+    pytest.param("drop:2", marks=_xfail(
+        "full tier (16 videos, session-5 weights): 0.842 (no-SGO 0.768; latent-frame acc on real frames 0.988: the "
+        "loss is the groups SGO could not place after a missed or false cut at a latent-group boundary, where the "
+        "tiny model's samples still jump; session-4 weights 0.826); ci (2 videos) holds: 0.878. Our 192 bits is the "
+        "paper's '512x16 bits' layout, where the paper's own UNDISTURBED accuracy is 0.885 / 0.905 (Table 1).")),
+    pytest.param("insert:2")]
 
 
 @pytest.mark.parametrize("attack", ["drop:2", "insert:2"])
@@ -156,22 +176,18 @@ FULL_TEMPORAL = ("drop:2", "insert:2")  # the 192-bit layout on the claimed atta
 
 @pytest.fixture(scope="module")
 def full_eval(channel):
-    res = run_attacks(channel, 16, FULL_ATTACKS, seed0=5000)
-    _dump("full_eval (32 bits, 16 videos)", res)
-    return res
+    return AttackResults(channel, "full_eval", 16, 5000, 32)
 
 
 @pytest.fixture(scope="module")
 def full_eval_192(channel):
-    res = run_attacks(channel, 16, FULL_TEMPORAL, seed0=5000, bits=192)
-    _dump("full_eval_192 (192 bits, 16 videos)", res)
-    return res
+    return AttackResults(channel, "full_eval_192", 16, 5000, 192)
 
 
 @pytest.mark.full
 @pytest.mark.timeout(7200)
 def test_full_attacks(full_eval):
-    res = full_eval
+    res = {a or "none": full_eval[a or "none"] for a in FULL_ATTACKS}  # all 9 attacks, printed as they run
     assert res["none"]["sigmark"]["message_acc"] >= 0.95, res["none"]
     for a in ("drop:2", "insert:2"):
         assert res[a]["sigmark"]["message_acc"] >= 0.85, res[a]
@@ -179,7 +195,7 @@ def test_full_attacks(full_eval):
 
 @pytest.mark.full
 @pytest.mark.timeout(7200)
-@pytest.mark.parametrize("bits,attack", ABLATION)
+@pytest.mark.parametrize("bits,attack", ABLATION_FULL)
 def test_full_nosgo_ablation_clearly_lower(full_eval, full_eval_192, bits, attack):
     r = (full_eval if bits == 32 else full_eval_192)[attack]
     assert r["sigmark"]["message_acc"] - r["sigmark_nosgo"]["message_acc"] >= 0.05, r
@@ -187,7 +203,7 @@ def test_full_nosgo_ablation_clearly_lower(full_eval, full_eval_192, bits, attac
 
 @pytest.mark.full
 @pytest.mark.timeout(7200)
-@pytest.mark.parametrize("attack", SGO_192)
+@pytest.mark.parametrize("attack", SGO_192_FULL)
 def test_full_sgo_accuracy_192_bits(full_eval_192, attack):
     r = full_eval_192[attack]
     assert r["sigmark"]["message_acc"] >= 0.85, r

@@ -158,7 +158,7 @@ if SWEEP.is_file():
                    "thread: the LM has a fixed cost per pass that token reduction does not remove. The ci-tier "
                    "claim numbers (210 questions) are in assets/MANIFEST.md.")
 if DIAG.is_file():
-    st.subheader("Why the encoder merges cost the counting answers here")
+    st.subheader("What iLLaVA's encoder merges keep, and the counting answers")
     dg = json.loads(DIAG.read_text())
     st.plotly_chart(figs.diagnosis_figure(dg), key="illava_diag")
     c, blocks = dg["counting"], dg["encoder_blocks"]
@@ -166,24 +166,35 @@ if DIAG.is_file():
     rank = max(blocks[k]["object_rank"] for k in merge)
     norm = max(blocks[k]["max_norm_over_median"] for k in merge)
     share, gt = dg["object_share_reaching_lm_over_image"], c["ground_truth_ranking_encoder_only"]
+    full, ill, n_q = c["unreduced"], c["illava_code"], c["illava_code"]["questions"]
     bs = dg.get("counting_unreduced_by_object_scale", {})
-    size = (f"Unreduced, the same scenes with objects drawn 0.7x / 1.3x as large are under-counted "
-            f"{bs['0.7']['undercounts']} times / over-counted {bs['1.3']['overcounts']} times of "
-            f"{bs['1.3']['questions']}. ") if {"0.7", "1.3"} <= set(bs) else ""
+    size = (f"Unreduced, the same scenes with objects drawn 0.7x / 1.0x / 1.3x as large score "
+            f"{bs['0.7']['accuracy']:.2f} / {bs['1.0']['accuracy']:.2f} / {bs['1.3']['accuracy']:.2f} on counting "
+            f"({bs['0.7']['undercounts']} under-counted at 0.7x, {bs['1.3']['overcounts']} over-counted at 1.3x, of "
+            f"{bs['1.3']['questions']}). ") if {"0.7", "1.0", "1.3"} <= set(bs) else ""
+    if full["accuracy"] - ill["accuracy"] > 0.15:  # the counting answers go (the session-3 model did this)
+        verdict = (f"Yet counting falls from {full['accuracy']:.2f} to {ill['accuracy']:.2f}, almost always by "
+                   f"over-counting ({ill['overcounts']} of {n_q}); a control that ranks by the true object masks "
+                   f"(every object token kept) over-counts as often ({gt['accuracy']:.2f}, {gt['overcounts']} too "
+                   f"many), while random dropping keeps {c['random']['accuracy']:.2f}. {size}The model reads the "
+                   "count from the share of object-like tokens, which any ranking that favours objects inflates: a "
+                   "limit of this miniature, not iLLaVA discarding objects. Retrainings on scenes whose total "
+                   "object area does not depend on the count (session 5, recorded in the manifest) removed the area "
+                   "cue but stayed below the shipped model's accuracy, so they were not shipped.")
+    else:
+        verdict = (f"Counting holds: {full['accuracy']:.2f} unreduced, {ill['accuracy']:.2f} with iLLaVA "
+                   f"({ill['overcounts']} over-counted, {ill['undercounts']} under-counted of {n_q}); random "
+                   f"dropping {c['random']['accuracy']:.2f}; the encoder stage with the true object masks as the "
+                   f"ranking {gt['accuracy']:.2f}. {size}")
     st.caption(
         f"{dg['scenes']} held-out scenes, plan `{dg['plan']}`. At the merge blocks {', '.join(merge)} the attention "
         f"each token receives (averaged over every query and head, as in the released code) ranks object patches "
         f"in the top {100 * rank:.0f}% on average, and the largest token norm is at most {norm:.1f}x the median "
         f"(scene mean): DINOv2 ViT-S/14 shows no high-norm background artifacts here. iLLaVA keeps object tokens: "
-        f"they are "
-        f"{share['illava_code']:.2f}x as frequent among the tokens reaching the LM as in the image (random dropping "
-        f"{share['random']:.2f}x), and no object loses all its tokens. Yet counting falls from "
-        f"{c['unreduced']['accuracy']:.2f} to {c['illava_code']['accuracy']:.2f}, almost always by over-counting "
-        f"({c['illava_code']['overcounts']} of {c['illava_code']['questions']}); a control that ranks by the true "
-        f"object masks (every object token kept) over-counts as often ({gt['accuracy']:.2f}, {gt['overcounts']} too "
-        f"many), while random dropping keeps "
-        f"{c['random']['accuracy']:.2f}. {size}The tiny VLM reads the count from the share of object-like tokens, "
-        "which any ranking that favours objects inflates: a limit of this miniature, not iLLaVA discarding objects.")
+        f"they are {share['illava_code']:.2f}x as frequent among the tokens reaching the LM as in the image (random "
+        f"dropping {share['random']:.2f}x); objects left without a token of their own: "
+        f"{dg['objects_without_own_token']['illava_code']} (random: {dg['objects_without_own_token']['random']}). "
+        + verdict)
 with st.form("illava_sweep_form"):
     c1, c2, c3 = st.columns(3)
     n_sc = c1.slider("Held-out scenes", 2, 40, 4, key="illava_sweep_n")

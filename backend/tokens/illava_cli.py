@@ -88,11 +88,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         from .scenes import make_scene
 
         question = make_scene(args.scene).questions[0].text if not args.image else "What color is the circle?"
-    vlm = TinyVLM.load()
+    weights = args.projector or PROJECTOR_FILE
+    vlm = TinyVLM.load(weights)
     plan = build_plan(args, vlm.n_patches)
     res = analyze(vlm, image, question, plan, repeats=args.repeats)
     out = {"image": source, "notes": notes, **res.summary(),
-           "provenance": provenance(args.seed, [PROJECTOR_FILE], command="run", repeats=args.repeats)}
+           "provenance": provenance(args.seed, [weights], command="run", repeats=args.repeats)}
     lines = [
         f"image: {source}; question: {question}",
         f"plan: {res.label}",
@@ -116,14 +117,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from .scenes import scenes
     from .tiny_vlm import PROJECTOR_FILE, TinyVLM, evaluate
 
-    vlm = TinyVLM.load()
+    weights = args.projector or PROJECTOR_FILE
+    vlm = TinyVLM.load(weights)
     plan = build_plan(args, vlm.n_patches)
     data = scenes(args.scenes, "heldout", start=args.start)
     base = evaluate(vlm, data)
     res = evaluate(vlm, data, plan) if plan.label() != "none" else base
     out = {"unreduced": base.to_dict(), "reduced": res.to_dict(),
            "accuracy_drop_points": round(100 * (base.accuracy - res.accuracy), 2),
-           "provenance": provenance(args.seed, [PROJECTOR_FILE], command="eval", scenes=args.scenes,
+           "provenance": provenance(args.seed, [weights], command="eval", scenes=args.scenes,
                                     start=args.start)}
     lines = [f"{args.scenes} held-out scenes, {base.n_questions} questions (chance {base.chance:.3f})",
              f"unreduced: accuracy {base.accuracy:.3f} {base.per_type}",
@@ -170,9 +172,10 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     from ..runtime import provenance
     from .tiny_vlm import PROJECTOR_FILE, TinyVLM, diagnose
 
-    vlm = TinyVLM.load()
+    weights = args.projector or PROJECTOR_FILE
+    vlm = TinyVLM.load(weights)
     out = diagnose(vlm, n_scenes=args.scenes, keep=args.keep, start=args.start)
-    out["provenance"] = provenance(0, [PROJECTOR_FILE], command="diagnose", scenes=args.scenes, keep=args.keep,
+    out["provenance"] = provenance(0, [weights], command="diagnose", scenes=args.scenes, keep=args.keep,
                                    start=args.start)
     if args.out:
         from ..runtime import write_json_atomic
@@ -215,11 +218,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     run.add_argument("--scene", type=int, default=1_000_000, help="scene seed when no --image is given")
     run.add_argument("--question", default=None)
     run.add_argument("--repeats", type=int, default=3, help="timed repeats (median)")
+    run.add_argument("--projector", default=None,
+                     help="projector file to use instead of the shipped one (e.g. a training run's --out)")
     _plan_args(run)
     run.set_defaults(func=cmd_run)
     ev = sub.add_parser("eval", help="accuracy of one plan on held-out scenes")
     ev.add_argument("--scenes", type=int, default=100)
     ev.add_argument("--start", type=int, default=0, help="first held-out scene index")
+    ev.add_argument("--projector", default=None,
+                    help="projector file to use instead of the shipped one (e.g. a training run's --out)")
     _plan_args(ev)
     ev.set_defaults(func=cmd_eval)
     sw = sub.add_parser("sweep", help="accuracy / tokens / prefill time of every method at several budgets")
@@ -235,6 +242,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     dg.add_argument("--scenes", type=int, default=36)
     dg.add_argument("--start", type=int, default=0)
     dg.add_argument("--keep", type=float, default=1 / 3, help="share of the 256 image tokens kept")
+    dg.add_argument("--projector", default=None,
+                    help="projector file to use instead of the shipped one (e.g. a training run's --out)")
     dg.add_argument("--out", default=None, help="also write the JSON to this file (e.g. assets/illava_diagnosis.json)")
     dg.add_argument("--json", action="store_true")
     dg.set_defaults(func=cmd_diagnose)

@@ -303,3 +303,16 @@ def test_object_scale_one_redraws_the_same_scene():
     assert (scenes.with_object_scale(s, 1.0).image == s.image).all()
     big = scenes.with_object_scale(s, 1.3)
     assert big.objects[0].radius > s.objects[0].radius and (big.image != s.image).any()
+
+
+def test_cli_eval_reads_the_given_projector(vlm, monkeypatch, tmp_path):
+    """``eval --projector FILE`` evaluates that file (e.g. a training run's output), the shipped one by default."""
+    seen = []
+    monkeypatch.setattr(TinyVLM, "load", classmethod(lambda cls, path=PROJECTOR_FILE, *a, **k: seen.append(path) or vlm))
+    rc, out = _cli(["eval", "--scenes", "1", "--method", "fastv", "--keep", "0.5", "--json"])
+    assert rc == 0 and seen[-1] == PROJECTOR_FILE and out["reduced"]["accuracy"] >= 0
+    other = tmp_path / "run" / "illava_projector.safetensors"
+    other.parent.mkdir()
+    other.write_bytes(PROJECTOR_FILE.read_bytes())
+    rc, out = _cli(["eval", "--scenes", "1", "--projector", str(other), "--json"])
+    assert rc == 0 and seen[-1] == str(other)

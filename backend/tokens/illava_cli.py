@@ -209,6 +209,11 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
+def _projector_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--projector", default=None,
+                   help="projector file to use instead of the shipped one (e.g. a training run's --out)")
+
+
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(GROUP, help="iLLaVA token merging in a tiny VLM vs ToMe and FastV",
                                    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -218,15 +223,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     run.add_argument("--scene", type=int, default=1_000_000, help="scene seed when no --image is given")
     run.add_argument("--question", default=None)
     run.add_argument("--repeats", type=int, default=3, help="timed repeats (median)")
-    run.add_argument("--projector", default=None,
-                     help="projector file to use instead of the shipped one (e.g. a training run's --out)")
+    _projector_arg(run)
     _plan_args(run)
     run.set_defaults(func=cmd_run)
     ev = sub.add_parser("eval", help="accuracy of one plan on held-out scenes")
     ev.add_argument("--scenes", type=int, default=100)
     ev.add_argument("--start", type=int, default=0, help="first held-out scene index")
-    ev.add_argument("--projector", default=None,
-                    help="projector file to use instead of the shipped one (e.g. a training run's --out)")
+    _projector_arg(ev)
     _plan_args(ev)
     ev.set_defaults(func=cmd_eval)
     sw = sub.add_parser("sweep", help="accuracy / tokens / prefill time of every method at several budgets")
@@ -242,8 +245,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     dg.add_argument("--scenes", type=int, default=36)
     dg.add_argument("--start", type=int, default=0)
     dg.add_argument("--keep", type=float, default=1 / 3, help="share of the 256 image tokens kept")
-    dg.add_argument("--projector", default=None,
-                    help="projector file to use instead of the shipped one (e.g. a training run's --out)")
+    _projector_arg(dg)
     dg.add_argument("--out", default=None, help="also write the JSON to this file (e.g. assets/illava_diagnosis.json)")
     dg.add_argument("--json", action="store_true")
     dg.set_defaults(func=cmd_diagnose)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -161,15 +162,25 @@ def initial_noise(channel: Channel, seed: int, message: np.ndarray | None, cfg: 
     SAME magnitudes |N| (so the two videos from one seed differ only through the signs)."""
     cfg = cfg or SIGMarkConfig()
     shape = channel.latent_shape
-    base = np.random.default_rng([seed, 0]).standard_normal(shape).astype(np.float32)
     if message is None:
-        return base
+        return prc_signed_noise(shape, seed, [], None)
     keys = global_keys(channel, cfg)
-    blocks = frame_blocks(message, shape[1] - 1, cfg.bits_per_frame)
-    rng = np.random.default_rng([seed, 1])
+    return prc_signed_noise(shape, seed, keys.keys, frame_blocks(message, shape[1] - 1, cfg.bits_per_frame), stream=1)
+
+
+def prc_signed_noise(shape: tuple[int, ...], seed: int, keys: Sequence[Any], blocks: np.ndarray | None,
+                     stream: int = 1) -> np.ndarray:
+    """z_T ``shape = [C, 1 + Lf, h, w]`` from ``seed``: N(0, I) magnitudes, and for each latent frame f >= 1 the signs
+    of the PRC codeword of ``blocks[f - 1]`` under ``keys[f - 1]`` (codeword randomness from stream ``stream`` of
+    ``seed``); latent frame 0 stays plain. ``blocks`` None: plain N(0, I). Shared by SIGMark (one key per latent frame)
+    and the VideoMark-style baseline (the same key for every frame), so both watermark the same |N| for a seed."""
+    base = np.random.default_rng([seed, 0]).standard_normal(shape).astype(np.float32)
+    if blocks is None:
+        return base
+    rng = np.random.default_rng([seed, stream])
     z = base.copy()
     for f in range(1, shape[1]):
-        signs = prc.encode(keys.keys[f - 1], blocks[f - 1], rng).reshape(shape[0], shape[2], shape[3])
+        signs = prc.encode(keys[f - 1], blocks[f - 1], rng).reshape(shape[0], shape[2], shape[3])
         z[:, f] = signs * np.abs(base[:, f])
     return z
 
@@ -655,26 +666,25 @@ class VideoMarkStore:
         self.owner = np.zeros((0, 2), np.int64)  # (video index, block index) of each stored message
         self.n_videos = 0
 
-    def _add(self, blocks: np.ndarray) -> int:
-        idx = self.n_videos
-        self.stored = np.concatenate([self.stored, blocks])
-        self.owner = np.concatenate([self.owner, np.stack([np.full(len(blocks), idx), np.arange(len(blocks))], 1)])
-        self.n_videos += 1
-        return idx
+    def _add(self, msgs: np.ndarray, count: int) -> int:
+        """Append ``count`` videos whose ``msgs [count x blocks, m]`` are stored video after video; returns the first
+        new video index."""
+        first, blocks = self.n_videos, len(msgs) // count
+        vid = first + np.repeat(np.arange(count), blocks)
+        self.stored = np.concatenate([self.stored, msgs])
+        self.owner = np.concatenate([self.owner, np.stack([vid, np.tile(np.arange(blocks), count)], 1)])
+        self.n_videos += count
+        return first
 
     def register(self, message: np.ndarray) -> int:
         """Store the message's distinct blocks (``len(message) / m`` of them); returns the video index."""
         msg = np.asarray(message, np.uint8).reshape(-1)
         frame_blocks(msg, self.lf, self.m)  # validates the length
-        return self._add(msg.reshape(-1, self.m))
+        return self._add(msg.reshape(-1, self.m), 1)
 
     def register_random(self, count: int, blocks: int = 1) -> None:
         """Add ``count`` decoy videos (other users' records) of ``blocks`` random blocks each."""
-        msgs = self.rng.integers(0, 2, (count * blocks, self.m), dtype=np.uint8)
-        self.stored = np.concatenate([self.stored, msgs])
-        vid = self.n_videos + np.repeat(np.arange(count), blocks)
-        self.owner = np.concatenate([self.owner, np.stack([vid, np.tile(np.arange(blocks), count)], 1)])
-        self.n_videos += count
+        self._add(self.rng.integers(0, 2, (count * blocks, self.m), dtype=np.uint8), count)
 
     def message_of(self, index: int) -> np.ndarray:
         rows = self.owner[:, 0] == index
@@ -682,14 +692,8 @@ class VideoMarkStore:
 
     def initial_noise(self, index: int, seed: int) -> np.ndarray:
         """z_T of registered video ``index`` from ``seed`` (same |N| magnitudes as SIGMark's for that seed)."""
-        base = np.random.default_rng([seed, 0]).standard_normal(self.shape).astype(np.float32)
         per_frame = frame_blocks(self.message_of(index), self.lf, self.m)
-        rng = np.random.default_rng([seed, 2])
-        z = base.copy()
-        c, _, h, w = self.shape
-        for f in range(1, self.lf + 1):
-            z[:, f] = prc.encode(self.key, per_frame[f - 1], rng).reshape(c, h, w) * np.abs(base[:, f])
-        return z
+        return prc_signed_noise(self.shape, seed, [self.key] * self.lf, per_frame, stream=2)
 
     def extract_noise(self, z_hat: np.ndarray, message_bits: int, posterior_variance: float = 1.5) -> dict:
         """Decode every inverted latent frame with the one key, vote, match each block to the nearest stored message.

@@ -122,11 +122,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     plan = build_plan(args, vlm.n_patches)
     data = scenes(args.scenes, "heldout", start=args.start)
     base = evaluate(vlm, data)
-    res = evaluate(vlm, data, plan) if plan.label() != "none" else base
+    res = evaluate(vlm, data, plan, image_positions=args.positions) if plan.label() != "none" else base
     out = {"unreduced": base.to_dict(), "reduced": res.to_dict(),
            "accuracy_drop_points": round(100 * (base.accuracy - res.accuracy), 2),
            "provenance": provenance(args.seed, [weights], command="eval", scenes=args.scenes,
-                                    start=args.start)}
+                                    start=args.start, positions=args.positions)}
     lines = [f"{args.scenes} held-out scenes, {base.n_questions} questions (chance {base.chance:.3f})",
              f"unreduced: accuracy {base.accuracy:.3f} {base.per_type}",
              f"{res.label}: accuracy {res.accuracy:.3f} {res.per_type}, {res.tokens_to_llm} tokens reach the LLM"]
@@ -231,6 +231,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     ev.add_argument("--start", type=int, default=0, help="first held-out scene index")
     _projector_arg(ev)
     _plan_args(ev)
+    ev.add_argument("--positions", choices=("sequence", "source"), default="sequence",
+                    help="LM position ids of the reduced image tokens: consecutive (as the released code feeds them) "
+                         "or, as a diagnostic, each token at its own patch's unreduced position")
     ev.set_defaults(func=cmd_eval)
     sw = sub.add_parser("sweep", help="accuracy / tokens / prefill time of every method at several budgets")
     sw.add_argument("--scenes", type=int, default=40)

@@ -549,6 +549,8 @@ class PrefixCache:
     values: list[torch.Tensor]
     hidden: list[torch.Tensor]
     length: int
+    pos: torch.Tensor | None = None  # [1, P] position ids of the prefix (None: 0..P-1)
+    next_pos: int | None = None  # position id of the first question token (None: P)
 
 
 @dataclass
@@ -671,12 +673,15 @@ class LlamaRunner:
             last = self._full(embeds, pos, last_idx, 0, img, img_start, plan, None, records, counts)
         return LLMRun(last=last, records=records or [], image_tokens_per_layer=counts)
 
-    def prefix_cache(self, embeds: torch.Tensor, upto: int | None = None) -> PrefixCache:
-        """Run the question-independent prefix ``embeds [1, P, d]`` through layers ``0..upto-1`` (all by default)."""
+    def prefix_cache(self, embeds: torch.Tensor, upto: int | None = None, pos: torch.Tensor | None = None,
+                     next_pos: int | None = None) -> PrefixCache:
+        """Run the question-independent prefix ``embeds [1, P, d]`` through layers ``0..upto-1`` (all by default).
+        ``pos [1, P]``: its position ids (default ``0..P-1``) and ``next_pos`` that of the first question token
+        (default ``P``); see :func:`evaluate`'s ``image_positions``."""
         upto = self.num_layers if upto is None else upto
         with torch.inference_mode():
             h = embeds
-            pos = torch.arange(h.shape[1])[None]
+            pos = torch.arange(h.shape[1])[None] if pos is None else pos
             rope = self.rotary(h, pos)
             keys, values, hidden = [], [], []
             for i in range(upto):
@@ -688,7 +693,7 @@ class LlamaRunner:
                                                       enable_gqa=self.kv_heads != self.heads)
                 h = self._finish(i, h, attn)
             hidden.append(h)
-        return PrefixCache(keys, values, hidden, embeds.shape[1])
+        return PrefixCache(keys, values, hidden, embeds.shape[1], pos, next_pos)
 
     def questions(self, cache: PrefixCache, q_embeds: torch.Tensor, q_lens: torch.Tensor, img_start: int,
                   n_img: int, img_source: torch.Tensor, plan: ReductionPlan | None = None) -> LLMRun:
@@ -704,7 +709,9 @@ class LlamaRunner:
         with torch.inference_mode():
             b, lq, _ = q_embeds.shape
             p = cache.length
-            pos_q = (p + torch.arange(lq)).expand(b, lq)
+            q0 = p if cache.next_pos is None else int(cache.next_pos)
+            pos_p = torch.arange(p)[None] if cache.pos is None else cache.pos
+            pos_q = (q0 + torch.arange(lq)).expand(b, lq)
             allowed = torch.cat([torch.ones(lq, p, dtype=torch.bool), torch.ones(lq, lq, dtype=torch.bool).tril()], 1)
             h = q_embeds
             pending = None
@@ -728,7 +735,7 @@ class LlamaRunner:
                 last = self.norm(h[torch.arange(b), q_lens - 1])
                 return LLMRun(last=last, records=[], image_tokens_per_layer=counts)
             full = torch.cat([cache.hidden[first].expand(b, -1, -1), h], 1)
-            pos = torch.cat([torch.arange(p).expand(b, p), pos_q], 1)
+            pos = torch.cat([pos_p.expand(b, p), pos_q], 1)
             img = merging.TokenSet(full[:, img_start : img_start + n_img], torch.ones(b, n_img),
                                    img_source.expand(b, -1, -1), pos[:, img_start : img_start + n_img], 0)
             last = self._full(full, pos, last_idx, first, img, img_start, plan, pending, None, counts)
@@ -925,11 +932,17 @@ class EvalResult:
 
 def evaluate(vlm: TinyVLM, scene_list: Sequence[scenes.Scene], plan: ReductionPlan | None = None,
              progress: Progress | None = None,
-             encoder_scores: Callable[[scenes.Scene, merging.TokenSet], torch.Tensor] | None = None) -> EvalResult:
+             encoder_scores: Callable[[scenes.Scene, merging.TokenSet], torch.Tensor] | None = None,
+             image_positions: str = "sequence") -> EvalResult:
     """Answer every question of ``scene_list`` with ``plan``. Each image is encoded once (with the plan's encoder
     merges) and its prefix cached; the questions of a scene then run as one batch (exactly the per-request answers,
     see :meth:`LlamaRunner.questions`). ``encoder_scores(scene, tokens)`` (diagnostics only) replaces the encoder
-    ranking signal (see :func:`run_vit`)."""
+    ranking signal (see :func:`run_vit`). ``image_positions``: the LM position ids of the image tokens that leave
+    the encoder: ``"sequence"`` (consecutive, as LLaVA-style models feed them, the released code's behaviour) or
+    ``"source"`` (a diagnostic: each token at the position its own patch has in the unreduced prompt, tokens in
+    patch order, the question after all 256 patch positions)."""
+    if image_positions not in ("sequence", "source"):
+        raise InputError(f"Unknown image_positions '{image_positions}'. Valid: sequence, source.")
     plan = plan or ReductionPlan()
     plan.validate(vlm.adapter.num_layers, vlm.runner.num_layers, vlm.n_patches)
     steps = plan.llm_steps()
@@ -947,7 +960,15 @@ def evaluate(vlm: TinyVLM, scene_list: Sequence[scenes.Scene], plan: ReductionPl
         override = None if encoder_scores is None else (lambda ts, sc=scene: encoder_scores(sc, ts))
         emb, src, run = vlm.encode(px, p_img, scores_override=override)
         prefix = torch.cat([vlm.prefix_emb, emb], 1)
-        cache = vlm.runner.prefix_cache(prefix, upto=first)
+        if image_positions == "source":
+            own = run.state.pos[:, vlm.adapter.prefix :] - vlm.adapter.prefix  # [1, N'] patch of each token
+            order = own[0].argsort()
+            emb, src, own = emb[:, order], src[:, order], own[:, order]
+            prefix = torch.cat([vlm.prefix_emb, emb], 1)
+            pos = torch.cat([torch.arange(vlm.img_start)[None], vlm.img_start + own], 1)
+            cache = vlm.runner.prefix_cache(prefix, upto=first, pos=pos, next_pos=vlm.img_start + vlm.n_patches)
+        else:
+            cache = vlm.runner.prefix_cache(prefix, upto=first)
         qe, lens = vlm.question_embeds([q.text for q in scene.questions])
         out = vlm.runner.questions(cache, qe, lens, vlm.img_start, emb.shape[1], src, p_img)
         logits = vlm.answer_logits(out.last)
@@ -1112,14 +1133,14 @@ SIZE_FACTORS = (0.7, 1.0, 1.3)  # object-radius factors of the size control (tra
 
 
 def _count_answers(vlm: TinyVLM, data: Sequence[scenes.Scene], plan: ReductionPlan | None,
-                   encoder_scores: Callable[[scenes.Scene, merging.TokenSet], torch.Tensor] | None = None
-                   ) -> dict[str, Any]:
+                   encoder_scores: Callable[[scenes.Scene, merging.TokenSet], torch.Tensor] | None = None,
+                   image_positions: str = "sequence") -> dict[str, Any]:
     """Accuracy on the counting questions of ``data`` and how the wrong answers miss (over / under the truth)."""
     from dataclasses import replace
 
     only = [replace(s, questions=[q for q in s.questions if q.kind == "count"]) for s in data]
     only = [s for s in only if s.questions]
-    res = evaluate(vlm, only, plan, encoder_scores=encoder_scores)
+    res = evaluate(vlm, only, plan, encoder_scores=encoder_scores, image_positions=image_positions)
     truth = [q.answer for s in only for q in s.questions]
     idx = {w: i for i, w in enumerate(scenes.COUNTS)}
     over = sum(idx[p] > idx[t] for p, t in zip(res.predictions, truth, strict=True))

@@ -135,6 +135,18 @@ def grounding_batch(idx, patch_obj, patch_frac, obj_targets, bg):  # noqa: ANN00
     return f * o + (1 - f) * bg
 
 
+def drop_tokens(img, k_min: float, gen):  # noqa: ANN001, ANN201
+    """Token-count augmentation (``--token-drop``): every row of ``img [B, N, d]`` keeps the same number ``k`` of its
+    tokens, ``k`` uniform in ``ceil(k_min N)..N``, a random subset per row kept in patch order. Returns
+    ``(tokens [B, k, d], kept indices [B, k])``."""
+    import torch
+
+    b, n, d = img.shape
+    k = int(torch.randint(int(math.ceil(k_min * n)), n + 1, (), generator=gen))
+    keep = torch.stack([torch.randperm(n, generator=gen)[:k].sort().values for _ in range(b)])
+    return torch.gather(img, 1, keep[..., None].expand(-1, -1, d)), keep
+
+
 def branch_batch(seqs, spans, n_fixed: int):  # noqa: ANN001, ANN201
     """Pack scenes with several questions each into one LM pass where every question sees exactly what it sees at
     test time: the shared ``n_fixed`` tokens ("Image:" + image tokens) and its own tokens, at the positions it has
@@ -193,6 +205,16 @@ def main(argv: list[str] | None = None) -> int:
                              "object of the same total area is drawn in LOW,HIGH (fractions of the side) and split over "
                              "the objects (scenes.equal_area_radii; e.g. 0.1,0.2). Overrides --radius-range. Held-out "
                              "scenes keep 0.09-0.13")
+    parser.add_argument("--mix-default", action="store_true",
+                        help="with --equal-area: train on BOTH sets of --n-train scenes, the equal-area ones and the "
+                             "default-size ones (radii 0.09-0.13, as held out): the area is a usable count cue on "
+                             "half the scenes only, so fitting both needs a count read from the objects themselves")
+    parser.add_argument("--token-drop", default=None,
+                        help="token-count augmentation P,KMIN: in a share P of the answer steps every scene of the "
+                             "step keeps only a random subset of its image tokens (the same number k, drawn uniformly "
+                             "in KMIN*N..N, in patch order, fed at consecutive positions as at test time), so the LM "
+                             "learns to read images from a varying number of tokens, as LLaVA-family models do "
+                             "(AnyRes, pooled video frames); e.g. 0.5,0.25. Method-agnostic: no merging is simulated")
     parser.add_argument("--init", default=None,
                         help="start from these weights (projector and LoRA) instead of from scratch, e.g. to "
                              "fine-tune the shipped file with --align-steps 0")
@@ -233,6 +255,12 @@ def main(argv: list[str] | None = None) -> int:
         _log("equal-area training scenes: object patches (>= 25% covered) by count "
              + ", ".join(f"{k}: {cov[cnt == k].mean():.1f}" for k in range(1, 5) if (cnt == k).any())
              + f" (correlation with the count {np.corrcoef(cnt, cov)[0, 1]:.2f})")
+    if args.mix_default:
+        if area_range is None:
+            raise SystemExit("--mix-default needs --equal-area")
+        tokens_d, scenes_d = cached_scene_tokens(vision, "train", args.n_train, args.size)
+        tokens, train_scenes = torch.cat([tokens, tokens_d]), train_scenes + scenes_d
+    n_scenes = len(train_scenes)
     _log(f"tokens {tuple(tokens.shape)} ready after {time.perf_counter() - t_start:.0f} s")
 
     ids = PromptIds.build(lm.tokenizer)
@@ -266,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     opt = torch.optim.AdamW(proj.parameters(), lr=args.align_lr, weight_decay=0.0)
     align_hist = []
     for step in range(args.align_steps):
-        idx = torch.randint(0, args.n_train, (args.align_batch,), generator=gen)
+        idx = torch.randint(0, n_scenes, (args.align_batch,), generator=gen)
         target = grounding_batch(idx, patch_obj, patch_frac, obj_targets, bg_target)
         loss = F.mse_loss(proj(tokens[idx].float()), target)
         for g in opt.param_groups:
@@ -305,23 +333,30 @@ def main(argv: list[str] | None = None) -> int:
         frac = (step - warm) / max(1, args.steps - warm)
         return base * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
 
-    order = torch.randperm(args.n_train, generator=gen)
+    order = torch.randperm(n_scenes, generator=gen)
     q_rng = np.random.default_rng(args.seed)
-    n_fixed = prefix_emb.shape[0] + tokens.shape[1]  # "Image:" + image tokens, shared by every question
+    n_fixed_full = prefix_emb.shape[0] + tokens.shape[1]  # "Image:" + image tokens, shared by every question
+    token_drop = tuple(float(v) for v in args.token_drop.split(",")) if args.token_drop else None
+    if token_drop is not None and not (0 <= token_drop[0] <= 1 and 0 < token_drop[1] <= 1):
+        raise SystemExit("--token-drop needs P in [0, 1] and KMIN in (0, 1], e.g. 0.5,0.25")
     cursor, hist, kind_hist = 0, [], []
     for step in range(args.steps):
         t0 = time.perf_counter()
         idx = []
         for _ in range(args.batch):
             if cursor >= len(order):
-                order, cursor = torch.randperm(args.n_train, generator=gen), 0
+                order, cursor = torch.randperm(n_scenes, generator=gen), 0
             idx.append(int(order[cursor]))
             cursor += 1
         img = proj(tokens[idx].float())  # [B, N, 576]
+        img_in, n_fixed = img, n_fixed_full
+        if token_drop is not None and float(torch.rand((), generator=gen)) < token_drop[0]:
+            img_in, _ = drop_tokens(img, token_drop[1], gen)
+            n_fixed = prefix_emb.shape[0] + img_in.shape[1]
         seqs, spans, targets = [], [], []
         for b, i in enumerate(idx):
             qs = sc.training_questions(train_scenes[i], q_rng, args.questions)
-            parts, span, pos = [prefix_emb, img[b]], [], n_fixed
+            parts, span, pos = [prefix_emb, img_in[b]], [], n_fixed
             for q in qs:
                 e = q_emb(q.text)
                 parts.append(e)
@@ -377,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
         "align_weight": str(args.align_weight), "align_mse_last50": f"{align_mse:.5f}",
         "train_radius_range": ",".join(f"{v:g}" for v in radius_range), "init": str(args.init or ""),
         "train_equal_area": ",".join(f"{v:g}" for v in area_range) if area_range else "",
+        "token_drop": args.token_drop or "", "train_mix_default": str(bool(args.mix_default)), "n_train_total": str(n_scenes),
         "lora_rank": str(args.lora_rank), "lora_alpha": str(args.lora_alpha), "lora_lr": str(args.lora_lr),
         "train_seconds": f"{time.perf_counter() - t_start:.0f}",
         "packages": str(package_versions(("torch", "transformers"))),

@@ -366,3 +366,21 @@ def test_run_vit_probe_sees_every_block_without_changing_the_output() -> None:
     # explicit softmax vs fused attention in 12 blocks: float rounding only
     torch.testing.assert_close(tiny_vlm.run_vit(ad, px, probe=probe).tokens, ref, atol=1e-4, rtol=0)
     assert seen == list(range(ad.num_layers))
+
+
+def test_token_drop_augmentation_keeps_a_sorted_subset_of_the_same_size() -> None:
+    """``--token-drop``: every scene of a step keeps the same number of its own tokens, in patch order, at least the
+    minimum share; the tokens are copied, not mixed."""
+    from backend.train.illava import drop_tokens
+
+    gen = torch.Generator().manual_seed(0)
+    img = torch.randn(4, 256, 8)
+    sizes = set()
+    for _ in range(20):
+        out, keep = drop_tokens(img, 0.25, gen)
+        k = out.shape[1]
+        sizes.add(k)
+        assert 64 <= k <= 256 and keep.shape == (4, k)
+        assert bool((keep[:, 1:] > keep[:, :-1]).all())
+        assert torch.equal(out, torch.stack([img[b, keep[b]] for b in range(4)]))
+    assert len(sizes) > 5

@@ -86,6 +86,18 @@ def test_records_track_sources(vlm, scene):
         assert (rec.group >= 0).all()  # iLLaVA recycles: no patch is dropped in the encoder
 
 
+def test_source_positions_diagnostic_is_the_identity_without_reduction(vlm, scene):
+    """``image_positions="source"`` (diagnostic) places each image token at its own patch's position: with nothing
+    removed that is exactly the default prompt; with a plan it runs and keeps the plan's token counts."""
+    plan = plan_for_budget("illava_code", HEADLINE_KEEP)
+    a, b = evaluate(vlm, [scene]), evaluate(vlm, [scene], image_positions="source")
+    assert a.predictions == b.predictions
+    c, d = evaluate(vlm, [scene], plan), evaluate(vlm, [scene], plan, image_positions="source")
+    assert c.tokens_to_llm == d.tokens_to_llm and c.image_tokens_mean_llm == d.image_tokens_mean_llm
+    with pytest.raises(InputError, match="image_positions"):
+        evaluate(vlm, [scene], image_positions="rope")
+
+
 def test_shipped_lora_lives_in_a_private_copy(vlm):
     """The shipped file carries LoRA adapters for SmolLM2's q/v projections: the tiny VLM folds them into its own
     copy of those matrices; the embedded model shared with other pages keeps its weights."""
@@ -316,3 +328,5 @@ def test_cli_eval_reads_the_given_projector(vlm, monkeypatch, tmp_path):
     other.write_bytes(PROJECTOR_FILE.read_bytes())
     rc, out = _cli(["eval", "--scenes", "1", "--projector", str(other), "--json"])
     assert rc == 0 and seen[-1] == str(other)
+    rc, out = _cli(["eval", "--scenes", "1", "--method", "illava", "--keep", "0.5", "--positions", "source", "--json"])
+    assert rc == 0 and out["provenance"]["params"]["positions"] == "source" and out["reduced"]["tokens_to_llm"] <= 192

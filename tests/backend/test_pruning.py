@@ -182,12 +182,15 @@ def test_ratio_zero_leaves_the_model_unchanged(tiny):
 
 @pytest.mark.parametrize("comp", ["none", "ls", "rotation", "rotation_scale", "bias"])
 def test_physical_equals_masked(tiny, comp):
+    # in float64: the two paths are the same arithmetic up to summation order, and in float32 the calibration
+    # statistics of layer 2 (taken on layer 1's pruned output) differ in the last bits, which the least-squares and
+    # rotation solves amplify to ~1e-5 on some CPUs; in float64 the logits agree to far below the bound
     model, calib, held = tiny
-    a, b = copy.deepcopy(model), copy.deepcopy(model)
+    a, b = copy.deepcopy(model).double(), copy.deepcopy(model).double()
     ra = prune_llama(a, calib, PruneConfig(ratio=0.5, compensation=comp, n_calib=6, seqlen=16))
     prune_llama(b, calib, PruneConfig(ratio=0.5, compensation=comp, n_calib=6, seqlen=16, physical=False))
     with torch.no_grad():
-        torch.testing.assert_close(a(held).logits, b(held).logits, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(a(held).logits, b(held).logits, atol=1e-10, rtol=1e-10)
     assert lmtools.effective_parameters(a) == lmtools.effective_parameters(b)
     assert lmtools.stored_parameters(a) < lmtools.stored_parameters(b)
     # kept counts equal the targets: 6 heads -> 3 kept, 40 channels -> 20 kept, in every layer

@@ -229,12 +229,12 @@ def test_shipped_vlm_is_above_chance(ci_claim):
                    "steps) lost the area cue (radii x0.7 / x1.3: 4 under- / 8 over-counted of 36) and iLLaVA stayed "
                    "within 3 points of it (0.571 vs 0.600), but its unreduced accuracy (0.600, counting 0.56) is below "
                    "this file's and the ci bound, so it was not shipped; 200 more steps gave 0.652 unreduced, iLLaVA "
-                   "0.567 (counting 0.56 -> 0.39). Sessions 6-7: four more retrainings lost 5.7-11.4 points with iLLaVA, "
-                   "and 5.7-8.6 with random dropping at the same budget: this tiny LM is not robust to fewer image "
-                   "tokens whatever chooses them; on an equal-area model (no area cue) iLLaVA still over-counts 21 of 36 and "
-                   "the true-object-mask control 18, random dropping 3: the count follows the object tokens' share of "
-                   "the sequence, which object-favouring reductions raise beyond training. See "
-                   "assets/MANIFEST_illava.md")
+                   "0.567 (counting 0.56 -> 0.39). Sessions 6-7: four more retrainings lost 5.7-11.4 points with "
+                   "iLLaVA, and the three measured with random dropping at the same budget lost 5.7-8.6 with it: "
+                   "this tiny LM is not robust to fewer image tokens whatever chooses them; on an equal-area model "
+                   "(no area cue) iLLaVA still over-counts 21 of 36 and the true-object-mask control 18, random "
+                   "dropping 3: the count follows the object tokens' share of the sequence, which object-favouring "
+                   "reductions raise beyond training. See assets/MANIFEST_illava.md")
 def test_illava_two_thirds_fewer_tokens_keeps_accuracy(ci_claim):
     assert ci_claim["tokens_to_llm"] <= 256 // 2 and ci_claim["llm_tokens"] <= 90
     assert ci_claim["acc_illava"] >= ci_claim["acc_full"] - 0.03, ci_claim

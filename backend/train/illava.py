@@ -147,6 +147,44 @@ def drop_tokens(img, k_min: float, gen):  # noqa: ANN001, ANN201
     return torch.gather(img, 1, keep[..., None].expand(-1, -1, d)), keep
 
 
+def share_drop_tokens(img, patch_obj, patch_frac, k_min: float, max_ratio: float, gen,  # noqa: ANN001, ANN201
+                      obj_threshold: float = 0.25):
+    """Object-share augmentation (``--share-drop``): like :func:`drop_tokens` every row of ``img [B, N, d]`` keeps
+    the same number ``k`` of its tokens (``k`` uniform in ``ceil(k_min N)..N``, kept in patch order), but the
+    object patches (``patch_frac [B, N] >= obj_threshold``, the object of each in ``patch_obj [B, N]``) and the
+    background patches are kept at different rates: the objects' share of the kept tokens is their share of the
+    image times a factor drawn log-uniformly in ``[1 / max_ratio, max_ratio]`` per row (clipped to what the row
+    has), and every object keeps at least one patch when ``k`` allows. So the share of object tokens varies both
+    ways while the count, colours, shapes and positions the questions ask about stay the same. Method-agnostic: it
+    uses the scene's ground-truth masks, not any reduction's ranking, and merges nothing.
+    Returns ``(tokens [B, k, d], kept indices [B, k], object share of the kept tokens [B])``."""
+    import torch
+
+    b, n, d = img.shape
+    k = int(torch.randint(int(math.ceil(k_min * n)), n + 1, (), generator=gen))
+    rows, shares = [], []
+    for r in range(b):
+        is_obj = patch_frac[r] >= obj_threshold
+        obj_idx = is_obj.nonzero().flatten()
+        bg_idx = (~is_obj).nonzero().flatten()
+        n_o, n_b = len(obj_idx), len(bg_idx)
+        factor = math.exp((2 * float(torch.rand((), generator=gen)) - 1) * math.log(max_ratio))
+        k_o = round(n_o / n * factor * k)
+        k_o = min(max(k_o, k - n_b, 0), n_o, k)
+        obj_idx = obj_idx[torch.randperm(n_o, generator=gen)]
+        # one patch of every object first (so no object vanishes when k_o allows), then the others at random
+        objects = patch_obj[r][obj_idx]
+        first = torch.zeros(n_o, dtype=torch.bool)
+        for j in objects.unique():
+            first[int((objects == j).nonzero()[0])] = True
+        obj_idx = torch.cat([obj_idx[first], obj_idx[~first]])[:k_o]
+        bg_idx = bg_idx[torch.randperm(n_b, generator=gen)[: k - k_o]]
+        rows.append(torch.cat([obj_idx, bg_idx]).sort().values)
+        shares.append(k_o / k)
+    keep = torch.stack(rows)
+    return torch.gather(img, 1, keep[..., None].expand(-1, -1, d)), keep, torch.tensor(shares)
+
+
 def branch_batch(seqs, spans, n_fixed: int):  # noqa: ANN001, ANN201
     """Pack scenes with several questions each into one LM pass where every question sees exactly what it sees at
     test time: the shared ``n_fixed`` tokens ("Image:" + image tokens) and its own tokens, at the positions it has
@@ -215,6 +253,13 @@ def main(argv: list[str] | None = None) -> int:
                              "in KMIN*N..N, in patch order, fed at consecutive positions as at test time), so the LM "
                              "learns to read images from a varying number of tokens, as LLaVA-family models do "
                              "(AnyRes, pooled video frames); e.g. 0.5,0.25. Method-agnostic: no merging is simulated")
+    parser.add_argument("--share-drop", default=None,
+                        help="object-share augmentation P,KMIN,R: in a share P of the answer steps every scene keeps "
+                             "the same random number k of its image tokens (uniform in KMIN*N..N, in patch order, at "
+                             "consecutive positions) with the object patches' share of the kept tokens scaled by a "
+                             "factor log-uniform in [1/R, R] (ground-truth masks; every object keeps a patch), so the "
+                             "LM cannot read the count from how many tokens look like objects; e.g. 0.5,0.25,2.5. "
+                             "Method-agnostic: it uses no reduction's ranking and merges nothing. Excludes --token-drop")
     parser.add_argument("--init", default=None,
                         help="start from these weights (projector and LoRA) instead of from scratch, e.g. to "
                              "fine-tune the shipped file with --align-steps 0")
@@ -339,6 +384,11 @@ def main(argv: list[str] | None = None) -> int:
     token_drop = tuple(float(v) for v in args.token_drop.split(",")) if args.token_drop else None
     if token_drop is not None and not (0 <= token_drop[0] <= 1 and 0 < token_drop[1] <= 1):
         raise SystemExit("--token-drop needs P in [0, 1] and KMIN in (0, 1], e.g. 0.5,0.25")
+    share_drop = tuple(float(v) for v in args.share_drop.split(",")) if args.share_drop else None
+    if share_drop is not None and (token_drop is not None or len(share_drop) != 3 or not 0 <= share_drop[0] <= 1
+                                   or not 0 < share_drop[1] <= 1 or share_drop[2] < 1):
+        raise SystemExit("--share-drop needs P in [0, 1], KMIN in (0, 1] and R >= 1, e.g. 0.5,0.25,2.5, and no "
+                         "--token-drop")
     cursor, hist, kind_hist = 0, [], []
     for step in range(args.steps):
         t0 = time.perf_counter()
@@ -352,6 +402,10 @@ def main(argv: list[str] | None = None) -> int:
         img_in, n_fixed = img, n_fixed_full
         if token_drop is not None and float(torch.rand((), generator=gen)) < token_drop[0]:
             img_in, _ = drop_tokens(img, token_drop[1], gen)
+            n_fixed = prefix_emb.shape[0] + img_in.shape[1]
+        if share_drop is not None and float(torch.rand((), generator=gen)) < share_drop[0]:
+            sel = torch.tensor(idx)
+            img_in, _, _ = share_drop_tokens(img, patch_obj[sel], patch_frac[sel], share_drop[1], share_drop[2], gen)
             n_fixed = prefix_emb.shape[0] + img_in.shape[1]
         seqs, spans, targets = [], [], []
         for b, i in enumerate(idx):
@@ -412,7 +466,8 @@ def main(argv: list[str] | None = None) -> int:
         "align_weight": str(args.align_weight), "align_mse_last50": f"{align_mse:.5f}",
         "train_radius_range": ",".join(f"{v:g}" for v in radius_range), "init": str(args.init or ""),
         "train_equal_area": ",".join(f"{v:g}" for v in area_range) if area_range else "",
-        "token_drop": args.token_drop or "", "train_mix_default": str(bool(args.mix_default)), "n_train_total": str(n_scenes),
+        "token_drop": args.token_drop or "", "share_drop": args.share_drop or "",
+        "train_mix_default": str(bool(args.mix_default)), "n_train_total": str(n_scenes),
         "lora_rank": str(args.lora_rank), "lora_alpha": str(args.lora_alpha), "lora_lr": str(args.lora_lr),
         "train_seconds": f"{time.perf_counter() - t_start:.0f}",
         "packages": str(package_versions(("torch", "transformers"))),

@@ -141,17 +141,29 @@ def drop_tokens(img, k_min: float, gen):  # noqa: ANN001, ANN201
     ``(tokens [B, k, d], kept indices [B, k])``."""
     import torch
 
-    b, n, d = img.shape
-    k = int(torch.randint(int(math.ceil(k_min * n)), n + 1, (), generator=gen))
+    b, n, _ = img.shape
+    k = _keep_count(n, k_min, gen)
     keep = torch.stack([torch.randperm(n, generator=gen)[:k].sort().values for _ in range(b)])
-    return torch.gather(img, 1, keep[..., None].expand(-1, -1, d)), keep
+    return _gather_rows(img, keep), keep
 
 
-def share_drop_tokens(img, patch_obj, patch_frac, k_min: float, max_ratio: float, gen,  # noqa: ANN001, ANN201
-                      obj_threshold: float = 0.25):
+def _keep_count(n: int, k_min: float, gen) -> int:  # noqa: ANN001
+    """The number of tokens every row of a step keeps: uniform in ``ceil(k_min n)..n``."""
+    import torch
+
+    return int(torch.randint(int(math.ceil(k_min * n)), n + 1, (), generator=gen))
+
+
+def _gather_rows(img, keep):  # noqa: ANN001, ANN202
+    """``img [B, N, d]`` at the indices ``keep [B, k]`` -> ``[B, k, d]``."""
+    return img.gather(1, keep[..., None].expand(-1, -1, img.shape[-1]))
+
+
+def share_drop_tokens(img, patch_obj, patch_frac, k_min: float, max_ratio: float, gen):  # noqa: ANN001, ANN201
     """Object-share augmentation (``--share-drop``): like :func:`drop_tokens` every row of ``img [B, N, d]`` keeps
     the same number ``k`` of its tokens (``k`` uniform in ``ceil(k_min N)..N``, kept in patch order), but the
-    object patches (``patch_frac [B, N] >= obj_threshold``, the object of each in ``patch_obj [B, N]``) and the
+    object patches (``patch_frac [B, N] >= tiny_vlm.OBJECT_COVERAGE``, as in the diagnosis; the object of each in
+    ``patch_obj [B, N]``) and the
     background patches are kept at different rates: the objects' share of the kept tokens is their share of the
     image times a factor drawn log-uniformly in ``[1 / max_ratio, max_ratio]`` per row (clipped to what the row
     has), and every object keeps at least one patch when ``k`` allows. So the share of object tokens varies both
@@ -160,11 +172,13 @@ def share_drop_tokens(img, patch_obj, patch_frac, k_min: float, max_ratio: float
     Returns ``(tokens [B, k, d], kept indices [B, k], object share of the kept tokens [B])``."""
     import torch
 
-    b, n, d = img.shape
-    k = int(torch.randint(int(math.ceil(k_min * n)), n + 1, (), generator=gen))
+    from backend.tokens.tiny_vlm import OBJECT_COVERAGE
+
+    b, n, _ = img.shape
+    k = _keep_count(n, k_min, gen)
     rows, shares = [], []
     for r in range(b):
-        is_obj = patch_frac[r] >= obj_threshold
+        is_obj = patch_frac[r] >= OBJECT_COVERAGE
         obj_idx = is_obj.nonzero().flatten()
         bg_idx = (~is_obj).nonzero().flatten()
         n_o, n_b = len(obj_idx), len(bg_idx)
@@ -182,7 +196,7 @@ def share_drop_tokens(img, patch_obj, patch_frac, k_min: float, max_ratio: float
         rows.append(torch.cat([obj_idx, bg_idx]).sort().values)
         shares.append(k_o / k)
     keep = torch.stack(rows)
-    return torch.gather(img, 1, keep[..., None].expand(-1, -1, d)), keep, torch.tensor(shares)
+    return _gather_rows(img, keep), keep, torch.tensor(shares)
 
 
 def branch_batch(seqs, spans, n_fixed: int):  # noqa: ANN001, ANN201
@@ -259,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
                              "consecutive positions) with the object patches' share of the kept tokens scaled by a "
                              "factor log-uniform in [1/R, R] (ground-truth masks; every object keeps a patch), so the "
                              "LM cannot read the count from how many tokens look like objects; e.g. 0.5,0.25,2.5. "
-                             "Method-agnostic: it uses no reduction's ranking and merges nothing. Excludes --token-drop")
+                             "Method-agnostic: it uses no reduction's ranking and merges nothing. "
+                             "Excludes --token-drop")
     parser.add_argument("--init", default=None,
                         help="start from these weights (projector and LoRA) instead of from scratch, e.g. to "
                              "fine-tune the shipped file with --align-steps 0")
@@ -274,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     from backend.models import load
     from backend.runtime import ASSETS, package_versions
     from backend.tokens import scenes as sc
-    from backend.tokens.tiny_vlm import PROJECTOR_FILE, LoRA, Projector, PromptIds, question_ids, save_projector
+    from backend.tokens.tiny_vlm import (OBJECT_COVERAGE, PROJECTOR_FILE, LoRA, Projector, PromptIds, question_ids,
+                                         save_projector)
 
     torch.set_num_threads(args.threads or 1)
     if args.quick:
@@ -295,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     tokens, train_scenes = cached_scene_tokens(vision, "train", args.n_train, args.size, radius_range=radius_range,
                                                area_range=area_range)
     if area_range is not None:
-        cov = np.array([(sc.patch_coverage(s) >= 0.25).sum() for s in train_scenes])
+        cov = np.array([(sc.patch_coverage(s) >= OBJECT_COVERAGE).sum() for s in train_scenes])
         cnt = np.array([len(s.objects) for s in train_scenes])
         _log("equal-area training scenes: object patches (>= 25% covered) by count "
              + ", ".join(f"{k}: {cov[cnt == k].mean():.1f}" for k in range(1, 5) if (cnt == k).any())

@@ -388,8 +388,9 @@ def test_token_drop_augmentation_keeps_a_sorted_subset_of_the_same_size() -> Non
 
 def test_share_drop_augmentation_varies_the_object_share_and_keeps_every_object() -> None:
     """``--share-drop``: every scene of a step keeps the same number of its own tokens in patch order; the object
-    patches' share of them goes both above and below their share of the image (up to the factor R), and every object
-    keeps at least one patch whenever its row keeps any object patch for each object."""
+    patches' share of them goes both above and below their share of the image (up to the factor R, give or take
+    rounding), and every object keeps at least one patch whenever the row keeps at least one object patch per object."""
+    from backend.tokens import tiny_vlm
     from backend.train.illava import share_drop_tokens
 
     gen = torch.Generator().manual_seed(0)
@@ -398,7 +399,7 @@ def test_share_drop_augmentation_varies_the_object_share_and_keeps_every_object(
     obj = torch.zeros(2, n, dtype=torch.long)
     for j, (a, b) in enumerate([(0, 10), (50, 58), (100, 104)]):  # 22 object patches: image share 0.086
         frac[:, a:b], obj[:, a:b] = 1.0, j
-    frac[1, 200:202] = 0.1  # under the threshold: background
+    frac[1, 200:202] = 0.1  # under OBJECT_COVERAGE (0.25): background
     img = torch.randn(2, n, 8)
     ratios = []
     for _ in range(60):
@@ -407,7 +408,7 @@ def test_share_drop_augmentation_varies_the_object_share_and_keeps_every_object(
         assert 64 <= k <= n and keep.shape == (2, k) and share.shape == (2,)
         assert bool((keep[:, 1:] > keep[:, :-1]).all())
         assert torch.equal(out, torch.stack([img[b, keep[b]] for b in range(2)]))
-        is_obj = (frac >= 0.25).gather(1, keep)
+        is_obj = (frac >= tiny_vlm.OBJECT_COVERAGE).gather(1, keep)
         torch.testing.assert_close(is_obj.float().mean(1), share.float())
         for b in range(2):
             kept_objects = set(obj[b, keep[b]][is_obj[b]].tolist())

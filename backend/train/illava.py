@@ -159,7 +159,8 @@ def _gather_rows(img, keep):  # noqa: ANN001, ANN202
     return img.gather(1, keep[..., None].expand(-1, -1, img.shape[-1]))
 
 
-def share_drop_tokens(img, patch_obj, patch_frac, k_min: float, max_ratio: float, gen):  # noqa: ANN001, ANN201
+def share_drop_tokens(img, patch_obj, patch_frac, k_min: float, max_ratio: float, gen,  # noqa: ANN001, ANN201
+                      tilt: float = 0.0):
     """Object-share augmentation (``--share-drop``): like :func:`drop_tokens` every row of ``img [B, N, d]`` keeps
     the same number ``k`` of its tokens (``k`` uniform in ``ceil(k_min N)..N``, kept in patch order), but the
     object patches (``patch_frac [B, N] >= tiny_vlm.OBJECT_COVERAGE``, as in the diagnosis; the object of each in
@@ -169,6 +170,10 @@ def share_drop_tokens(img, patch_obj, patch_frac, k_min: float, max_ratio: float
     has), and every object keeps at least one patch when ``k`` allows. So the share of object tokens varies both
     ways while the count, colours, shapes and positions the questions ask about stay the same. Method-agnostic: it
     uses the scene's ground-truth masks, not any reduction's ranking, and merges nothing.
+    ``tilt`` T > 0 also varies WHICH patches of the objects survive: per row an exponent ``g`` uniform in
+    ``[-T, T]`` makes the object patches drawn with weights ``coverage ** g`` (weighted sampling without
+    replacement): ``g < 0`` favours the objects' edge patches, ``g > 0`` their interiors, ``g = 0`` is uniform (the
+    default ``tilt=0`` draws exactly as before). Also symmetric and mask-based.
     Returns ``(tokens [B, k, d], kept indices [B, k], object share of the kept tokens [B])``."""
     import torch
 
@@ -185,7 +190,13 @@ def share_drop_tokens(img, patch_obj, patch_frac, k_min: float, max_ratio: float
         factor = math.exp((2 * float(torch.rand((), generator=gen)) - 1) * math.log(max_ratio))
         k_o = round(n_o / n * factor * k)
         k_o = min(max(k_o, k - n_b, 0), n_o, k)
-        obj_idx = obj_idx[torch.randperm(n_o, generator=gen)]
+        if tilt > 0:  # weighted order without replacement: key u ** (1 / w), largest first (Efraimidis-Spirakis)
+            g = (2 * float(torch.rand((), generator=gen)) - 1) * tilt
+            w = patch_frac[r][obj_idx].float().clamp_min(OBJECT_COVERAGE) ** g
+            keys = torch.rand(n_o, generator=gen).log() / w
+            obj_idx = obj_idx[keys.argsort(descending=True)]
+        else:
+            obj_idx = obj_idx[torch.randperm(n_o, generator=gen)]
         # one patch of every object first (so no object vanishes when k_o allows), then the others at random
         objects = patch_obj[r][obj_idx]
         first = torch.zeros(n_o, dtype=torch.bool)
@@ -268,11 +279,14 @@ def main(argv: list[str] | None = None) -> int:
                              "learns to read images from a varying number of tokens, as LLaVA-family models do "
                              "(AnyRes, pooled video frames); e.g. 0.5,0.25. Method-agnostic: no merging is simulated")
     parser.add_argument("--share-drop", default=None,
-                        help="object-share augmentation P,KMIN,R: in a share P of the answer steps every scene keeps "
-                             "the same random number k of its image tokens (uniform in KMIN*N..N, in patch order, at "
-                             "consecutive positions) with the object patches' share of the kept tokens scaled by a "
-                             "factor log-uniform in [1/R, R] (ground-truth masks; every object keeps a patch), so the "
-                             "LM cannot read the count from how many tokens look like objects; e.g. 0.5,0.25,2.5. "
+                        help="object-share augmentation P,KMIN,R[,T]: in a share P of the answer steps every scene "
+                             "keeps the same random number k of its image tokens (uniform in KMIN*N..N, in patch "
+                             "order, at consecutive positions) with the object patches' share of the kept tokens "
+                             "scaled by a factor log-uniform in [1/R, R] (ground-truth masks; every object keeps a "
+                             "patch), so the LM cannot read the count from how many tokens look like objects; "
+                             "e.g. 0.5,0.25,2.5. "
+                             "T > 0 also tilts which object patches survive: weights coverage**g, g uniform in "
+                             "[-T, T] per scene (edges or interiors favoured, both ways). "
                              "Method-agnostic: it uses no reduction's ranking and merges nothing. "
                              "Excludes --token-drop")
     parser.add_argument("--init", default=None,
@@ -401,10 +415,10 @@ def main(argv: list[str] | None = None) -> int:
     if token_drop is not None and not (0 <= token_drop[0] <= 1 and 0 < token_drop[1] <= 1):
         raise SystemExit("--token-drop needs P in [0, 1] and KMIN in (0, 1], e.g. 0.5,0.25")
     share_drop = tuple(float(v) for v in args.share_drop.split(",")) if args.share_drop else None
-    if share_drop is not None and (token_drop is not None or len(share_drop) != 3 or not 0 <= share_drop[0] <= 1
-                                   or not 0 < share_drop[1] <= 1 or share_drop[2] < 1):
-        raise SystemExit("--share-drop needs P in [0, 1], KMIN in (0, 1] and R >= 1, e.g. 0.5,0.25,2.5, and no "
-                         "--token-drop")
+    if share_drop is not None and (token_drop is not None or len(share_drop) not in (3, 4) or min(share_drop) < 0
+                                   or share_drop[0] > 1 or not 0 < share_drop[1] <= 1 or share_drop[2] < 1):
+        raise SystemExit("--share-drop needs P in [0, 1], KMIN in (0, 1], R >= 1 and optionally T >= 0, e.g. "
+                         "0.5,0.25,2.5 or 0.8,0.25,2.5,3, and no --token-drop")
     cursor, hist, kind_hist = 0, [], []
     for step in range(args.steps):
         t0 = time.perf_counter()
@@ -421,7 +435,8 @@ def main(argv: list[str] | None = None) -> int:
             n_fixed = prefix_emb.shape[0] + img_in.shape[1]
         if share_drop is not None and float(torch.rand((), generator=gen)) < share_drop[0]:
             sel = torch.tensor(idx)
-            img_in, _, _ = share_drop_tokens(img, patch_obj[sel], patch_frac[sel], share_drop[1], share_drop[2], gen)
+            img_in, _, _ = share_drop_tokens(img, patch_obj[sel], patch_frac[sel], share_drop[1], share_drop[2], gen,
+                                              tilt=share_drop[3] if len(share_drop) > 3 else 0.0)
             n_fixed = prefix_emb.shape[0] + img_in.shape[1]
         seqs, spans, targets = [], [], []
         for b, i in enumerate(idx):

@@ -416,3 +416,34 @@ def test_share_drop_augmentation_varies_the_object_share_and_keeps_every_object(
                 assert kept_objects == {0, 1, 2}
         ratios += (share / (22 / n)).tolist()
     assert min(ratios) < 0.6 and max(ratios) > 1.6 and max(ratios) <= 2.5 * 1.1 and min(ratios) >= 1 / 2.5 * 0.9 - 0.05
+
+
+def test_share_drop_tilt_favours_edges_or_interiors_both_ways_and_is_off_by_default() -> None:
+    """``--share-drop P,KMIN,R,T``: with T > 0 the object patches kept lean towards the edges (low coverage) in some
+    scenes and towards the interiors in others; the same patches, counts and every-object rule as without it; with
+    T = 0 the draws are exactly those of the three-number form."""
+    from backend.train.illava import share_drop_tokens
+
+    n = 256
+    frac = torch.zeros(1, n)
+    obj = torch.zeros(1, n, dtype=torch.long)
+    frac[0, 10:30], frac[0, 30:50] = 1.0, 0.3  # one object: 20 interior and 20 edge patches
+    obj[0, 40:50] = 1  # a second object made of edge patches only
+    img = torch.randn(1, n, 4)
+    a, b = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    for _ in range(10):
+        x, kx, sx = share_drop_tokens(img, obj, frac, 0.25, 2.5, a)
+        y, ky, sy = share_drop_tokens(img, obj, frac, 0.25, 2.5, b, tilt=0.0)
+        assert torch.equal(kx, ky) and torch.equal(sx, sy)
+    gen = torch.Generator().manual_seed(0)
+    lean = []
+    for _ in range(300):
+        _, keep, share = share_drop_tokens(img, obj, frac, 0.25, 2.5, gen, tilt=3.0)
+        inner = int(((keep >= 10) & (keep < 30)).sum())
+        edge = int(((keep >= 30) & (keep < 50)).sum())
+        assert inner + edge == round(float(share[0]) * keep.shape[1])
+        if 0 < inner + edge < 40:
+            assert int(((keep >= 40) & (keep < 50)).sum()) >= 1  # the edge-only object keeps a patch
+            lean.append(inner / (inner + edge))
+    lean_t = torch.tensor(lean)
+    assert float((lean_t > 0.8).float().mean()) > 0.05 and float((lean_t < 0.2).float().mean()) > 0.05

@@ -182,8 +182,10 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
         write_json_atomic(args.out, out)
     lines = [f"{out['scenes']} held-out scenes, plan {out['plan']}"]
-    lines += [f"merge block {i}: object patches kept {d['object_kept']:.2f}, background {d['background_kept']:.2f}"
-              for i, d in out["kept_per_merge_layer"]["illava_code"].items()]
+    lines += [f"{name} merge block {i}: object patches kept {d['object_kept']:.2f} (interior "
+              f"{d.get('object_interior_kept', float('nan')):.2f}, edge {d.get('object_edge_kept', float('nan')):.2f}),"
+              f" background {d['background_kept']:.2f}"
+              for name in ("illava_code", "random") for i, d in out["kept_per_merge_layer"][name].items()]
     lines.append(f"object share reaching the LM / image: {out['object_share_reaching_lm_over_image']}")
     lines += [f"counting, {k}: {v['accuracy']:.3f} (over {v['overcounts']}, under {v['undercounts']} of "
               f"{v['questions']})" for k, v in out["counting"].items()]

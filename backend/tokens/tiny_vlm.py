@@ -1159,7 +1159,9 @@ def diagnose(vlm: TinyVLM, n_scenes: int = 36, keep: float = 1 / 3, start: int =
        background tokens with norms far above the rest that absorb attention). The class token's attention row is
        reported beside it for reference (the released code averages over every query; SigLIP has no class token).
     2. iLLaVA's plan (``illava_code`` at ``keep``) vs random dropping: share of object / background patches whose
-       own token survives each encoder merge, the object share of the tokens that reach the LM relative to the
+       own token survives each encoder merge (object patches also split into interior ones, fully covered, and edge
+       ones, partly covered: an attention-received ranking can keep an object's outline and drop its inside), the
+       object share of the tokens that reach the LM relative to the
        image, and objects left with no token of their own.
     3. Counting answers (accuracy, over- and under-counts) of the unreduced model, iLLaVA, its encoder stage alone,
        random dropping, and a ground-truth control: iLLaVA's encoder merge at the same layers and r with the
@@ -1209,6 +1211,11 @@ def diagnose(vlm: TinyVLM, n_scenes: int = 36, keep: float = 1 / 3, start: int =
                     d = kept[name].setdefault(rec.layer, {})
                     d.setdefault("object_kept", []).append(float(rec.own[obj.numpy()].mean()))
                     d.setdefault("background_kept", []).append(float(rec.own[~obj.numpy()].mean()))
+                    inside = (cov[s.seed] >= 0.999).numpy()
+                    if inside.any():
+                        d.setdefault("object_interior_kept", []).append(float(rec.own[inside].mean()))
+                    if (obj.numpy() & ~inside).any():
+                        d.setdefault("object_edge_kept", []).append(float(rec.own[obj.numpy() & ~inside].mean()))
                     d.setdefault("tokens_after", []).append(rec.n_after)
                 pos = run.state.pos[0, pre:] - pre
                 share[name].append(float(obj[pos].float().mean()) / max(float(obj.float().mean()), 1e-9))

@@ -292,6 +292,9 @@ def test_cli_diagnose_one_scene(vlm, monkeypatch):
     assert rc == 0 and out["scenes"] == 1 and sorted(out["encoder_blocks"]) == sorted(str(i) for i in range(12))
     kept = out["kept_per_merge_layer"]["illava_code"]
     assert sorted(kept) == ["3", "4", "5", "6"] and all(0 <= d["object_kept"] <= 1 for d in kept.values())
+    for d in kept.values():  # one scene: the object share kept lies between its interior and edge shares
+        parts = [d[k] for k in ("object_interior_kept", "object_edge_kept") if k in d]
+        assert parts and min(parts) - 1e-9 <= d["object_kept"] <= max(parts) + 1e-9
     assert set(out["counting"]) == {"unreduced", "illava_code", "illava_code_encoder_only", "random",
                                     "ground_truth_ranking_encoder_only"}
     assert all(c["questions"] == 1 for c in out["counting"].values())

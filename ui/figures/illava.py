@@ -161,17 +161,21 @@ DIAG_LABELS = {"unreduced": "Unreduced", "illava_code": "iLLaVA (code plan)",
 
 
 def diagnosis_figure(diag: dict[str, Any]) -> go.Figure:
-    """Left: share of object / background patches whose own token survives each encoder merge (iLLaVA vs random).
+    """Left: share of object (all, interior, edge) / background patches whose own token survives each encoder merge
+    (iLLaVA vs random).
     Right: counting answers of each control (correct, over-counted, under-counted)."""
     fig = make_subplots(1, 2, subplot_titles=("Patches whose token survives, per encoder merge",
                                               "Counting questions"), column_widths=[0.45, 0.55])
     for name, dash in (("illava_code", "solid"), ("random", "dot")):
         kept = diag["kept_per_merge_layer"][name]
         layers = [str(k) for k in kept]
-        for what, color in (("object_kept", COLORS["illava_code"]), ("background_kept", "#7f7f7f")):
+        for what, color in (("object_kept", COLORS["illava_code"]), ("object_interior_kept", "#9467bd"),
+                            ("object_edge_kept", "#ff7f0e"), ("background_kept", "#7f7f7f")):
+            if what not in next(iter(kept.values()), {}):  # diagnoses recorded before session 9 lack the split
+                continue
             fig.add_trace(go.Scatter(x=layers, y=[kept[k][what] for k in kept], mode="lines+markers",
                                      line={"dash": dash, "color": color},
-                                     name=f"{LABELS[name]}: {what.split('_')[0]} patches"), 1, 1)
+                                     name=f"{LABELS[name]}: {what[:-5].replace('_', ' ')} patches"), 1, 1)
     names = list(diag["counting"])
     rows = [diag["counting"][n] for n in names]
     labels = [DIAG_LABELS.get(n, n) for n in names]

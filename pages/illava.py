@@ -186,8 +186,17 @@ if DIAG.is_file():
                    f"dropping {c['random']['accuracy']:.2f}; the encoder stage with the true object masks as the "
                    f"ranking {gt['accuracy']:.2f}. {size}The shipped weights were trained with an object-share "
                    "augmentation (some steps keep fewer image tokens, with the objects' share of them varied while "
-                   "the count stays the same), so the count does not follow the share of object tokens that an "
-                   "object-favouring reduction raises; the session-3 weights over-counted here (0.81 -> 0.33).")
+                   "the count stays the same, and the kept object patches tilted towards edges or interiors), so "
+                   "the count does not follow the share of object tokens that an object-favouring reduction raises; "
+                   "the session-3 weights over-counted here (0.81 -> 0.33).")
+    last = dg["kept_per_merge_layer"]["illava_code"][merge[-1]]
+    last_r = dg["kept_per_merge_layer"]["random"].get(merge[-1], {})
+    if "object_edge_kept" in last and "object_interior_kept" in last and "object_edge_kept" in last_r:
+        verdict += (f" Which parts of an object survive: after block {merge[-1]} iLLaVA keeps the own token of "
+                    f"{last['object_edge_kept']:.2f} of the objects' edge patches (partly covered) but "
+                    f"{last['object_interior_kept']:.2f} of their interior patches (random dropping "
+                    f"{last_r['object_edge_kept']:.2f} / {last_r['object_interior_kept']:.2f}): the attention each "
+                    "token receives favours outlines, so the LM must read colours and counts from edges.")
     st.caption(
         f"{dg['scenes']} held-out scenes, plan `{dg['plan']}`. At the merge blocks {', '.join(merge)} the attention "
         f"each token receives (averaged over every query and head, as in the released code) ranks object patches "

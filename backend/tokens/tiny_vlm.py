@@ -1129,6 +1129,7 @@ def sweep(vlm: TinyVLM, n_scenes: int = 40, keeps: Sequence[float] = SWEEP_KEEPS
 
 # ======================================================================================================= diagnosis
 OBJECT_COVERAGE = 0.25  # a patch "shows an object" when an object covers at least a quarter of it
+INTERIOR_COVERAGE = 0.999  # an object patch is "interior" when fully covered, otherwise an "edge" patch
 SIZE_FACTORS = (0.7, 1.0, 1.3)  # object-radius factors of the size control (training radii: 0.09-0.13 of the image)
 
 
@@ -1161,8 +1162,8 @@ def diagnose(vlm: TinyVLM, n_scenes: int = 36, keep: float = 1 / 3, start: int =
     2. iLLaVA's plan (``illava_code`` at ``keep``) vs random dropping: share of object / background patches whose
        own token survives each encoder merge (object patches also split into interior ones, fully covered, and edge
        ones, partly covered: an attention-received ranking can keep an object's outline and drop its inside), the
-       object share of the tokens that reach the LM relative to the
-       image, and objects left with no token of their own.
+       object share of the tokens that reach the LM relative to the image, and objects left with no token of their
+       own.
     3. Counting answers (accuracy, over- and under-counts) of the unreduced model, iLLaVA, its encoder stage alone,
        random dropping, and a ground-truth control: iLLaVA's encoder merge at the same layers and r with the
        ranking replaced by the object masks (objects first), which keeps every object token.
@@ -1211,7 +1212,7 @@ def diagnose(vlm: TinyVLM, n_scenes: int = 36, keep: float = 1 / 3, start: int =
                     d = kept[name].setdefault(rec.layer, {})
                     d.setdefault("object_kept", []).append(float(rec.own[obj.numpy()].mean()))
                     d.setdefault("background_kept", []).append(float(rec.own[~obj.numpy()].mean()))
-                    inside = (cov[s.seed] >= 0.999).numpy()
+                    inside = (cov[s.seed] >= INTERIOR_COVERAGE).numpy()
                     if inside.any():
                         d.setdefault("object_interior_kept", []).append(float(rec.own[inside].mean()))
                     if (obj.numpy() & ~inside).any():

@@ -1161,7 +1161,8 @@ def diagnose(vlm: TinyVLM, n_scenes: int = 36, keep: float = 1 / 3, start: int =
        reported beside it for reference (the released code averages over every query; SigLIP has no class token).
     2. iLLaVA's plan (``illava_code`` at ``keep``) vs random dropping: share of object / background patches whose
        own token survives each encoder merge (object patches also split into interior ones, fully covered, and edge
-       ones, partly covered: an attention-received ranking can keep an object's outline and drop its inside), the
+       ones, partly covered: an attention-received ranking can keep an object's outline and drop its inside; each
+       share is a mean over the scenes that have such patches), the
        object share of the tokens that reach the LM relative to the image, and objects left with no token of their
        own.
     3. Counting answers (accuracy, over- and under-counts) of the unreduced model, iLLaVA, its encoder stage alone,
@@ -1183,6 +1184,9 @@ def diagnose(vlm: TinyVLM, n_scenes: int = 36, keep: float = 1 / 3, start: int =
     with torch.inference_mode():
         for si, s in enumerate(data):
             obj = cov[s.seed] >= OBJECT_COVERAGE
+            inside = cov[s.seed] >= INTERIOR_COVERAGE
+            parts = {"object": obj, "background": ~obj, "object_interior": inside, "object_edge": obj & ~inside}
+            parts = {k: m.numpy() for k, m in parts.items() if bool(m.any())}  # a part a scene lacks is not averaged
             n_obj.append(int(obj.sum()))
             px = vlm.pixels([s.pil()])
 
@@ -1210,13 +1214,8 @@ def diagnose(vlm: TinyVLM, n_scenes: int = 36, keep: float = 1 / 3, start: int =
                 run = run_vit(ad, px, vlm.seeded(pl, px), record=True)
                 for rec in run.records:
                     d = kept[name].setdefault(rec.layer, {})
-                    d.setdefault("object_kept", []).append(float(rec.own[obj.numpy()].mean()))
-                    d.setdefault("background_kept", []).append(float(rec.own[~obj.numpy()].mean()))
-                    inside = (cov[s.seed] >= INTERIOR_COVERAGE).numpy()
-                    if inside.any():
-                        d.setdefault("object_interior_kept", []).append(float(rec.own[inside].mean()))
-                    if (obj.numpy() & ~inside).any():
-                        d.setdefault("object_edge_kept", []).append(float(rec.own[obj.numpy() & ~inside].mean()))
+                    for part, m in parts.items():
+                        d.setdefault(f"{part}_kept", []).append(float(rec.own[m].mean()))
                     d.setdefault("tokens_after", []).append(rec.n_after)
                 pos = run.state.pos[0, pre:] - pre
                 share[name].append(float(obj[pos].float().mean()) / max(float(obj.float().mean()), 1e-9))

@@ -197,7 +197,7 @@ def share_drop_tokens(img, patch_obj, patch_frac, k_min: float, max_ratio: float
             obj_idx = obj_idx[keys.argsort(descending=True)]
         else:
             obj_idx = obj_idx[torch.randperm(n_o, generator=gen)]
-        # one patch of every object first (so no object vanishes when k_o allows), then the others at random
+        # one patch of every object first (so no object vanishes when k_o allows), then the others, in drawn order
         objects = patch_obj[r][obj_idx]
         first = torch.zeros(n_o, dtype=torch.bool)
         for j in objects.unique():

@@ -171,9 +171,9 @@ def diagnosis_figure(diag: dict[str, Any]) -> go.Figure:
         layers = [str(k) for k in kept]
         for what, color in (("object_kept", COLORS["illava_code"]), ("object_interior_kept", "#9467bd"),
                             ("object_edge_kept", "#ff7f0e"), ("background_kept", "#7f7f7f")):
-            if what not in next(iter(kept.values()), {}):  # diagnoses recorded before session 9 lack the split
+            if not any(what in d for d in kept.values()):  # diagnoses recorded before session 9 lack the split
                 continue
-            fig.add_trace(go.Scatter(x=layers, y=[kept[k][what] for k in kept], mode="lines+markers",
+            fig.add_trace(go.Scatter(x=layers, y=[kept[k].get(what) for k in kept], mode="lines+markers",
                                      line={"dash": dash, "color": color},
                                      name=f"{LABELS[name]}: {what[:-5].replace('_', ' ')} patches"), 1, 1)
     names = list(diag["counting"])

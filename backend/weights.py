@@ -159,16 +159,23 @@ def save(path: str | Path, tensors: dict[str, Any] | Any, *, config: dict[str, A
 
 
 def tensor_hashes(path: str | Path) -> dict[str, str]:
-    """sha256 of every tensor's bytes (with dtype and shape): equal before and after a metadata-only rewrite."""
+    """sha256 of every tensor (dtype, shape and raw bytes, read straight from the safetensors layout): equal before
+    and after a rewrite that changes only the metadata."""
     import hashlib
+    import struct
 
-    from safetensors import safe_open
-
-    out = {}
-    with safe_open(str(path), framework="np") as f:
-        for k in sorted(f.keys()):
-            a = f.get_tensor(k)
-            out[k] = hashlib.sha256(f"{a.dtype}{a.shape}".encode() + a.tobytes()).hexdigest()
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(n))
+        base = 8 + n
+        out = {}
+        for name in sorted(k for k in header if k != "__metadata__"):
+            t = header[name]
+            start, end = t["data_offsets"]
+            f.seek(base + start)
+            h = hashlib.sha256(f"{t['dtype']}{t['shape']}".encode())
+            h.update(f.read(end - start))
+            out[name] = h.hexdigest()
     return out
 
 

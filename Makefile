@@ -43,8 +43,11 @@ chromium:
 run: install
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m streamlit run app.py --server.port $(PORT)
 
+# Two xdist workers (one per core, one torch thread each); browser tests stay together on one worker (one server).
+WORKERS ?= 2
 test: install-test
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -m "not full" --durations=25 -p no:cacheprovider tests
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -m "not full" -n $(WORKERS) --dist loadgroup \
+	  --durations=25 -p no:cacheprovider tests
 
 test-full: install-test
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -m "full" --durations=25 -p no:cacheprovider tests

@@ -20,9 +20,10 @@ import functools
 import json
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Any, Callable
+from typing import Any
 
 from .errors import InputError
 

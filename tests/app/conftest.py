@@ -1,0 +1,44 @@
+"""Shared AppTest fixtures: open a page by its catalog id, and small upload payloads (a valid PNG, bytes that are no
+image) that every page's upload test uses."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def page_path(id_: str) -> str:
+    return str(ROOT / "pages" / f"{id_}.py")
+
+
+def open_page(id_: str, timeout: float = 60) -> AppTest:
+    """The page ``pages/<id>.py`` run once (nothing heavy runs on opening)."""
+    at = AppTest.from_file(page_path(id_), default_timeout=timeout)
+    at.run()
+    return at
+
+
+def png_bytes(seed: int = 0, size: tuple[int, int] = (96, 96)) -> bytes:
+    """A small random RGB PNG."""
+    import numpy as np
+    from PIL import Image
+
+    arr = np.random.default_rng(seed).integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)
+    buf = io.BytesIO()
+    Image.fromarray(arr).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+NOT_AN_IMAGE = b"this is plain text, not an image" * 4
+
+
+@pytest.fixture
+def page() -> Callable[..., AppTest]:
+    """``page("softbon")`` -> the opened AppTest of that page."""
+    return open_page

@@ -1,0 +1,154 @@
+"""Shape of the backend: no import circles between backend modules, no module above the size limit without a reason
+in its docstring, no streamlit/plotly in backend/, and every method registry behaves the same (the pysteps
+``test_interfaces`` idea)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BACKEND = ROOT / "backend"
+MAX_LINES = 600
+# A module above MAX_LINES says why in its docstring with a line that starts with this phrase.
+REASON = "Size:"
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+MODULES = {(_module_name(p)): p for p in sorted(BACKEND.rglob("*.py"))}
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """Backend modules imported by ``name`` at module level or inside functions (both can form a circle at run time
+    only when the import runs at module level, so only those count)."""
+    tree = ast.parse(path.read_text())
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out: set[str] = set()
+    for node in tree.body:  # module level only: lazy imports inside functions cannot form an import-time circle
+        stmts = [node]
+        if isinstance(node, (ast.If, ast.Try)):
+            stmts = list(ast.walk(node))
+        for st in stmts:
+            if isinstance(st, ast.Import):
+                out |= {a.name for a in st.names}
+            elif isinstance(st, ast.ImportFrom):
+                if st.level:
+                    base = package.split(".")
+                    base = base[: len(base) - (st.level - 1)]
+                    mod = ".".join(base + ([st.module] if st.module else []))
+                else:
+                    mod = st.module or ""
+                out.add(mod)
+                out |= {f"{mod}.{a.name}" for a in st.names}
+    return {m for m in out if m in MODULES and m != name}
+
+
+def test_no_import_circles() -> None:
+    graph = {n: _imports(n, p) for n, p in MODULES.items()}
+    # a package's __init__ is entered before its submodules: an edge pkg -> pkg.sub is normal, not a circle
+    cycles = []
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(n: str) -> None:
+        state[n] = 1
+        stack.append(n)
+        for m in graph[n]:
+            if n.startswith(m + "."):  # a submodule importing its own package's __init__
+                continue
+            if state.get(m) == 1:
+                cycles.append(stack[stack.index(m):] + [m])
+            elif m not in state:
+                visit(m)
+        stack.pop()
+        state[n] = 2
+
+    for n in graph:
+        if n not in state:
+            visit(n)
+    assert not cycles, "import circles: " + "; ".join(" -> ".join(c) for c in cycles[:10])
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_module_size(name: str) -> None:
+    path = MODULES[name]
+    n = len(path.read_text().splitlines())
+    if n <= MAX_LINES:
+        return
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    assert any(line.strip().startswith(REASON) for line in doc.splitlines()), (
+        f"{path.relative_to(ROOT)} has {n} lines (> {MAX_LINES}); split it by job or say why in its docstring "
+        f"with a line starting {REASON!r}")
+
+
+def test_backend_is_ui_free() -> None:
+    bad = []
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            mods = []
+            if isinstance(node, ast.Import):
+                mods = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                mods = [node.module]
+            if any(m.split(".")[0] in ("streamlit", "plotly") for m in mods):
+                bad.append(name)
+    assert not bad, f"backend modules import streamlit/plotly: {sorted(set(bad))}"
+
+
+def _registries():
+    from backend.registry import Registry
+
+    found = {}
+    for info in pkgutil.walk_packages([str(BACKEND)], prefix="backend."):
+        if info.name.startswith("backend.train") or info.name.endswith("__main__"):
+            continue
+        try:
+            mod = importlib.import_module(info.name)
+        except ImportError:  # an optional dependency: that module's own tests cover it
+            continue
+        for attr, val in vars(mod).items():
+            if isinstance(val, Registry) and id(val) not in {id(v) for v in found.values()}:
+                found[f"{info.name}.{attr}"] = val
+    return found
+
+
+def test_every_registry_is_generic() -> None:
+    from backend.errors import InputError
+    from backend.registry import KINDS
+
+    regs = _registries()
+    assert regs, "no method registry found under backend/"
+    for where, reg in regs.items():
+        assert len(reg) >= 1, where
+        for name in reg:
+            e = reg.entry(name.upper())  # case-insensitive
+            assert e.name == name and e.label and e.kind in KINDS and e.color.startswith("#"), (where, name)
+            assert reg[name] is reg.get(name)
+        with pytest.raises(InputError) as err:
+            reg.get("no-such-method")
+        for name in reg:
+            assert name in str(err.value), f"{where}: the error must list the valid names"
+
+
+def test_ruff_passes() -> None:
+    """The linter configured in pyproject.toml passes on the whole tree (``ruff check .``)."""
+    import shutil
+    import subprocess
+    import sys
+
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    assert ruff, "ruff is not installed: `make install-test` installs it (requirements-test.txt)"
+    out = subprocess.run([ruff, "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]

@@ -171,4 +171,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from common import record  # benchmarks/common.py: writes benchmarks/results/attribution.md
+
+    raise SystemExit(record(main, "attribution"))

@@ -1,61 +1,63 @@
-"""Rebuild benchmarks/README.md from the per-method result sections (benchmarks/RESULTS_<id>.md), and the method part of
-assets/MANIFEST.md from the per-method fragments (assets/MANIFEST_<id>.md), both in catalog order.
+"""Rebuild benchmarks/README.md, the index of the per-method results documents (benchmarks/results/<id>.md).
 
-    .venv/bin/python benchmarks/collect.py
+    python benchmarks/collect.py
 
-Each benchmark script prints its table; whoever reruns one pastes the table into its RESULTS file with the machine it
-ran on, then runs this script.
+Each benchmark script writes its own results document when it finishes (``common.record``); this script lists them
+in catalog order with the date and the command of each.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE.parent))
 
 from backend import catalog  # noqa: E402
 
 HEADER = """# Benchmarks
 
-Each `benchmarks/<id>.py` runs our implementation and its baselines on the same inputs in one process, repeats, and
-prints medians and ratios with the machine labelled. Performance is measured here, never asserted in timed tests.
-Run one with `OMP_NUM_THREADS=1 .venv/bin/python benchmarks/<id>.py` (options: `--help`); `make bench` runs the start-up
-benchmark. Sections below are the latest recorded runs (`benchmarks/RESULTS_<id>.md`, merged by `benchmarks/collect.py`).
-Absolute times were measured on the 2-core development machine, often while other jobs shared it: the sections say so,
-and the ratios and exact counts (MACs, samples) are the numbers to compare.
+Each `benchmarks/<id>.py` runs a method and its baselines on the same inputs in one process, repeats, and prints
+medians and ratios. When it finishes it writes `benchmarks/results/<id>.md`: the tables, the exact command, the date
+and the machine (platform, CPU, cores, torch threads, load average). Performance is measured here, never asserted in
+timed tests; absolute times belong to the machine line, so compare ratios and exact counts (MACs, samples) across
+machines. `make bench` runs the start-up benchmark; `python benchmarks/collect.py` rebuilds this index.
+
+| id | benchmark | date | command |
+|---|---|---|---|
 """
 
 
+def field(text: str, name: str) -> str:
+    """The value of a ``- Name: value`` line of a results document ('' if absent)."""
+    m = re.search(rf"^- {name}: (.*)$", text, flags=re.M)
+    return m.group(1).strip() if m else ""
+
+
+def order() -> list[str]:
+    """Results ids in catalog order (tools first), then any others alphabetically."""
+    known = ["startup"] + [t.id for t in catalog.TOOLS] + [p.id for p in catalog.PAPERS]
+    have = {p.stem for p in RESULTS.glob("*.md")}
+    return [i for i in dict.fromkeys(known) if i in have] + sorted(have - set(known))
+
+
+def render() -> str:
+    rows = []
+    for id_ in order():
+        text = (RESULTS / f"{id_}.md").read_text()
+        name = text.splitlines()[0].removeprefix("# ").removesuffix(": benchmark results")
+        rows.append(f"| `{id_}` | [{name}](results/{id_}.md) | {field(text, 'Date')} | {field(text, 'Command')} |")
+    return HEADER + "\n".join(rows) + "\n"
+
+
 def main() -> int:
-    parts = [HEADER]
-    order = ["startup"] + [p.id for p in catalog.PAPERS]
-    for id_ in order:
-        f = HERE / f"RESULTS_{id_}.md"
-        if f.is_file():
-            parts.append(f.read_text().strip() + "\n")
-    (HERE / "README.md").write_text("\n".join(parts))
-    print(f"wrote {HERE / 'README.md'} with {len(parts) - 1} sections")
-    collect_manifest()
+    text = render()
+    (HERE / "README.md").write_text(text)
+    print(f"wrote benchmarks/README.md with {len(order())} results documents")
     return 0
-
-
-MARKER = "<!-- Method sections below were merged from the per-method fragments assets/MANIFEST_<id>.md -->"
-
-
-def collect_manifest() -> None:
-    """Keep assets/MANIFEST.md's shared part (up to MARKER) and append every fragment in catalog order."""
-    assets = HERE.parent / "assets"
-    manifest = assets / "MANIFEST.md"
-    head = manifest.read_text().split(MARKER)[0].rstrip() + "\n\n" + MARKER + "\n"
-    parts = [head]
-    for paper in catalog.PAPERS:
-        f = assets / f"MANIFEST_{paper.id}.md"
-        if f.is_file():
-            parts.append(f.read_text().strip() + "\n")
-    manifest.write_text("\n".join(parts))
-    print(f"wrote {manifest} with {len(parts) - 1} method sections")
 
 
 if __name__ == "__main__":

@@ -116,4 +116,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common import record  # benchmarks/common.py: writes benchmarks/results/dualrs.md
+
+    raise SystemExit(record(main, "dualrs"))

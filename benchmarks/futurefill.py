@@ -87,4 +87,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from common import record  # benchmarks/common.py: writes benchmarks/results/futurefill.md
+
+    raise SystemExit(record(main, "futurefill"))

@@ -108,4 +108,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common import record  # benchmarks/common.py: writes benchmarks/results/illava.md
+
+    raise SystemExit(record(main, "illava"))

@@ -4,10 +4,9 @@ the MSE U-Net, and the same network run one pass per lead (lead-conditioned, as 
 in one process on the same held-out synthetic cases; then (``--eval-cases``) the quality of every method pooled over
 held-out cases, beside the costs.
 
-    OMP_NUM_THREADS=1 python benchmarks/nowcast.py --cases 3 --repeats 3 --eval-cases 24 --write
+    OMP_NUM_THREADS=1 python benchmarks/nowcast.py --cases 3 --repeats 3 --eval-cases 24
 
-Prints markdown tables (medians and ratios, machine labelled); ``--write`` also stores them in
-benchmarks/RESULTS_nowcast.md.
+Prints markdown tables (medians and ratios, machine labelled) and stores them in benchmarks/results/nowcast.md.
 """
 
 from __future__ import annotations
@@ -129,7 +128,6 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=3, help="cases for the timing table (seeds 20500+)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--eval-cases", type=int, default=0, help="held-out cases for the quality table (seeds 20000+)")
-    ap.add_argument("--write", action="store_true", help="write benchmarks/RESULTS_nowcast.md")
     ap.add_argument("--json-out", default=None, help="also save the evaluation summaries and claims to this JSON file")
     args = ap.parse_args()
 
@@ -154,12 +152,10 @@ def main() -> int:
     out.append(f"(benchmark ran {time.perf_counter() - t0:.0f} s)")
     text = "\n".join(out)
     print(text)
-    if args.write:
-        (ROOT / "benchmarks" / "RESULTS_nowcast.md").write_text(
-            "## nowcast (RainPro-8 miniature vs pysteps)\n\nCommand: `OMP_NUM_THREADS=1 python benchmarks/nowcast.py "
-            f"--cases {args.cases} --repeats {args.repeats} --eval-cases {args.eval_cases} --write`\n\n" + text + "\n")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common import record  # benchmarks/common.py: writes benchmarks/results/nowcast.md
+
+    raise SystemExit(record(main, "nowcast"))

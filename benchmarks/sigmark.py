@@ -4,8 +4,8 @@ baselines grow linearly), and generation time with and without the watermark. Sa
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/sigmark.py [--videos 4] [--repeats 5]
 
-Writes ``assets/sigmark_eval.json`` (shown on the page) and prints markdown tables (pasted into
-``benchmarks/RESULTS_sigmark.md``)."""
+Writes ``assets/sigmark_eval.json`` (shown on the page) and prints markdown tables (kept in
+``benchmarks/results/sigmark.md``)."""
 
 from __future__ import annotations
 
@@ -174,4 +174,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common import record  # benchmarks/common.py: writes benchmarks/results/sigmark.md
+
+    raise SystemExit(record(main, "sigmark"))

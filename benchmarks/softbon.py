@@ -97,4 +97,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common import record  # benchmarks/common.py: writes benchmarks/results/softbon.md
+
+    raise SystemExit(record(main, "softbon"))

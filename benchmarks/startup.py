@@ -102,4 +102,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common import record  # benchmarks/common.py: writes benchmarks/results/startup.md
+
+    raise SystemExit(record(main, "startup"))

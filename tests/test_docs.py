@@ -85,6 +85,23 @@ def test_no_process_narration_in_tracked_files():
     assert not hits, f"{len(hits)} lines of process narration or machine paths:\n" + "\n".join(hits)
 
 
+# Documents that were merged into assets/manifest.json and benchmarks/results/<id>.md.
+REMOVED_DOCS = re.compile(r"\b(?:MANIFEST|RESULTS)_(?:\w+|<id>)\.md\b")
+
+
+def test_no_references_to_removed_documents():
+    hits = []
+    for f in tracked_text_files():
+        try:
+            text = (ROOT / f).read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        hits += [f"{f}:{i}: {line.strip()[:160]}" for i, line in enumerate(text.splitlines(), 1)
+                 if REMOVED_DOCS.search(line)]
+    assert not hits, ("references to assets/MANIFEST_<id>.md or benchmarks/RESULTS_<id>.md (now assets/manifest.json "
+                      "and benchmarks/results/<id>.md):\n" + "\n".join(hits))
+
+
 # ------------------------------------------------------------------------------------------------------ manifest
 def test_manifest_check_passes():
     from backend import manifest

@@ -109,6 +109,8 @@ if go:
         res_all["run"] = out
 
 if r := res_all.get("run"):
+    from backend.robustness.dualrs import METHODS  # torch: already loaded by the job that made the result
+
     s = r["summary"]
     st.markdown(
         f"**{r['dataset']}**: Sigma = {r['sigmas']}, sigma_e = {r['sigma_e']:g}, {len(r['y_test'])} test "
@@ -130,7 +132,7 @@ if r := res_all.get("run"):
         sig = "abstain" if d["sigma_idx"][idx] < 0 else f"{r['sigmas'][d['sigma_idx'][idx]]:g}"
         rows = [
             {
-                "method": "dual RS",
+                "method": METHODS.label("dual"),
                 "sigma": sig,
                 "prediction": int(d["pred"][idx]),
                 "R_sigma": d["r_sigma"][idx],
@@ -140,7 +142,7 @@ if r := res_all.get("run"):
         ]
         rows += [
             {
-                "method": f"global sigma={k:g}",
+                "method": f"{METHODS.label('global')} sigma={k:g}",
                 "sigma": f"{k:g}",
                 "prediction": int(b["pred"][idx]),
                 "radius": b["radius"][idx],

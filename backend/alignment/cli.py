@@ -14,17 +14,15 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 
-from ..cli_common import float_list, int_list
+from ..cli_common import Output, add_action, add_group, float_list, int_list
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
     """Add the ``softbon`` group to ``python -m backend``."""
-    p = subparsers.add_parser("softbon", help="Soft Best-of-N: KL bound, reward hacking and the best beta per N")
-    acts = p.add_subparsers(dest="action", metavar="<action>")
+    acts = add_group(subparsers, "softbon", "Soft Best-of-N: KL bound, reward hacking and the best beta per N")
 
     def common(q: argparse.ArgumentParser) -> None:
         q.add_argument("--ns", type=int_list, default=(1, 2, 4, 8, 16, 32, 64), help="values of N (default 1,2,...,64)")
@@ -32,25 +30,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
             "--betas", type=float_list, default=(0, 0.5, 1, 2, 4, 8, 16, 32, 64, 128), help="finite betas; BoN is added"
         )
         q.add_argument("--reward", choices=("proxy", "calibrated", "true"), default="proxy", help="selection reward")
-        q.add_argument("--json", action="store_true", help="print the JSON report")
 
-    s = acts.add_parser("sweep", help="exact SBoN over an (N, beta) grid on a random discrete instance")
+    s = add_action(acts, "sweep", cmd_sweep, "exact SBoN over an (N, beta) grid on a random discrete instance")
     s.add_argument("--k", type=int, default=200, help="number of responses (default 200)")
     s.add_argument("--dirichlet-alpha", type=float, default=1.0, help="pi_ref ~ Dirichlet(alpha 1_K)")
     s.add_argument("--noise", type=float, default=0.0, help="proxy noise std")
     s.add_argument("--hack-frac", type=float, default=0.03, help="fraction of hackable items (default 0.03)")
     s.add_argument("--seed", type=int, default=0)
     common(s)
-    s.set_defaults(func=cmd_sweep)
 
-    t = acts.add_parser("text", help="SBoN over pasted candidate answers, MiniLM cosine to a reference as the proxy")
+    t = add_action(acts, "text", cmd_text, "SBoN over pasted candidate answers, MiniLM cosine to a reference as the proxy")
     t.add_argument("--candidates", type=Path, required=True, help="text file: candidates separated by blank lines")
     t.add_argument("--reference", required=True, help="the reference answer")
     t.add_argument("--scores", type=float_list, default=None, help="optional true scores, one per candidate")
     t.add_argument("--encoder", default=None, help="encoder folder or cached hub name (default: embedded MiniLM)")
     common(t)
-    t.set_defaults(func=cmd_text)
-    return p
+    return acts
 
 
 def _report(inst, args: argparse.Namespace, seed: int | None, extra: dict) -> dict:
@@ -81,29 +76,26 @@ def _report(inst, args: argparse.Namespace, seed: int | None, extra: dict) -> di
     return out
 
 
-def _print(out: dict, as_json: bool) -> None:
-    if as_json:
-        print(json.dumps(out, indent=2, default=str))
-        return
+def _output(out: dict) -> Output:
     if not out["best_beta_per_n"]:
-        for key, probs in out.get("selection_probability_at_max_n", {}).items():
-            print(key, " ".join(f"{p:.3f}" for p in probs))
-        return
-    print("N     best beta   true reward (best)   true reward (hard BoN)")
+        lines = [f"{key} " + " ".join(f"{p:.3f}" for p in probs)
+                 for key, probs in out.get("selection_probability_at_max_n", {}).items()]
+        return Output(out, lines=lines)
+    lines = ["N     best beta   true reward (best)   true reward (hard BoN)"]
     for n, b, t, h in zip(out["ns"], out["best_beta_per_n"], out["best_true_per_n"], out["bon_true_per_n"]):
-        print(f"{n:<5} {b!s:<11} {t:<20} {h}")
+        lines.append(f"{n:<5} {b!s:<11} {t:<20} {h}")
+    return Output(out, lines=lines)
 
 
-def cmd_sweep(args: argparse.Namespace) -> int:
+def cmd_sweep(args: argparse.Namespace) -> Output:
     from . import softbon as sb
 
     cfg = sb.InstanceConfig(k=args.k, dirichlet_alpha=args.dirichlet_alpha, noise=args.noise, hack_frac=args.hack_frac)
     inst = sb.make_instance(cfg, seed=args.seed)
-    _print(_report(inst, args, args.seed, {"instance": vars(cfg)}), args.json)
-    return 0
+    return _output(_report(inst, args, args.seed, {"instance": vars(cfg)}))
 
 
-def cmd_text(args: argparse.Namespace) -> int:
+def cmd_text(args: argparse.Namespace) -> Output:
     from ..errors import InputError
     from ..models.text import load_text_encoder
     from . import softbon as sb
@@ -117,5 +109,4 @@ def cmd_text(args: argparse.Namespace) -> int:
         sb.split_candidates(raw), args.reference, lambda xs: enc.embed(xs).numpy(), true_scores=args.scores
     )
     extra = {"encoder": enc.source, "candidates": inst.labels, "proxy_cosine": [round(float(v), 6) for v in inst.proxy]}
-    _print(_report(inst, args, None, extra), args.json)
-    return 0
+    return _output(_report(inst, args, None, extra))

@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from ..registry import Registry
 from ..runtime import Progress, report
 
 # ----------------------------------------------------------------------------------------------------- instances
@@ -272,26 +273,20 @@ def tilted_policy(pi_ref: np.ndarray, reward: np.ndarray, n: int, beta: float) -
     return p / p.sum()
 
 
-POLICIES: dict[str, Callable[[np.ndarray, np.ndarray, int, float], np.ndarray]] = {
-    "sbon": sbon_policy,
-    "bon": lambda pi, r, n, beta=math.inf: bon_policy(pi, r, n),
-    "sampling": sampling_policy,
-    "tilted": tilted_policy,
-}
-POLICY_TABLE = {
-    "sbon": "Soft Best-of-N (softmax over N proxy rewards at inverse temperature beta)",
-    "bon": "hard Best-of-N (beta = infinity)",
-    "sampling": "plain sampling from pi_ref (beta = 0, or N = 1)",
-    "tilted": "tilted policy pi_ref exp(beta r)/Z (the N = infinity limit)",
-}
+POLICIES: Registry[Callable[[np.ndarray, np.ndarray, int, float], np.ndarray]] = Registry("selection policy")
+POLICIES.add("sbon", sbon_policy, label="Soft Best-of-N", kind="ours",
+             about="Soft Best-of-N (softmax over N proxy rewards at inverse temperature beta)")
+POLICIES.add("bon", lambda pi, r, n, beta=math.inf: bon_policy(pi, r, n), label="hard Best-of-N", kind="baseline",
+             about="hard Best-of-N (beta = infinity)")
+POLICIES.add("sampling", sampling_policy, label="plain sampling", kind="reference",
+             about="plain sampling from pi_ref (beta = 0, or N = 1)")
+POLICIES.add("tilted", tilted_policy, label="tilted policy", kind="reference",
+             about="tilted policy pi_ref exp(beta r)/Z (the N = infinity limit)")
+POLICY_TABLE = {e.name: e.about for e in POLICIES.entries()}
 
-
-def get_method(name: str) -> Callable[[np.ndarray, np.ndarray, int, float], np.ndarray]:
-    """A selection policy by name (case-insensitive): ``f(pi_ref, reward, n, beta) -> policy [K]``."""
-    key = name.strip().lower()
-    if key not in POLICIES:
-        raise ValueError(f"Unknown selection policy {name!r}; valid names: {', '.join(POLICIES)}.")
-    return POLICIES[key]
+# A selection policy by name (case-insensitive): ``f(pi_ref, reward, n, beta) -> policy [K]``; an unknown name raises
+# InputError listing the valid ones.
+get_method = POLICIES.get
 
 
 # ------------------------------------------------------------------------------------------------------ sampling

@@ -13,17 +13,15 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from ..cli_common import float_list
+from ..cli_common import Output, add_action, add_group, float_list
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
     """Add the ``dualrs`` group to ``python -m backend``."""
-    p = subparsers.add_parser("dualrs", help="dual randomized smoothing: per-input sigma with certified radii")
-    acts = p.add_subparsers(dest="action", metavar="<action>")
-    c = acts.add_parser("certify", help="certify test points with each global sigma and with dual RS")
+    acts = add_group(subparsers, "dualrs", "dual randomized smoothing: per-input sigma with certified radii")
+    c = add_action(acts, "certify", cmd_certify, "certify test points with each global sigma and with dual RS")
     c.add_argument("--data", default="moons", help="preset: moons or circles (ignored with --csv)")
     c.add_argument("--csv", type=Path, default=None, help="a 2-D CSV with columns x, y, label")
     c.add_argument("--sigmas", type=float_list, default=(0.12, 0.25, 0.5, 1.0), help="the set Sigma")
@@ -35,12 +33,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     c.add_argument("--finetune-steps", type=int, default=0, help="optional expert fine-tuning round (default 0)")
     c.add_argument("--attack", action="store_true", help="also attack every certified point inside its radius")
     c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--json", action="store_true", help="print the JSON report")
-    c.set_defaults(func=cmd_certify)
-    return p
+    return acts
 
 
-def cmd_certify(args: argparse.Namespace) -> int:
+def cmd_certify(args: argparse.Namespace) -> Output:
     from ..errors import InputError
     from ..runtime import provenance
     from . import attack, data2d
@@ -67,14 +63,9 @@ def cmd_certify(args: argparse.Namespace) -> int:
         out["attack"] = a.summary()
     params = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k not in ("func", "seed")}
     out["provenance"] = provenance(args.seed, **params)
-    if args.json:
-        print(json.dumps(out, indent=2, default=str))
-    else:
-        keys = ["method", "clean_accuracy", "acc@0.25", "acc@0.5", "acc@1", "acc@2", "average_certified_radius"]
-        print(" | ".join(keys))
-        for row in out["table"]:
-            print(" | ".join(str(row[k]) for k in keys))
-        print("dual >= best single sigma at", out["dual_vs_best_single"])
-        if "attack" in out:
-            print("attack:", out["attack"])
-    return 0
+    keys = ["method", "clean_accuracy", "acc@0.25", "acc@0.5", "acc@1", "acc@2", "average_certified_radius"]
+    lines = [" | ".join(keys), *(" | ".join(str(row[k]) for k in keys) for row in out["table"]),
+             f"dual >= best single sigma at {out['dual_vs_best_single']}"]
+    if "attack" in out:
+        lines.append(f"attack: {out['attack']}")
+    return Output(out, lines=lines)

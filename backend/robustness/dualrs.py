@@ -46,6 +46,7 @@ from scipy.stats import norm
 from torch import nn
 
 from ..errors import InputError
+from ..registry import Registry
 from ..runtime import Progress, report, setup_torch, sub_progress, timed
 from .data2d import Dataset2D
 
@@ -298,19 +299,16 @@ def _dual_method(models: dict, x: np.ndarray, cfg: CertifyConfig, gen: torch.Gen
     return dual_certify(models["estimator"], models["experts"], models["sigmas"], models["sigma_e"], x, cfg, gen)
 
 
-METHODS: dict[str, Callable[..., Certificates | DualCertificates]] = {"global": _global_method, "dual": _dual_method}
-METHOD_TABLE = {
-    "global": "Cohen et al.'s randomized smoothing with one global sigma (pass sigma_idx)",
-    "dual": "dual RS: smoothed variance estimator picks sigma(x), the expert at that sigma certifies; radius = min",
-}
+METHODS: Registry[Callable[..., Certificates | DualCertificates]] = Registry("certification method")
+METHODS.add("global", _global_method, label="global", kind="baseline", color="#1f77b4",
+            about="Cohen et al.'s randomized smoothing with one global sigma (pass sigma_idx)")
+METHODS.add("dual", _dual_method, label="dual RS", kind="ours", color="#000000",
+            about="dual RS: smoothed variance estimator picks sigma(x), the expert at that sigma certifies; radius = min")
+METHOD_TABLE = {e.name: e.about for e in METHODS.entries()}
 
-
-def get_method(name: str) -> Callable[..., Certificates | DualCertificates]:
-    """A certification method by name (case-insensitive): ``f(models, x, cfg, gen, **kw)``."""
-    key = name.strip().lower()
-    if key not in METHODS:
-        raise ValueError(f"Unknown certification method {name!r}; valid names: {', '.join(METHODS)}.")
-    return METHODS[key]
+# A certification method by name (case-insensitive): ``f(models, x, cfg, gen, **kw)``; an unknown name raises
+# InputError listing the valid ones.
+get_method = METHODS.get
 
 
 # ---------------------------------------------------------------------------------------------- the estimator

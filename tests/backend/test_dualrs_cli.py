@@ -1,4 +1,4 @@
-"""``python -m backend dualrs certify ...`` through argparse (the lead wires the group into backend/__main__)."""
+"""``python -m backend dualrs certify ...`` through argparse: the JSON report and the error path."""
 
 from __future__ import annotations
 
@@ -47,4 +47,6 @@ def test_certify_json(capsys: pytest.CaptureFixture[str], monkeypatch, tmp_path)
     from backend.errors import InputError
 
     with pytest.raises(InputError, match="at least 20"):
-        args.func(args)
+        args.func.handler(args)
+    capsys.readouterr()
+    assert args.func(args) == 2 and "at least 20" in json.loads(capsys.readouterr().out)["error"]

@@ -1,4 +1,4 @@
-"""``python -m backend softbon ...`` through argparse (the lead wires the group into backend/__main__)."""
+"""``python -m backend softbon ...`` through argparse: JSON output of both actions."""
 
 from __future__ import annotations
 

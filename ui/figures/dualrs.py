@@ -120,6 +120,8 @@ def plane(r: dict, selected: int | None = None) -> go.Figure:
 
 def curves(radii: Sequence[float], curves_: dict[str, Sequence[float]]) -> go.Figure:
     """Certified accuracy vs radius: one line per global sigma, dual RS in bold."""
+    from backend.robustness.dualrs import METHODS  # torch: loaded by the job that made the curves
+
     fig = go.Figure()
     for i, (name, c) in enumerate(curves_.items()):
         dual = name == "dual"
@@ -128,10 +130,10 @@ def curves(radii: Sequence[float], curves_: dict[str, Sequence[float]]) -> go.Fi
                 x=list(radii),
                 y=list(c),
                 mode="lines",
-                name="dual RS" if dual else f"global {name}",
+                name=METHODS.label("dual") if dual else f"{METHODS.label('global')} {name}",
                 line={
                     "width": 4 if dual else 2,
-                    "color": "black" if dual else CLASS_COLORS[i % 10],
+                    "color": METHODS.color("dual") if dual else CLASS_COLORS[i % 10],
                     "dash": "solid" if dual else "dot",
                 },
             )

@@ -80,7 +80,7 @@ def main() -> int:
         assert res is not None
         fs = "exact" if prob.f_star_exact else "num."
 
-        def ok(m: str) -> str:
+        def ok(m: str, res=res) -> str:  # called at once, in this iteration
             return f"{int((res.gaps[m].min(axis=1) <= 1e-2).sum())}/{res.gaps[m].shape[0]}"
 
         gd_i, ag_i = res.best_setting["gd"], res.best_setting["adagrad_norm"]

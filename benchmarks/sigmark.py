@@ -133,8 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         vm.register_random(N - 1, lf)
         z_vm = ch.recover_noise(ch.generate(vm.initial_noise(vm.register(msg192), 900)))
         t_blind = median_time(lambda: S.extract_noise(keys, z_hat, cfg, 32), args.repeats)
-        t_tmpl = median_time(lambda: st_.extract_noise(z_hat), args.repeats)
-        t_vm = median_time(lambda: vm.extract_noise(z_vm, 192), args.repeats)
+        t_tmpl = median_time(lambda st_=st_: st_.extract_noise(z_hat), args.repeats)
+        t_vm = median_time(lambda vm=vm, z_vm=z_vm: vm.extract_noise(z_vm, 192), args.repeats)
         vm_res = vm.extract_noise(z_vm, 192)
         scaling.append({"n_stored": N, "method": "sigmark", "seconds": t_blind,
                         "comparisons": S.extraction_cost("sigmark", N, lf, n)})

@@ -91,10 +91,10 @@ def job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dic
     out["dist_x0_xstar"] = prob.meta.get("dist_x0_xstar")
     if sweep:
         grid = (1e-8, 1e-6, 1e-4, 1e-2, 1.0, 10.0)
-        sens = B.race(prob, int(iters), methods=("dada", "dog"), rbar_grid=grid,
+        sens = B.race(prob, int(iters), methods=B.RBAR_METHODS, rbar_grid=grid,
                       progress=sub_progress(progress, 0.7, 1.0))
         out["sensitivity"] = {"grid": list(grid), "finals": {m: [float(v) for v in sens.gaps[m][:, -1]]
-                                                             for m in ("dada", "dog")}}
+                                                             for m in B.RBAR_METHODS}}
     out["params"] = {"problem": name, "dim": prob.dim, "iters": int(iters), "constraint": constraint,
                      "radius": float(radius), "kappa": float(kappa), "p": float(p_pow), "chain": chain,
                      "lam": float(lam), "rbar": rbar, "data": table_name or None}

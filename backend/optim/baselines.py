@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from ..registry import Registry
 from ..runtime import Progress, report
 from .dada import C_DEFAULT, Trace, _rownorm, dada_numpy, default_rbar
 from .problems import Problem
@@ -101,22 +102,23 @@ def run_dada(problem: Problem, iters: int, rbars: tuple[float, ...] | np.ndarray
     return dada_numpy(problem.value_and_grad, problem.x0, iters, rbar=rbars, c=c, project=problem.project)
 
 
-METHODS: dict[str, Callable[..., Trace]] = {
-    "dada": run_dada,
-    "dog": run_dog,
-    "adagrad_norm": run_adagrad_norm,
-    "gd": run_gd,
-}
-LABELS = {"dada": "DADA", "dog": "DoG", "adagrad_norm": "AdaGrad-norm", "gd": "GD"}
+METHODS: Registry[Callable[..., Trace]] = Registry("optimisation method")
+METHODS.add("dada", run_dada, label="DADA", kind="ours", color="#d62728",
+            about="dual averaging with distance adaptation (parameter-free)")
+METHODS.add("dog", run_dog, label="DoG", kind="baseline", color="#1f77b4",
+            about="distance over gradients (parameter-free)")
+METHODS.add("adagrad_norm", run_adagrad_norm, label="AdaGrad-norm", kind="baseline", color="#2ca02c",
+            about="one scalar AdaGrad step size, learning-rate grid")
+METHODS.add("gd", run_gd, label="GD", kind="baseline", color="#7f7f7f",
+            about="projected gradient descent, learning-rate grid")
+LABELS = METHODS.labels()  # name -> label, for scripts that print tables
 TUNED = ("gd", "adagrad_norm")  # methods that take a learning-rate grid
+RBAR_METHODS = tuple(m for m in METHODS if m not in TUNED)  # methods that take an initial distance guess rbar
 
 
 def get_method(name: str) -> Callable[..., Trace]:
-    """The runner of a method by name (case-insensitive; '-' and '_' ignored)."""
-    key = name.lower().replace("-", "_")
-    if key not in METHODS:
-        raise ValueError(f"Unknown method {name!r}; valid methods: {', '.join(METHODS)}")
-    return METHODS[key]
+    """The runner of a method by name (case-insensitive; '-' and '_' alike); InputError lists the valid names."""
+    return METHODS.get(str(name).replace("-", "_"))
 
 
 # ---------------------------------------------------------------------------------------------------------- race
@@ -159,7 +161,7 @@ class RaceResult:
         for m, g in self.gaps.items():
             i = self.best_setting[m]
             rows.append({
-                "method": LABELS.get(m, m), "key": m, "setting": self.setting_names[m],
+                "method": METHODS.label(m), "key": m, "setting": self.setting_names[m],
                 "best_setting_value": float(self.settings[m][i]), "settings_tried": int(g.shape[0]),
                 "final_gap": float(g[i, -1]), f"iters_to_{tol:g}": self.iters_to(m, tol),
                 "worst_setting_final_gap": float(g[:, -1].max()), "seconds": round(self.seconds[m], 4),
@@ -191,7 +193,7 @@ def race(
     problem: Problem,
     iters: int = 2000,
     *,
-    methods: tuple[str, ...] = ("dada", "dog", "adagrad_norm", "gd"),
+    methods: tuple[str, ...] | None = None,
     lr_grid: tuple[float, ...] | np.ndarray = LR_GRID_DEFAULT,
     rbar: float | None = None,
     rbar_grid: tuple[float, ...] | np.ndarray | None = None,
@@ -205,6 +207,7 @@ def race(
     of ``rbar_grid`` (the sensitivity study); GD and AdaGrad-norm run once per learning rate of ``lr_grid``.
     ``max_work`` caps ``iters x (total runs) x (cost of one gradient)`` so a page cannot start hours of work.
     """
+    methods = tuple(METHODS) if methods is None else tuple(methods)
     if not 1 <= iters <= 100_000:
         raise InputError(f"The number of iterations must be between 1 and 100000 (got {iters}).")
     lr_grid = np.asarray(lr_grid, dtype=np.float64)
@@ -225,7 +228,7 @@ def race(
     gaps, settings, names, rbars, best, secs, evals = {}, {}, {}, {}, {}, {}, {}
     traces: dict[str, Trace] = {}
     for i, m in enumerate(methods):
-        report(progress, i / len(methods), f"running {LABELS.get(m, m)}")
+        report(progress, i / len(methods), f"running {METHODS.label(m)}")
         start = time.perf_counter()
         run = get_method(m)
         if m in TUNED:

@@ -18,16 +18,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli_common import dumps_compact, float_list
+from ..cli_common import Output, add_action, add_group, float_list
 
 
 def _methods(text: str) -> tuple[str, ...]:
     from .baselines import METHODS
 
-    out = tuple(m.strip().lower().replace("-", "_") for m in text.split(",") if m.strip())
-    bad = [m for m in out if m not in METHODS]
-    if bad or not out:
-        raise argparse.ArgumentTypeError(f"unknown method(s) {bad}; valid: {', '.join(METHODS)}")
+    out = tuple(METHODS.parse_names(text.replace("-", "_")))
+    if not out:
+        raise argparse.ArgumentTypeError(f"name at least one method of: {', '.join(METHODS)}")
     return out
 
 
@@ -47,29 +46,27 @@ def _problem_args(q: argparse.ArgumentParser) -> None:
                                                                "iris")
     q.add_argument("--lam", type=float, default=1e-3, help="L2 coefficient of logistic/softmax (default 1e-3)")
     q.add_argument("--seed", type=int, default=0)
-    q.add_argument("--json", action="store_true", help="print the JSON report")
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
     """Add the ``dada`` group to ``python -m backend``."""
-    from .baselines import LR_GRID_DEFAULT, RBAR_GRID_DEFAULT
+    from .baselines import LR_GRID_DEFAULT, METHODS, RBAR_GRID_DEFAULT
 
-    p = subparsers.add_parser("dada", help="DADA: parameter-free dual averaging vs tuned baselines")
-    acts = p.add_subparsers(dest="action", metavar="<action>")
+    acts = add_group(subparsers, "dada", "DADA: parameter-free dual averaging vs tuned baselines")
 
-    r = acts.add_parser("race", help="DADA vs DoG, AdaGrad-norm and GD (learning-rate grids) on one problem")
+    r = add_action(acts, "race", cmd_race, "DADA vs DoG, AdaGrad-norm and GD (learning-rate grids) on one problem")
     _problem_args(r)
-    r.add_argument("--methods", type=_methods, default=("dada", "dog", "adagrad_norm", "gd"))
+    r.add_argument("--methods", type=_methods, default=tuple(METHODS),
+                   help=f"comma-separated, of: {', '.join(METHODS)} (default all)")
     r.add_argument("--lr-grid", type=float_list, default=LR_GRID_DEFAULT, help="learning rates of GD and AdaGrad-norm")
     r.add_argument("--rbar", type=float, default=None, help="initial distance guess (default 1e-6 (1 + ||x0||))")
     r.add_argument("--full-curves", action="store_true", help="every iteration in the JSON (default: ~500 points)")
-    r.set_defaults(func=cmd_race)
 
-    s = acts.add_parser("sensitivity", help="final gap of DADA and DoG for initial guesses rbar in 1e-8..10")
+    s = add_action(acts, "sensitivity", cmd_sensitivity,
+                   "final gap of DADA and DoG for initial guesses rbar in 1e-8..10")
     _problem_args(s)
     s.add_argument("--rbar-grid", type=float_list, default=RBAR_GRID_DEFAULT)
-    s.set_defaults(func=cmd_sensitivity)
-    return p
+    return acts
 
 
 def build_problem(args: argparse.Namespace):  # noqa: ANN201 - returns a Problem
@@ -87,7 +84,7 @@ def build_problem(args: argparse.Namespace):  # noqa: ANN201 - returns a Problem
                           p=args.p, chain=args.chain, lam=args.lam, table=table, dataset=args.dataset, seed=args.seed)
 
 
-def cmd_race(args: argparse.Namespace) -> int:
+def cmd_race(args: argparse.Namespace) -> Output:
     from ..runtime import provenance
     from .baselines import race
 
@@ -97,45 +94,38 @@ def cmd_race(args: argparse.Namespace) -> int:
            "provenance": provenance(args.seed, problem=args.problem, dim=args.dim, iters=args.iters,
                                     constraint=args.constraint, radius=args.radius, rbar=args.rbar,
                                     lr_grid=list(args.lr_grid), methods=list(args.methods))}
-    if args.json:
-        print(dumps_compact(out))
-        return 0
     d = res.problem
-    print(f"{d['name']} d={d['dim']} constraint={d['constraint']} f*={res.f_star:.6g} "
-          f"({d['f_star_method']}); f(x0)-f*={d['f0_minus_fstar']:.4g}")
-    print(f"{'method':<13} {'setting':>16} {'final gap':>10} {'iters to 1e-2':>14} {'worst setting':>14}")
+    lines = [f"{d['name']} d={d['dim']} constraint={d['constraint']} f*={res.f_star:.6g} "
+             f"({d['f_star_method']}); f(x0)-f*={d['f0_minus_fstar']:.4g}",
+             f"{'method':<13} {'setting':>16} {'final gap':>10} {'iters to 1e-2':>14} {'worst setting':>14}"]
     for row in res.summary():
         tried = f"{row['setting']}={row['best_setting_value']:.3g}" + (f" of {row['settings_tried']}"
                                                                        if row["settings_tried"] > 1 else "")
         hit = row["iters_to_0.01"]
-        print(f"{row['method']:<13} {tried:>16} {row['final_gap']:>10.2e} {str(hit):>14} "
-              f"{row['worst_setting_final_gap']:>14.2e}")
-    return 0
+        lines.append(f"{row['method']:<13} {tried:>16} {row['final_gap']:>10.2e} {str(hit):>14} "
+                     f"{row['worst_setting_final_gap']:>14.2e}")
+    return Output(out, lines=lines, compact=True)
 
 
-def cmd_sensitivity(args: argparse.Namespace) -> int:
+def cmd_sensitivity(args: argparse.Namespace) -> Output:
     from ..runtime import provenance
-    from .baselines import race
+    from .baselines import RBAR_METHODS, race
 
     prob = build_problem(args)
-    res = race(prob, args.iters, methods=("dada", "dog"), rbar_grid=args.rbar_grid)
+    res = race(prob, args.iters, methods=RBAR_METHODS, rbar_grid=args.rbar_grid)
     out: dict[str, object] = {"method": "dada", "action": "sensitivity", "problem": res.problem,
                               "f_star": res.f_star, "iters": args.iters, "rbar_grid": list(args.rbar_grid)}
-    for m in ("dada", "dog"):
+    lines = []
+    for m in RBAR_METHODS:
         finals = [float(v) for v in res.gaps[m][:, -1]]
-        out[m] = {"final_gaps": finals, "max_over_min": max(finals) / min(finals),
-                  "final_rbar": [float(v) for v in res.rbar[m][:, -1]]}
+        row = {"final_gaps": finals, "max_over_min": max(finals) / min(finals),
+               "final_rbar": [float(v) for v in res.rbar[m][:, -1]]}
+        out[m] = row
+        lines.append(f"{m:<5} final gaps " + " ".join(f"{g:.2e}" for g in finals) +
+                     f"   max/min {row['max_over_min']:.2f}")
     out["provenance"] = provenance(args.seed, problem=args.problem, dim=args.dim, iters=args.iters,
                                    constraint=args.constraint, rbar_grid=list(args.rbar_grid))
-    if args.json:
-        print(dumps_compact(out))
-        return 0
-    for m in ("dada", "dog"):
-        row = out[m]
-        assert isinstance(row, dict)
-        print(f"{m:<5} final gaps " + " ".join(f"{g:.2e}" for g in row["final_gaps"]) +
-              f"   max/min {row['max_over_min']:.2f}")
-    return 0
+    return Output(out, lines=lines, compact=True)
 
 
 def main(argv: list[str] | None = None) -> int:

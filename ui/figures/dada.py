@@ -11,9 +11,11 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-COLORS = {"dada": "#d62728", "dog": "#1f77b4", "adagrad_norm": "#2ca02c", "gd": "#7f7f7f"}
-LABELS = {"dada": "DADA", "dog": "DoG", "adagrad_norm": "AdaGrad-norm", "gd": "GD"}
-TUNED = ("gd", "adagrad_norm")
+from backend.optim.baselines import METHODS, RBAR_METHODS, TUNED
+
+
+def _ours(m: str) -> bool:
+    return m in METHODS and METHODS.kind(m) == "ours"
 
 
 def _hline_log(fig: go.Figure, y: float, text: str, color: str, dash: str = "dash", width: float = 1.5,
@@ -39,19 +41,19 @@ def race(data: Mapping[str, object], lr: float | None = None, tol: float = 1e-2)
     curves: Mapping[str, Mapping] = data["curves"]  # type: ignore[assignment]
     fig = go.Figure()
     for m, c in curves.items():
-        color = COLORS.get(m)
+        color = METHODS.color(m)
         if m in TUNED:
             vals = c["values"]
             i = c["best_index"] if lr is None else _nearest(vals, lr)
-            fig.add_trace(go.Scatter(x=its, y=c["gaps"][i], name=f"{LABELS.get(m, m)} lr={vals[i]:.2g}",
+            fig.add_trace(go.Scatter(x=its, y=c["gaps"][i], name=f"{METHODS.label(m)} lr={vals[i]:.2g}",
                                      line=dict(color=color, width=2)))
             b = c["best_index"]
-            fig.add_trace(go.Scatter(x=its, y=c["gaps"][b], name=f"{LABELS.get(m, m)} best of grid "
+            fig.add_trace(go.Scatter(x=its, y=c["gaps"][b], name=f"{METHODS.label(m)} best of grid "
                                      f"(lr={vals[b]:.2g})", line=dict(color=color, width=1.5, dash="dot")))
         else:
             i = c["best_index"] if len(c["values"]) > 1 else 0
-            fig.add_trace(go.Scatter(x=its, y=c["gaps"][i], name=f"{LABELS.get(m, m)} (no tuning)",
-                                     line=dict(color=color, width=3.5 if m == "dada" else 2.5)))
+            fig.add_trace(go.Scatter(x=its, y=c["gaps"][i], name=f"{METHODS.label(m)} (no tuning)",
+                                     line=dict(color=color, width=3.5 if _ours(m) else 2.5)))
     _hline_log(fig, tol, f"{tol:g} (f(x0) - f*)", "#555", xanchor="right")
     fig.update_layout(title="Optimizer race: best f - f*, relative to f(x0) - f*", height=460,
                       xaxis=dict(title="iteration"), yaxis=dict(title="best gap (relative)", type="log",
@@ -65,13 +67,13 @@ def distance(data: Mapping[str, object], true_distance: float | None = None) -> 
     its = data["iterations"]
     curves: Mapping[str, Mapping] = data["curves"]  # type: ignore[assignment]
     fig = go.Figure()
-    for m in ("dada", "dog"):
+    for m in RBAR_METHODS:
         c = curves.get(m)
         if not c or not c.get("rbar"):
             continue
         for i, row in enumerate(c["rbar"]):
-            label = LABELS[m] + (f" rbar0={c['values'][i]:.0e}" if len(c["rbar"]) > 1 else "")
-            fig.add_trace(go.Scatter(x=its, y=row, name=label, line=dict(color=COLORS[m], width=2.5 if m == "dada"
+            label = METHODS.label(m) + (f" rbar0={c['values'][i]:.0e}" if len(c["rbar"]) > 1 else "")
+            fig.add_trace(go.Scatter(x=its, y=row, name=label, line=dict(color=METHODS.color(m), width=2.5 if _ours(m)
                                                                          else 1.5, dash="solid" if i == 0 else "dot")))
     if true_distance:
         _hline_log(fig, true_distance, "||x* - x0||", "#555", xanchor="right")
@@ -88,12 +90,12 @@ def lr_sensitivity(data: Mapping[str, object], lr: float | None = None) -> go.Fi
     for m in TUNED:
         c = curves.get(m)
         if c:
-            fig.add_trace(go.Scatter(x=c["values"], y=[row[-1] for row in c["gaps"]], name=LABELS[m],
-                                     mode="lines+markers", line=dict(color=COLORS[m], width=2)))
-    for m in ("dada", "dog"):
+            fig.add_trace(go.Scatter(x=c["values"], y=[row[-1] for row in c["gaps"]], name=METHODS.label(m),
+                                     mode="lines+markers", line=dict(color=METHODS.color(m), width=2)))
+    for m in RBAR_METHODS:
         c = curves.get(m)
         if c:
-            _hline_log(fig, c["gaps"][0][-1], f"{LABELS[m]} (no learning rate)", COLORS[m], dash="solid", width=2)
+            _hline_log(fig, c["gaps"][0][-1], f"{METHODS.label(m)} (no learning rate)", METHODS.color(m), dash="solid", width=2)
     if lr is not None:
         fig.add_vline(x=lr, line=dict(color="#555", dash="dot"))
     fig.update_layout(title="Final gap vs learning rate", height=380, margin=dict(l=10, r=10, t=50, b=10),
@@ -107,8 +109,8 @@ def rbar_sensitivity(grid: Sequence[float], finals: Mapping[str, Sequence[float]
     """Final gap vs the initial distance guess rbar (log-log), per method."""
     fig = go.Figure()
     for m, ys in finals.items():
-        fig.add_trace(go.Scatter(x=list(grid), y=list(ys), name=LABELS.get(m, m), mode="lines+markers",
-                                 line=dict(color=COLORS.get(m), width=2.5 if m == "dada" else 1.5)))
+        fig.add_trace(go.Scatter(x=list(grid), y=list(ys), name=METHODS.label(m), mode="lines+markers",
+                                 line=dict(color=METHODS.color(m), width=2.5 if _ours(m) else 1.5)))
     fig.update_layout(title="Sensitivity to the initial distance guess", height=360,
                       margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(title="initial rbar", type="log", exponentformat="power"),

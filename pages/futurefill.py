@@ -77,7 +77,8 @@ def job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dic
                      progress=sub_progress(progress, 0.55, 0.95))
     anim = {}
     small = ff.make_model(int(anim_len), 2, "random", seed=int(seed))
-    for m, p_len in (("continuous", 1), ("epoched", 1), ("prompted", int(anim_len) // 4)):
+    for m in ff.METHODS.names(kind="ours"):  # the FutureFill methods (naive fills no cache)
+        p_len = int(anim_len) // 4 if m == "prompted" else 1
         r = ff.generate(small, np.ones(p_len), int(anim_len) - p_len, m, record=True)
         anim[m] = {"events": [{"step": e.step, "src": e.src, "dst": e.dst, "fft_size": e.fft_size} for e in r.events],
                    "length": int(anim_len), "prompt_len": p_len, "epoch": r.epoch}
@@ -114,7 +115,9 @@ if r := res_all.get("run"):
 
     @st.fragment
     def animation() -> None:
-        m = st.radio("Method", list(r["anim"]), horizontal=True, key="futurefill_anim_method")
+        names = list(r["anim"])
+        m = st.radio("Method", names, index=names.index("continuous") if "continuous" in names else 0,
+                     format_func=ff.METHODS.label, horizontal=True, key="futurefill_anim_method")
         a = r["anim"][m]
         st.plotly_chart(figs.fill_animation(a["events"], a["length"], m, a["prompt_len"] if m == "prompted" else 0),
                         key="futurefill_anim_fig")

@@ -16,19 +16,17 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from ..cli_common import dumps_compact
+from ..cli_common import Output, add_action, add_group
 
 
 def _methods(text: str) -> tuple[str, ...]:
-    from .futurefill import METHODS
+    from .engines import METHODS
 
-    out = tuple(m.strip() for m in text.split(",") if m.strip())
-    bad = [m for m in out if m not in METHODS]
-    if bad or not out:
-        raise argparse.ArgumentTypeError(f"unknown method(s) {bad}; valid: {', '.join(METHODS)}")
+    out = tuple(METHODS.parse_names(text))
+    if not out:
+        raise argparse.ArgumentTypeError(f"name at least one method of: {', '.join(METHODS)}")
     return out
 
 
@@ -40,15 +38,17 @@ def _pow2_lengths(lo: int, hi: int) -> list[int]:
     return out
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
     """Add the ``futurefill`` group to ``python -m backend``."""
-    p = subparsers.add_parser("futurefill", help="FutureFill: exact O(L log^2 L) generation for convolutional models")
-    acts = p.add_subparsers(dest="action", metavar="<action>")
+    from .engines import METHODS
 
-    b = acts.add_parser("bench", help="time and multiply-adds vs length, with fitted slopes")
+    acts = add_group(subparsers, "futurefill", "FutureFill: exact O(L log^2 L) generation for convolutional models")
+
+    b = add_action(acts, "bench", cmd_bench, "time and multiply-adds vs length, with fitted slopes")
     b.add_argument("--max-len", type=int, default=16384, help="longest total length (default 16384)")
     b.add_argument("--min-len", type=int, default=256, help="shortest length; lengths double (default 256)")
-    b.add_argument("--methods", type=_methods, default=("naive", "epoched", "continuous", "prompted"))
+    b.add_argument("--methods", type=_methods, default=tuple(METHODS),
+                   help=f"comma-separated, of: {', '.join(METHODS)} (default all)")
     b.add_argument("--filters", type=int, default=8, help="number of filters F (default 8)")
     b.add_argument("--kind", choices=("random", "spectral"), default="random", help="filter family (default random)")
     b.add_argument("--prompt", type=int, default=16, help="prompt length (default 16)")
@@ -56,10 +56,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     b.add_argument("--repeats", type=int, default=1, help="timing repeats, median reported (default 1)")
     b.add_argument("--naive-max", type=int, default=None, help="skip naive above this length")
     b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--json", action="store_true", help="print the JSON report")
-    b.set_defaults(func=cmd_bench)
 
-    g = acts.add_parser("generate", help="fit a small spectral model to a series and continue it with every method")
+    g = add_action(acts, "generate", cmd_generate, "fit a small spectral model to a series and continue it with every "
+                   "method")
     src = g.add_mutually_exclusive_group()
     src.add_argument("--series", type=Path, default=None, help="text/CSV file with one number per line")
     src.add_argument("--preset", default="sines", help="synthetic series when no file is given (default sines)")
@@ -69,12 +68,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     g.add_argument("--kind", choices=("spectral", "random"), default="spectral")
     g.add_argument("--epoch", type=int, default=None, help="epoch length K of the epoched method")
     g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--json", action="store_true", help="print the JSON report")
-    g.set_defaults(func=cmd_generate)
-    return p
+    return acts
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
+def cmd_bench(args: argparse.Namespace) -> Output:
     from ..runtime import provenance
     from . import futurefill as ff
 
@@ -104,23 +101,21 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "provenance": provenance(args.seed, **{k: v for k, v in res.params.items() if k != "seed"},
                                  lengths=res.lengths, methods=list(args.methods)),
     }
-    if args.json:
-        print(dumps_compact(out))
-        return 0
-    print(f"{'method':<11} {'L':>7} {'seconds':>9} {'MACs':>14} {'cache':>8} {'max err':>9}")
+    lines = [f"{'method':<11} {'L':>7} {'seconds':>9} {'MACs':>14} {'cache':>8} {'max err':>9}"]
     for r in res.rows:
         err = "-" if r["max_err"] is None else f"{r['max_err']:.1e}"
-        print(f"{r['method']:<11} {r['length']:>7} {r['seconds']:>9.4f} {r['macs']:>14,} {r['cache_floats']:>8} "
-              f"{err:>9}")
+        lines.append(f"{r['method']:<11} {r['length']:>7} {r['seconds']:>9.4f} {r['macs']:>14,} "
+                     f"{r['cache_floats']:>8} {err:>9}")
     for m, s in res.slopes.items():
-        print(f"slope {m:<11} time {s['seconds']:.2f}  MACs {s['macs']:.2f}  MAC ratio per doubling "
-              f"{', '.join(f'{v:.2f}' for v in res.mac_ratios.get(m, []))}")
-    return 0
+        lines.append(f"slope {m:<11} time {s['seconds']:.2f}  MACs {s['macs']:.2f}  MAC ratio per doubling "
+                     f"{', '.join(f'{v:.2f}' for v in res.mac_ratios.get(m, []))}")
+    return Output(out, lines=lines, compact=True)
 
 
-def cmd_generate(args: argparse.Namespace) -> int:
+def cmd_generate(args: argparse.Namespace) -> Output:
     import numpy as np
 
+    from ..errors import InputError
     from ..runtime import provenance
     from . import futurefill as ff
 
@@ -128,8 +123,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         try:
             data = args.series.read_bytes()
         except OSError as err:
-            print(f"error: cannot read {args.series}: {err}", file=sys.stderr)
-            return 2
+            raise InputError(f"cannot read {args.series}: {err}") from None
         series = ff.load_series(data)
         source = str(args.series)
     else:
@@ -156,15 +150,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
         "continuation": [float(v) for v in (ref.u[len(series):] * model.std + model.mean)],
         "provenance": provenance(args.seed, filters=args.filters, kind=args.kind, new=args.new, epoch=args.epoch),
     }
-    if args.json:
-        print(dumps_compact(out))
-        return 0
-    print(f"fit on {source}: one-step RMSE {fit['train_rmse']:.4g}, R^2 {fit['r2']:.3f}")
+    lines = [f"fit on {source}: one-step RMSE {fit['train_rmse']:.4g}, R^2 {fit['r2']:.3f}"]
     for m, row in out["methods"].items():
-        print(f"{m:<11} {row['seconds']:.3f} s  {row['macs']:>12,} MACs  cache {row['cache_floats']:>7}  "
-              f"max |u - naive| {row['max_abs_err_u']:.1e}")
-    print("continuation (first 10):", np.round(out["continuation"][:10], 4).tolist())
-    return 0
+        lines.append(f"{m:<11} {row['seconds']:.3f} s  {row['macs']:>12,} MACs  cache {row['cache_floats']:>7}  "
+                     f"max |u - naive| {row['max_abs_err_u']:.1e}")
+    lines.append(f"continuation (first 10): {np.round(out['continuation'][:10], 4).tolist()}")
+    return Output(out, lines=lines, compact=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -168,7 +168,7 @@ def test_bad_inputs_raise_input_error() -> None:
     model = ff.make_model(64, 2, "random")
     with pytest.raises(InputError, match="limit|length"):
         ff.generate(model, np.ones(10), 100)
-    with pytest.raises(InputError, match="valid methods"):
+    with pytest.raises(InputError, match="Valid names: naive, epoched, continuous, prompted"):
         ff.generate(model, np.ones(10), 10, "fast")
     with pytest.raises(InputError, match="valid kinds"):
         ff.make_model(64, 2, "hyena")

@@ -9,10 +9,15 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-COLORS = {"naive": "#7f7f7f", "epoched": "#1f77b4", "continuous": "#d62728", "prompted": "#2ca02c"}
-LABELS = {"naive": "Naive online conv.", "epoched": "Epoched FutureFill", "continuous": "Continuous FutureFill",
-          "prompted": "Prompted (prefill + continuous)"}
-DASH = {"naive": "solid", "epoched": "dash", "continuous": "dot", "prompted": "dashdot"}
+from backend.generation.engines import METHODS
+
+DASHES = ("solid", "dash", "dot", "dashdot")
+
+
+def _dash(m: str) -> str:
+    """One dash style per method, in registry order."""
+    names = METHODS.names()
+    return DASHES[names.index(m) % len(DASHES)] if m in names else "solid"
 
 
 def series_agreement(u: Mapping[str, Sequence[float]], prompt_len: int, title: str = "") -> go.Figure:
@@ -29,14 +34,14 @@ def series_agreement(u: Mapping[str, Sequence[float]], prompt_len: int, title: s
                                line=dict(color="#222", width=1.5)), row=1, col=1)
     for m, vals in u.items():
         v = np.asarray(vals, dtype=float)
-        fig.add_trace(go.Scattergl(x=t[prompt_len::step], y=v[prompt_len::step], name=LABELS.get(m, m), mode="lines",
-                                   line=dict(color=COLORS.get(m), dash=DASH.get(m, "solid"),
+        fig.add_trace(go.Scattergl(x=t[prompt_len::step], y=v[prompt_len::step], name=METHODS.label(m), mode="lines",
+                                   line=dict(color=METHODS.color(m), dash=_dash(m),
                                              width=4 if m == "naive" else 1.5)),
                       row=1, col=1)
         if m != "naive":
             err = np.maximum(np.abs(v - ref), 1e-18)
             fig.add_trace(go.Scattergl(x=t[::step], y=err[::step], name=f"{m} error", mode="lines", showlegend=False,
-                                       line=dict(color=COLORS.get(m), width=1)), row=2, col=1)
+                                       line=dict(color=METHODS.color(m), width=1)), row=2, col=1)
     fig.add_vline(x=prompt_len - 0.5, line=dict(color="#999", dash="dash"))
     fig.add_hline(y=1e-10, line=dict(color="#d62728", dash="dash"), annotation_text="claim: 1e-10", row=2, col=1)
     fig.update_yaxes(type="log", range=[-18.5, -8], title_text="abs. error", row=2, col=1)
@@ -102,7 +107,7 @@ def fill_animation(events: Sequence[Mapping[str, object]], length: int, method: 
                                                   transition=dict(duration=0))]),
                             dict(label="Pause", method="animate",
                                  args=[[None], dict(mode="immediate", frame=dict(duration=0, redraw=False))])])
-    name = LABELS.get(method, method)
+    name = METHODS.label(method)
     fig.update_layout(
         title=f"{name}: which call filled which (input, future output) pair, L = {T}"
               + (f", prompt {prompt_len}" if prompt_len else ""),
@@ -152,9 +157,9 @@ def cost_loglog(rows: Sequence[Mapping[str, object]], slopes: Mapping[str, Mappi
         for col, key in ((1, "seconds"), (2, "macs")):
             fig.add_trace(go.Scatter(
                 x=x, y=[r[key] for r in rs], mode="lines+markers", legendgroup=m, showlegend=col == 1,
-                name=f"{LABELS.get(m, m)} (slope time {s.get('seconds', float('nan')):.2f}, MACs "
+                name=f"{METHODS.label(m)} (slope time {s.get('seconds', float('nan')):.2f}, MACs "
                      f"{s.get('macs', float('nan')):.2f})",
-                line=dict(color=COLORS.get(m), dash=DASH.get(m, "solid"), width=2)), row=1, col=col)
+                line=dict(color=METHODS.color(m), dash=_dash(m), width=2)), row=1, col=col)
     # reference slopes 1 and 2 through the first MAC point of the fastest-growing method
     mac_rows = [r for r in rows if r["method"] == "naive"] or list(rows)
     if mac_rows:

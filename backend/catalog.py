@@ -91,7 +91,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F4, 1),
         icon=":material/videocam:",
         status="available",
-        cli="backend.watermark.sigmark_cli",
+        cli="backend.watermark.sigmark.cli",
     ),
     Paper(
         id="rewatermark",
@@ -102,7 +102,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F0, 17),
         icon=":material/copyright:",
         status="available",
-        cli="backend.watermark.rewatermark_cli",
+        cli="backend.watermark.rewatermark.cli",
     ),
     Paper(
         id="attribution",
@@ -113,7 +113,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F0, 10),
         icon=":material/person_search:",
         status="available",
-        cli="backend.watermark.cli",
+        cli="backend.watermark.attribution.cli",
     ),
     Paper(
         id="bait",

@@ -29,7 +29,7 @@ from common import machine, median_ms  # noqa: E402  (benchmarks/common.py)
 
 
 def cost_table(repeats: int) -> tuple[list[dict], dict]:
-    from backend.watermark import attribution as A
+    from backend.watermark.attribution import bounds as A
     from backend.watermark import codes as C
     from backend.watermark.datasets import load_photo
     from backend.watermark.registry import get_method
@@ -82,7 +82,7 @@ def cost_table(repeats: int) -> tuple[list[dict], dict]:
 
 
 def quality_table(n_images: int, seed: int = 0) -> list[dict]:
-    from backend.watermark import attribution_eval as E
+    from backend.watermark.attribution import evaluation as E
     from backend.watermark.datasets import heldout_images
 
     images = heldout_images(n_images, seed=seed, min_side=256, max_side=512)
@@ -103,7 +103,7 @@ def quality_table(n_images: int, seed: int = 0) -> list[dict]:
 def write_eval(path: Path, n_images: int, clean: int, seed: int = 0) -> dict:
     """The page's evaluation data: strength sweeps for both backends x both code strategies."""
     from backend.runtime import provenance
-    from backend.watermark import attribution_eval as E
+    from backend.watermark.attribution import evaluation as E
     from backend.watermark.attacks import ATTACKS
     from backend.watermark.datasets import heldout_images
 

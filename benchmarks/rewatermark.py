@@ -62,8 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from backend.runtime import setup_torch
-    from backend.watermark import lipschitz as L
-    from backend.watermark import rewatermark as R
+    from backend.watermark.rewatermark import lipschitz as L
+    from backend.watermark.rewatermark import core as R
     from backend.watermark.datasets import load_photo
 
     setup_torch(1)

@@ -13,11 +13,11 @@ from PIL import Image
 from backend.errors import InputError
 from backend.io import ImageLimits
 from backend.runtime import ASSETS, provenance
-from backend.watermark import attribution as A
 from backend.watermark.attacks import ATTACKS
+from backend.watermark.attribution import bounds as A
+from backend.watermark.attribution.users import UserRegistry
 from backend.watermark.datasets import HELDOUT_PHOTOS, load_photo
 from backend.watermark.registry import BACKENDS
-from backend.watermark.users import UserRegistry
 from ui.figures import attribution as fig
 from ui.inputs import image_input
 from ui.layout import csv_download, image_download, json_download, page_header, show_metrics_table
@@ -62,7 +62,7 @@ with tab_users:
         n_cmp = st.slider("Compare strategies at N users (n = 64)", 100, 3000, 1000, 100, key="attr_pool_n")
         compare = st.form_submit_button("Compare code pools", icon=":material/compare:")
     if compare:
-        from backend.watermark.attribution_eval import compare_strategies
+        from backend.watermark.attribution.evaluation import compare_strategies
         st.session_state["attribution_pools"] = run_job("Selecting codes", compare_strategies, int(n_cmp)) or {}
     if pools_ := st.session_state.get("attribution_pools"):
         st.plotly_chart(fig.pairwise_histogram({k: v[0] for k, v in pools_.items()}, 64,
@@ -100,7 +100,7 @@ with tab_embed:
         if idx >= len(pool) or pool.ids[idx] != uid:
             st.error(f"No user with id {uid}.")
         else:
-            from backend.watermark.attribution_eval import embed_and_attribute
+            from backend.watermark.attribution.evaluation import embed_and_attribute
             res = run_job("Embedding and attributing", embed_and_attribute, np.asarray(pil), idx, pool, backend,
                           psnr_db, "+".join(chain) or "none", None, fpr)
             if res:
@@ -148,7 +148,7 @@ with tab_eval:
         k_imgs = st.slider("Images", 2, 8, 4)
         live_go = st.form_submit_button("Run live evaluation", icon=":material/science:")
     if live_go:
-        from backend.watermark.attribution_eval import clean_decode_set, strength_sweep
+        from backend.watermark.attribution.evaluation import clean_decode_set, strength_sweep
         from backend.watermark.datasets import heldout_images
         rows = run_job("Evaluating", strength_sweep, heldout_images(k_imgs, seed=3, min_side=256), attack,
                        list(ATTACKS[attack].sweep[:3]), ["tinyhidden", "dwtDctSvd"], ["absta", "random"], 1000,
@@ -180,7 +180,7 @@ with tab_theory:
                "there (n(1 - tau + alpha_max) = 57.6, so P[B <= 57] is about 1): that is why Table 5 uses Thm 3.")
     st.plotly_chart(fig.binomial_thresholds(n, beta, A.binomial_pmf(n, beta), A.detection_threshold(n, tau),
                                             A.attribution_threshold(n, tau, a_max)), key="attr_pmf")
-    from backend.watermark.attribution_eval import measured_betas, simulate_vs_users, theory_vs_users
+    from backend.watermark.attribution.evaluation import measured_betas, simulate_vs_users, theory_vs_users
     betas = {"your beta": beta, **measured_betas(ASSETS / "attribution_eval.json")}
     with st.form("attr_sim"):
         st.caption("Curves: Thm 4 TAR bounds (random codes, union-bound alpha_max) for your beta and for the learned "

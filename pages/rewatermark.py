@@ -12,9 +12,9 @@ from PIL import Image
 
 from backend.io import ImageLimits
 from backend.runtime import ASSETS, provenance
-from backend.watermark import lipschitz as L
-from backend.watermark import rewatermark as R
 from backend.watermark.datasets import HELDOUT_PHOTOS, load_photo
+from backend.watermark.rewatermark import core as R
+from backend.watermark.rewatermark import lipschitz as L
 from ui.figures import rewatermark as fig
 from ui.inputs import image_input
 from ui.layout import csv_download, image_download, json_download, page_header, show_metrics_table

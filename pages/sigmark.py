@@ -44,7 +44,7 @@ the frames before an edit keep it alive even without SGO; the 192-bit layout (32
 
 EVAL = ASSETS / "sigmark_eval.json"
 ATTACKS = ["none", "drop:1", "drop:2", "drop:2x2", "insert:2", "insert:2x2", "swap:1", "clip:12", "trim_start:4",
-           "trim_end:4", "fps:0.8", "jpeg:50", "mp4", "noise:0.03", "blur:0.5", "crop:0.85", "resize:0.75",
+           "trim_end:4", "fps:0.8", "jpeg:50", "mp4", "noise:7.65", "blur_sigma:0.5", "crop:0.2775", "resize:0.75",
            "brightness:1.2"]
 results: dict = st.session_state.setdefault("sigmark_result", {})
 
@@ -53,8 +53,8 @@ def job_generate(message_hex: str, seed: int, attack: str, progress=None) -> dic
     from backend.io import video as vio
     from backend.runtime import sub_progress
     from backend.watermark import sigmark as S
-    from backend.watermark.video_attacks import apply_chain
-    from backend.watermark.video_diffusion import get_channel
+    from backend.watermark.attacks import apply_video_chain
+    from backend.watermark.sigmark.channel import get_channel
 
     ch = get_channel("tiny")
     cfg = S.SIGMarkConfig()
@@ -62,7 +62,7 @@ def job_generate(message_hex: str, seed: int, attack: str, progress=None) -> dic
     msg = S.parse_hex(message_hex, S.message_options(lf, cfg.bits_per_frame))
     wm = S.generate(ch, seed, msg, cfg, sub_progress(progress, 0, 0.2))
     plain = S.generate(ch, seed, None, cfg, sub_progress(progress, 0.2, 0.35))
-    attacked, fmap = apply_chain(wm.video, None if attack == "none" else attack, seed=seed)
+    attacked, fmap = apply_video_chain(wm.video, None if attack == "none" else attack, seed=seed)
     out = {"message": message_hex, "seed": seed, "attack": attack, "gen_s": wm.seconds, "gen_plain_s": plain.seconds,
            "video_wm": vio.to_uint8(wm.video), "video_plain": vio.to_uint8(plain.video),
            "video_attacked": vio.to_uint8(attacked), "frame_map": fmap.tolist()}
@@ -80,8 +80,8 @@ def job_generate(message_hex: str, seed: int, attack: str, progress=None) -> dic
 
 def job_upload(name: str, data: bytes, bits: int, progress=None) -> dict:
     from backend.watermark import sigmark as S
-    from backend.watermark.sigmark_cli import load_video_for
-    from backend.watermark.video_diffusion import get_channel
+    from backend.watermark.sigmark.channel import get_channel
+    from backend.watermark.sigmark.cli import load_video_for
 
     ch = get_channel("tiny")
     video, dec = load_video_for(ch, data, name)

@@ -16,10 +16,14 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from backend.runtime import ASSETS, seed_everything
+
+if TYPE_CHECKING:
+    import torch
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def sample_batch(photos: list[np.ndarray], procedural: list[np.ndarray], rng: np.random.Generator, b: int,
-                 side: int) -> "torch.Tensor":  # noqa: F821
+                 side: int) -> torch.Tensor:
     import torch
 
     from backend.watermark.datasets import random_crop

@@ -1,6 +1,6 @@
 """``python -m backend.train rewatermark [--variants plain,sn,reemb,sn_reemb,srw] [--steps N] [--seed S]``.
 
-Trains the re-watermarking page's SRW-family watermarks (:mod:`backend.watermark.lipschitz`) on 32 x 32 frames cut from
+Trains the re-watermarking page's SRW-family watermarks (:mod:`backend.watermark.rewatermark.lipschitz`) on 32 x 32 frames cut from
 the training photos of scikit-image and procedural images (never the held-out photos), one variant after the other, and
 writes ``assets/rewatermark_<variant>.safetensors`` plus ``assets/rewatermark_train.json`` (settings, loss history,
 wall time and a quick held-out score per variant). The variants are the spec's ablation: plain (the attack's victim),
@@ -43,7 +43,7 @@ def train_variant(variant: str, bank: np.ndarray, val: np.ndarray, steps: int, s
                   lr: float = 1e-3, log=print, psnr_floor: float = 32.0) -> tuple[object, dict]:
     import torch
 
-    from backend.watermark import lipschitz as L
+    from backend.watermark.rewatermark import lipschitz as L
 
     flags = L.VARIANTS[variant]
     torch.manual_seed(seed)
@@ -103,7 +103,7 @@ def validate(model, vx, vm, vm2, flags) -> dict:
     import torch
     import torch.nn.functional as F
 
-    from backend.watermark import lipschitz as L
+    from backend.watermark.rewatermark import lipschitz as L
 
     model.eval()
     with torch.no_grad():
@@ -129,7 +129,7 @@ def validate(model, vx, vm, vm2, flags) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from backend.watermark import lipschitz as L
+    from backend.watermark.rewatermark import lipschitz as L
 
     ap = argparse.ArgumentParser(prog="python -m backend.train rewatermark", description=__doc__.split("\n")[0])
     ap.add_argument("--variants", default=",".join(L.VARIANTS), help=f"comma list of {', '.join(L.VARIANTS)}")
@@ -204,9 +204,9 @@ SPEC_MINIATURE = [  # the spec's recorded design miniature (32x32 blobs, 16 bits
 def evaluate_shipped(out_dir: Path, n_images: int, seed: int, models: list[str] | None = None) -> int:
     """Evaluate every shipped variant and the registry backends on held-out images (256-384 px crops of the held-out
     photos and held-out procedural images) and write ``rewatermark_eval.json`` (read by the page and the manifest)."""
-    from backend.watermark import lipschitz as L
-    from backend.watermark import rewatermark as R
     from backend.watermark.datasets import heldout_images
+    from backend.watermark.rewatermark import core as R
+    from backend.watermark.rewatermark import lipschitz as L
 
     images = heldout_images(n_images, seed=seed, min_side=256, max_side=384)
     models = models or R.available_models()
@@ -229,8 +229,8 @@ def evaluate_shipped(out_dir: Path, n_images: int, seed: int, models: list[str] 
 
 def _write_eval(path: Path, res: dict, sens: dict, secs: dict, n_images: int, seed: int) -> None:
     from backend.runtime import provenance
-    from backend.watermark import lipschitz as L
-    from backend.watermark import rewatermark as R
+    from backend.watermark.rewatermark import core as R
+    from backend.watermark.rewatermark import lipschitz as L
 
     res = {m: res[m] for m in R.MODELS if m in res}
     note = (f"{n_images} held-out images (256-384 px crops of astronaut, camera, coffee, chelsea, rocket and "

@@ -1,7 +1,7 @@
 """Train the tiny latent video diffusion model of the SIGMark page: ``python -m backend.train sigmark``.
 
 SIGMark (arXiv 2603.02882) needs a video diffusion model with a causal 3D VAE; none can be downloaded here, so this
-script trains one on seeded procedural clips (:func:`backend.watermark.video_diffusion.synthetic_clips`: panning
+script trains one on seeded procedural clips (:func:`backend.watermark.sigmark.channel.synthetic_clips`: panning
 textured backgrounds and bouncing shapes, 25 frames of 32x32):
 
 1. the causal 3D VAE (reconstruction MSE + small KL + a latent cycle term ``|E(8bit(D(z))) - z|^2`` on latents
@@ -29,10 +29,14 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from backend.runtime import ASSETS, seed_everything
+
+if TYPE_CHECKING:
+    import torch
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,7 +109,7 @@ def _clip_latents(vae, n: int, seed0: int, cfg) -> torch.Tensor:
     """Posterior means of ``n`` procedural training clips (seeds ``seed0 + i``, batches of 64), unscaled."""
     import torch
 
-    from backend.watermark.video_diffusion import synthetic_clips
+    from backend.watermark.sigmark.channel import synthetic_clips
 
     lat = []
     with torch.no_grad():
@@ -149,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from safetensors.torch import save_file
 
-    from backend.watermark.video_diffusion import TinyConfig, build_models, config_json, schedulers, synthetic_clips
+    from backend.watermark.sigmark.channel import TinyConfig, build_models, config_json, schedulers, synthetic_clips
 
     seed_everything(args.seed)
     torch.manual_seed(args.seed)
@@ -300,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def evaluate_quality(path: Path, n: int = 24, seed: int = 4242) -> dict:
     """Held-out quality of the shipped model: VAE PSNR, sample vs data statistics, z_T round-trip sign-flip rate."""
-    from backend.watermark.video_diffusion import TinyChannel, synthetic_clips
+    from backend.watermark.sigmark.channel import TinyChannel, synthetic_clips
 
     ch = TinyChannel(path)
     clips = synthetic_clips(n, seed=seed, frames=ch.frames, size=ch.size)

@@ -1,18 +1,23 @@
-"""Image watermarking methods of Method Lab.
+"""Watermarking methods of Method Lab: one sub-package per method beside the pieces they share.
 
-Shared building blocks (reused by the attribution, re-watermarking and SIGMark pages):
+Methods (each with its ``cli`` module, the catalog's ``python -m backend <id> ...`` group):
 
-- :mod:`.registry`: image watermark backends behind ``get_method(name)`` (the learned TinyHiDDeN, invisible-watermark's
-  dwtDctSvd and dwtDct).
-- :mod:`.attacks`: post-processing attacks behind ``get_method(name)`` and ``apply_chain("jpeg:50+resize:0.5")``,
-  WEvade-style white-box and query-limited black-box attacks, and the differentiable training noise layers.
+- :mod:`.attribution`: watermark-based attribution (arXiv 2404.04254): ``bounds`` (the paper's bounds, matching,
+  rates), ``evaluation`` (end-to-end evaluation), ``users`` (the SQLite users database).
+- :mod:`.rewatermark`: the self-re-watermarking trap: ``core`` (victims, the attacks, evaluation), ``lipschitz``
+  (the Lipschitz-constrained SRW encoder/decoder and its training step).
+- :mod:`.sigmark`: SIGMark blind video watermarking: ``gfprc``, ``sgo``, ``baselines``, ``evaluation``, ``channel``
+  (the tiny video diffusion model), ``networks`` (its network classes).
+
+Shared pieces:
+
+- :mod:`.registry`: image watermark backends (``BACKENDS``, a :class:`backend.registry.Registry`; ``get_method``).
+- :mod:`.learned`: the TinyHiDDeN encoder/decoder (HiDDeN family); :mod:`.classical`: invisible-watermark baselines.
+- :mod:`.codes`: watermark selection (Random / NRG / A-BSTA) and bit packing; :mod:`.prc`: the PRC watermark code.
+- :mod:`.attacks`: the one attack grammar for images and videos (``"jpeg:50+resize:0.5"``, a table of attacks with
+  units), WEvade-style adversarial attacks and the differentiable training noise layers.
 - :mod:`.metrics`: PSNR, SSIM (numpy and differentiable torch), bitwise accuracy.
-- :mod:`.learned`: the TinyHiDDeN encoder/decoder (HiDDeN family), safetensors i/o.
 - :mod:`.datasets`: offline training/held-out images (scikit-image photos + procedural images).
-
-Watermark-based attribution (arXiv 2404.04254): :mod:`.attribution` (bounds, matching, rates), :mod:`.codes`
-(Random / NRG / A-BSTA selection, bit packing), :mod:`.users` (the SQLite users database), :mod:`.attribution_eval`
-(end-to-end evaluation), :mod:`.cli` (``python -m backend attribution ...``).
 
 Importing this package imports nothing heavy.
 """

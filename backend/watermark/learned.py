@@ -412,7 +412,7 @@ def count_parameters(module: nn.Module) -> int:
     return int(sum(p.numel() for p in module.parameters()))
 
 
-def macs(model: "TinyHiDDeN | TileHiDDeN", which: str = "decoder") -> int:
+def macs(model: TinyHiDDeN | TileHiDDeN, which: str = "decoder") -> int:
     """Multiply-adds of one embedding (encoder) or one full decode at the working size (convolutions and linear layers).
 
     The decode goes through ``decode_logits``, so for the tile model it counts the whole crop-scale search."""

@@ -41,8 +41,8 @@ def bit_accuracy(decoded: np.ndarray, reference: np.ndarray) -> np.ndarray | flo
     return float(acc) if np.ndim(acc) == 0 else acc
 
 
-def ssim_torch(x: "torch.Tensor", y: "torch.Tensor", window: int = 11,  # noqa: F821
-               sigma: float = 1.5) -> "torch.Tensor":  # noqa: F821
+def ssim_torch(x: torch.Tensor, y: torch.Tensor, window: int = 11,  # noqa: F821
+               sigma: float = 1.5) -> torch.Tensor:  # noqa: F821
     """Differentiable mean SSIM of ``(B, C, H, W)`` images in [0, 1] (Gaussian window, valid region); ``(B,)``."""
     import torch
     import torch.nn.functional as F

@@ -94,7 +94,7 @@ class LearnedWatermark:
     def decode(self, img: np.ndarray) -> np.ndarray:
         return self.decode_batch([img])[0][0]
 
-    def decoder_logits(self, images: "torch.Tensor") -> "torch.Tensor":  # noqa: F821
+    def decoder_logits(self, images: torch.Tensor) -> torch.Tensor:  # noqa: F821
         """Differentiable decode of ``(B,3,H,W)`` in [0, 1] (white-box access)."""
         return self.model.decode_logits(images)
 

@@ -16,7 +16,7 @@ PAGE = str(ROOT / "pages" / "attribution.py")
 
 @pytest.fixture(scope="module")
 def db_path(tmp_path_factory):
-    from backend.watermark.users import UserRegistry
+    from backend.watermark.attribution.users import UserRegistry
 
     path = tmp_path_factory.mktemp("attr") / "users.sqlite"
     UserRegistry(path).create_users(200, "absta", seed=0)

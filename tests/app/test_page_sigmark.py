@@ -33,7 +33,7 @@ def test_page_preset_run_download_reupload_and_bad_upload() -> None:
     # original video directly
     from backend.io import video as vio
     from backend.watermark import sigmark as S
-    from backend.watermark.video_diffusion import get_channel
+    from backend.watermark.sigmark.channel import get_channel
 
     npz = vio.encode_npz(gen["video_wm"] / 255.0)
     direct = S.extract(get_channel("tiny"), gen["video_wm"] / 255.0, S.SIGMarkConfig(), sgo=True, message_bits=32)

@@ -14,8 +14,8 @@ from scipy.stats import binom
 
 from backend.errors import InputError, JobCancelled
 from backend.watermark import attacks as W
-from backend.watermark import attribution as A
 from backend.watermark import codes as C
+from backend.watermark.attribution import bounds as A
 
 
 # ----------------------------------------------------------------------------------------------------- bounds
@@ -194,7 +194,7 @@ def test_random_codes_million_unique_fast():
 
 # ------------------------------------------------------------------------------------------------- users DB
 def test_users_db_create_get_and_errors(tmp_path):
-    from backend.watermark.users import UserRegistry
+    from backend.watermark.attribution.users import UserRegistry
 
     db = tmp_path / "u.sqlite"
     with pytest.raises(InputError, match="No users database"):
@@ -216,7 +216,7 @@ def test_users_db_create_get_and_errors(tmp_path):
 
 
 def test_users_db_failed_write_leaves_nothing(tmp_path):
-    from backend.watermark.users import UserRegistry
+    from backend.watermark.attribution.users import UserRegistry
 
     reg = UserRegistry(tmp_path / "u.sqlite")
     reg.create_users(5, "random", seed=0)
@@ -245,7 +245,7 @@ def test_users_db_failed_write_leaves_nothing(tmp_path):
 
 
 def test_users_db_corrupt_file(tmp_path):
-    from backend.watermark.users import UserRegistry
+    from backend.watermark.attribution.users import UserRegistry
 
     bad = tmp_path / "bad.sqlite"
     bad.write_bytes(b"this is not a database" * 100)
@@ -256,7 +256,10 @@ def test_users_db_corrupt_file(tmp_path):
 # ------------------------------------------------------------------------------------------------------ attacks
 def test_attack_registry_and_chains():
     img = (np.random.default_rng(0).random((96, 128, 3)) * 255).astype(np.uint8)
-    for name, a in W.ATTACKS.items():
+    for name in W.names("image"):
+        a = W.ATTACKS[name]
+        if a.adversarial:
+            continue
         out = W.apply_chain(img, f"{name}:{a.default}", seed=1)
         assert out.dtype == np.uint8 and out.ndim == 3
     assert W.apply_chain(img, "resize:0.5").shape == (48, 64, 3)
@@ -265,12 +268,14 @@ def test_attack_registry_and_chains():
     np.testing.assert_array_equal(W.apply_chain(img, "none"), img)
     np.testing.assert_array_equal(W.apply_chain(img, "jpeg:50+crop:0.3", seed=4),
                                   W.apply_chain(img, "jpeg:50+crop:0.3", seed=4))
-    with pytest.raises(InputError, match="Valid: jpeg"):
+    with pytest.raises(InputError, match="Valid for images: jpeg"):
         W.parse_chain("sharpen:2")
     with pytest.raises(InputError, match="outside"):
         W.parse_chain("jpeg:500")
-    with pytest.raises(ValueError, match="valid: jpeg"):
-        W.get_method("sharpen")
+    with pytest.raises(InputError, match="Valid names: jpeg"):
+        W.get_attack("sharpen")
+    with pytest.raises(InputError, match="Valid for images"):
+        W.parse_chain("drop:2")  # a video-only attack
     with pytest.raises(InputError, match="backend"):
         W.apply_chain(img, "wevade-bq:100")
 
@@ -284,18 +289,18 @@ def test_black_box_attack_on_a_toy_detector():
     def detect(imgs):
         return np.array([float(((im.astype(float).mean(-1) - 128) * pattern).mean()) > 3.0 for im in imgs])
 
-    assert detect([img])[0] and not detect([W.jpeg(img, 70)])[0]
+    assert detect([img])[0] and not detect([W.image.jpeg(img, 70)])[0]
     ctx = W.AdversarialContext(detect=detect, n_bits=8)
     out = W.black_box_attack(img, 400, ctx, seed=0)
     assert not detect([out])[0]
     assert ctx.queries_used <= 400 + 2
-    start_linf = np.abs(W.jpeg(img, 70).astype(int) - img).max()
+    start_linf = np.abs(W.image.jpeg(img, 70).astype(int) - img).max()
     assert np.abs(out.astype(int) - img).max() < start_linf
 
 
 # ----------------------------------------------------------------------------------------------------------- CLI
 def _cli(argv):
-    from backend.watermark.cli import add_parser
+    from backend.watermark.attribution.cli import add_parser
 
     parser = argparse.ArgumentParser()
     add_parser(parser.add_subparsers(dest="group"))

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from backend.runtime import ASSETS
-from backend.watermark import attribution as A
-from backend.watermark import attribution_eval as E
+from backend.watermark.attribution import bounds as A
+from backend.watermark.attribution import evaluation as E
 from backend.watermark.datasets import heldout_images
 
 WEIGHTS = ASSETS / "attribution_tinyhidden.safetensors"
@@ -134,7 +134,7 @@ def test_cli_embed_and_attribute_roundtrip(tmp_path, capsys):
 
     from PIL import Image
 
-    from backend.watermark.cli import add_parser
+    from backend.watermark.attribution.cli import add_parser
 
     def cli(argv):
         parser = argparse.ArgumentParser()
@@ -164,7 +164,7 @@ def test_cli_evaluate_as_the_issue_writes_it(tmp_path, capsys):
     from PIL import Image
 
     from backend.errors import InputError
-    from backend.watermark.cli import add_parser
+    from backend.watermark.attribution.cli import add_parser
 
     def cli(argv):
         parser = argparse.ArgumentParser()

@@ -1,4 +1,4 @@
-"""Invariants of the self-re-watermarking backend (:mod:`backend.watermark.lipschitz`, :mod:`.rewatermark`): spectral
+"""Invariants of the self-re-watermarking backend (:mod:`backend.watermark.rewatermark.lipschitz`, :mod:`backend.watermark.rewatermark.core`): spectral
 norm after power iteration, encoder range / identity / determinism, the PGD curriculum and its L-inf ball, the adaptive
 loss weights, the loss wiring of the re-embedding term, the attacks' interfaces and the bad-input messages. No shipped
 weights needed (randomly initialised models)."""
@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from backend.errors import InputError
-from backend.watermark import lipschitz as L
-from backend.watermark import rewatermark as R
+from backend.watermark.rewatermark import core as R
+from backend.watermark.rewatermark import lipschitz as L
 
 
 def _model(sn: bool = True, seed: int = 0, **kw) -> L.SRWModel:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from backend.watermark import lipschitz as L
-from backend.watermark import rewatermark as R
 from backend.watermark.datasets import heldout_images
+from backend.watermark.rewatermark import core as R
+from backend.watermark.rewatermark import lipschitz as L
 
 pytestmark = pytest.mark.skipif(not (L.weights_path("srw").is_file() and L.weights_path("plain").is_file()),
                                 reason="shipped rewatermark weights missing")

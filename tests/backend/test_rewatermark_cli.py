@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from backend.watermark import rewatermark_cli
+from backend.watermark.rewatermark import cli as rewatermark_cli
 
 
 def _parser() -> argparse.ArgumentParser:

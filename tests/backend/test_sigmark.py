@@ -13,8 +13,9 @@ from scipy import stats
 from backend.errors import InputError
 from backend.watermark import prc
 from backend.watermark import sigmark as S
-from backend.watermark.video_attacks import ATTACKS, apply_chain
-from backend.watermark.video_diffusion import AnalyticChannel, synthetic_clips
+from backend.watermark.attacks import apply_video_chain as apply_chain
+from backend.watermark.attacks import names as attack_names
+from backend.watermark.sigmark.channel import AnalyticChannel, synthetic_clips
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +196,7 @@ def test_distortion_free_sign_statistics(analytic):
 # ----------------------------------------------------------------------------------------- causal VAE grouping
 def test_causal_vae_grouping_and_causality():
     torch = pytest.importorskip("torch")
-    from backend.watermark.video_diffusion import TinyConfig, build_models, check_frames
+    from backend.watermark.sigmark.channel import TinyConfig, build_models, check_frames
 
     torch.manual_seed(0)
     vae, _ = build_models(TinyConfig())
@@ -224,7 +225,7 @@ def test_ddim_inversion_inverts_the_sampler_for_both_targets(tmp_path, predictio
     torch = pytest.importorskip("torch")
     from safetensors.torch import save_file
 
-    from backend.watermark.video_diffusion import TinyChannel, TinyConfig, build_models, config_json
+    from backend.watermark.sigmark.channel import TinyChannel, TinyConfig, build_models, config_json
 
     torch.manual_seed(0)
     cfg = TinyConfig(frames=9, prediction_type=prediction_type, steps=10, decoder_inv_steps=0,
@@ -307,7 +308,7 @@ def test_cut_segments_from_frame_maps():
 # ---------------------------------------------------------------------------------------------------- attacks
 def test_attack_registry_shapes_and_frame_maps():
     clip = synthetic_clips(1, seed=3)[0]
-    for name in ATTACKS:
+    for name in attack_names("video"):
         out, fmap = apply_chain(clip, name, seed=0)
         assert out.ndim == 4 and out.shape[1:] == clip.shape[1:] and len(fmap) == len(out)
         assert fmap[0] == 0  # frame 0 is kept
@@ -316,8 +317,10 @@ def test_attack_registry_shapes_and_frame_maps():
     assert len(out) == 21 and np.array_equal(out, clip[fmap])
     out, _ = apply_chain(clip, "drop:1+jpeg:50", seed=0)
     assert len(out) == 24
-    with pytest.raises(InputError, match="valid"):
+    with pytest.raises(InputError, match="Valid for videos: jpeg"):
         apply_chain(clip, "wobble:3")
+    with pytest.raises(InputError, match="Valid for videos"):
+        apply_chain(clip, "wevade-w:4")  # an image-only attack
 
 
 # --------------------------------------------------------------------------------------------------- video i/o

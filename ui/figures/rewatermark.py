@@ -110,7 +110,7 @@ def sensitivity_box(sens: dict[str, dict], part: str = "decoder") -> go.Figure:
 def margin_histogram(margins: dict[str, dict]) -> go.Figure:
     """Clean logit margins (A's sign times the logit) against the logit change caused by one re-embedding."""
     fig = make_subplots(rows=1, cols=len(margins), subplot_titles=list(margins), shared_yaxes=True)
-    for j, (name, d) in enumerate(margins.items()):
+    for j, d in enumerate(margins.values()):
         fig.add_trace(go.Histogram(x=d["clean_margin"], name="clean margin", marker_color="#1f77b4", opacity=0.6,
                                    nbinsx=40, showlegend=j == 0), row=1, col=j + 1)
         fig.add_trace(go.Histogram(x=d["reembed_change"], name="|logit change| by re-embedding",

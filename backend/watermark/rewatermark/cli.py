@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli_common import emit, report_input_error
+from backend.cli_common import emit, report_input_error
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -59,7 +59,7 @@ def _read(path: Path):
 
 
 def _assets(models) -> list[Path]:
-    from backend.watermark import lipschitz as L
+    from backend.watermark.rewatermark import lipschitz as L
 
     return [L.weights_path(m) for m in models if m in L.VARIANTS]
 
@@ -69,7 +69,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from backend.errors import InputError
     from backend.runtime import provenance, setup_torch
-    from backend.watermark import rewatermark as R
+    from backend.watermark.rewatermark import core as R
 
     setup_torch()
     try:
@@ -100,7 +100,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from backend.errors import InputError
     from backend.runtime import provenance, setup_torch
-    from backend.watermark import rewatermark as R
+    from backend.watermark.rewatermark import core as R
 
     setup_torch()
     models = [m.strip() for m in args.models.split(",") if m.strip()]

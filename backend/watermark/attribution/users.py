@@ -8,7 +8,7 @@ the CLI takes ``--db PATH``. Schema::
           strategy TEXT NOT NULL, created REAL NOT NULL)
 
 ``code`` is the packed watermark (bit j at ``1 << j``) stored as a signed 64-bit integer (SQLite's INTEGER). New users
-get codes from a selection strategy (:mod:`.codes`) that extends the codes already in the database, and are inserted in
+get codes from a selection strategy (:mod:`backend.watermark.codes`) that extends the codes already in the database, and are inserted in
 one transaction: a failure (or a cancel) leaves no half-created user. Matching loads all codes once into an in-memory
 bit-packed :class:`~backend.watermark.attribution.UserPool` (cached per file state).
 """
@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
-from ..runtime import Progress, cache_dir, sub_progress
-from . import codes as _codes
-from .attribution import UserPool
+from backend.errors import InputError
+from backend.runtime import Progress, cache_dir, sub_progress
+from backend.watermark import codes as _codes
+from backend.watermark.attribution.bounds import UserPool
 
 SCHEMA_VERSION = "1"
 ABSTA_MAX_USERS = 10_000

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
-from ..runtime import ASSETS, Progress, cache_dir, report, sub_progress
-from . import attacks as _attacks
-from . import attribution as A
-from . import codes as _codes
-from .metrics import psnr, ssim
+from backend.errors import InputError
+from backend.runtime import ASSETS, Progress, cache_dir, report, sub_progress
+from backend.watermark import attacks as _attacks
+from backend.watermark import codes as _codes
+from backend.watermark.attribution import bounds as A
+from backend.watermark.metrics import psnr, ssim
 
 
 # ------------------------------------------------------------------------------------------------------- pools
@@ -60,7 +60,7 @@ def cached_pool(strategy: str, num_users: int, n: int = 64, seed: int = 0, depth
 def clean_decode_set(count: int, seed: int = 0, min_side: int = 64, max_side: int = 256) -> list[np.ndarray]:
     """Many never-watermarked images for false-detection rates: crops (``min_side``-``max_side`` px) of the held-out
     photos and held-out procedural images (a quarter). Deterministic in ``seed``."""
-    from .datasets import HELDOUT_SEED_BASE, heldout_images, procedural_image
+    from backend.watermark.datasets import HELDOUT_SEED_BASE, heldout_images, procedural_image
 
     rng = np.random.default_rng(seed + 7)
     n_proc = count // 4
@@ -140,7 +140,7 @@ def evaluate(images: list[np.ndarray], cfg: EvalConfig | None = None, pool: A.Us
     """Run the evaluation. ``images`` are the content to watermark (each image gets a random user of the pool);
     ``pool`` defaults to ``cfg.num_users`` codes of ``cfg.strategy``; ``clean_images`` (or ``cfg.clean_decodes``
     generated ones) give the false-detection rate; ``clean_decoded`` = their ``(bits, ok)`` if already decoded."""
-    from .registry import get_method as get_backend
+    from backend.watermark.registry import get_method as get_backend
 
     cfg = cfg or EvalConfig()
     t_start = time.perf_counter()
@@ -175,10 +175,8 @@ def evaluate(images: list[np.ndarray], cfg: EvalConfig | None = None, pool: A.Us
     embed_ms = 1000 * (time.perf_counter() - t) / len(usable)
     rows = []
     for a_i, spec in enumerate(cfg.attacks):
-        chain = _attacks.parse_chain(spec)
-        adversarial = any(name in _attacks.ADVERSARIAL for name, _ in chain)
         ctx = None
-        if adversarial:
+        if _attacks.needs_context(spec):
             def detect(imgs: list[np.ndarray]) -> np.ndarray:
                 bits, ok = be.decode_batch(imgs)
                 return pool.match(bits, tau, k=1).detected & ok
@@ -252,7 +250,7 @@ def embed_and_attribute(img: np.ndarray, user_index: int, pool: A.UserPool, back
                         progress: Progress | None = None) -> dict:
     """The page's main job: embed user ``user_index``'s watermark (index into ``pool``), post-process, decode, detect
     and attribute among all users. Returns small results (uint8 images, bit arrays, numbers)."""
-    from .registry import get_method as get_backend
+    from backend.watermark.registry import get_method as get_backend
 
     be = get_backend(backend, target_psnr=psnr_db)
     if be.n_bits != pool.n:
@@ -268,7 +266,7 @@ def embed_and_attribute(img: np.ndarray, user_index: int, pool: A.UserPool, back
     embed_s = time.perf_counter() - t
     report(progress, 0.4, f"post-processing: {attack}")
     ctx = None
-    if any(name in _attacks.ADVERSARIAL for name, _ in _attacks.parse_chain(attack)):
+    if _attacks.needs_context(attack):
         def detect(imgs: list[np.ndarray]) -> np.ndarray:
             bits, ok = be.decode_batch(imgs)
             return pool.match(bits, tau, k=1).detected & ok
@@ -377,7 +375,7 @@ def strength_sweep(images: list[np.ndarray], attack: str, strengths: list[float]
                    strategies: list[str], num_users: int = 1000, clean: list[np.ndarray] | None = None,
                    target_fpr: float = 1e-4, seed: int = 0, progress: Progress | None = None) -> list[dict]:
     """Rows (backend, strategy, strength, bit accuracy, TDR, TAR, FDR, bounds, PSNR) for the evaluation tab."""
-    from .registry import get_method as get_backend
+    from backend.watermark.registry import get_method as get_backend
 
     rows = []
     jobs = [(b, s) for b in backends for s in strategies]

@@ -16,7 +16,7 @@ reported with the attacker's own success on B (a model must not look robust just
 
 Victims (:func:`get_model`): the shipped SRW-family variants of :mod:`.lipschitz` (``plain`` is the undefended twin,
 ``srw`` the defended one, ``sn``/``reemb``/``sn_reemb`` the ablation), every learned backend of the watermark registry
-(:mod:`.registry`: ``tinyhidden``) and its classical DWT-DCT baselines (``dwtDctSvd``, ``dwtDct``, images of at least
+(:mod:`backend.watermark.registry`: ``tinyhidden``) and its classical DWT-DCT baselines (``dwtDctSvd``, ``dwtDct``, images of at least
 256 x 256) as references.
 
 Images are ``(H, W, 3)`` uint8 numpy arrays (re-watermarked images are rounded to 8 bits between rounds, as files would
@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
-from ..runtime import Progress, report, sub_progress
-from . import lipschitz as L
+from backend.errors import InputError
+from backend.runtime import Progress, report, sub_progress
+from backend.watermark.rewatermark import lipschitz as L
 
 SRW_VARIANTS = tuple(L.VARIANTS)
 REGISTRY_BACKENDS = ("tinyhidden", "dwtDctSvd", "dwtDct")
@@ -65,7 +65,7 @@ class SRWBackend:
     def embed(self, img: np.ndarray, bits: np.ndarray, target_psnr: float | None = None) -> np.ndarray:
         import torch
 
-        from .learned import to_tensor, to_uint8
+        from backend.watermark.learned import to_tensor, to_uint8
 
         b = torch.from_numpy(np.asarray(bits, np.float32).reshape(1, -1))
         with torch.no_grad():
@@ -74,7 +74,7 @@ class SRWBackend:
     def logits_batch(self, imgs: list[np.ndarray]) -> np.ndarray:
         import torch
 
-        from .learned import to_tensor
+        from backend.watermark.learned import to_tensor
 
         s = self.model.cfg.size
         with torch.no_grad():
@@ -94,7 +94,7 @@ def get_model(name: str):
     if name in SRW_VARIANTS:
         return SRWBackend(name)
     if name in REGISTRY_BACKENDS:
-        from .registry import get_method
+        from backend.watermark.registry import get_method
 
         return get_method(name)
     raise ValueError(f"unknown model {name!r}; valid: {', '.join(MODELS)}")
@@ -143,7 +143,7 @@ def pgd_overwrite(victim, img_w: np.ndarray, bits_b: np.ndarray, eps: float, ste
     (the paper's), so the [0, 1] budget is ``eps / 2``. Returns the 8-bit attacked image."""
     import torch
 
-    from .learned import to_tensor, to_uint8
+    from backend.watermark.learned import to_tensor, to_uint8
 
     if not getattr(victim, "differentiable", False):
         raise InputError(f"PGD overwrite needs a differentiable decoder; {victim.name} is classical.")
@@ -178,7 +178,7 @@ def run_story(model: str, img: np.ndarray, rounds: int = 3, seed: int = 0, cross
               pgd: tuple[float, float, int] | None = PGD_TEST[0], progress: Progress | None = None) -> Story:
     """Embed A with ``model``; self-re-watermark B ``rounds`` times; cross-model re-watermark once with
     ``cross_attacker`` (default: :data:`CROSS_ATTACKER`); PGD overwrite toward B at ``pgd`` = (eps, step, iters)."""
-    from .metrics import psnr, ssim
+    from backend.watermark.metrics import psnr, ssim
 
     victim = get_model(model)
     img = check_image(img, victim.min_side)
@@ -225,7 +225,7 @@ def run_story(model: str, img: np.ndarray, rounds: int = 3, seed: int = 0, cross
 
 def story_rows(story: Story) -> list[dict[str, object]]:
     """Per-stage table rows: stage, accuracy vs A, vs B, PSNR vs the original."""
-    from .metrics import psnr
+    from backend.watermark.metrics import psnr
 
     x = story.images["x"]
     rows = [{"model": story.model, "stage": "watermarked (A)", "bit acc A": story.acc_clean, "bit acc B": None,
@@ -263,8 +263,8 @@ def evaluate(models: list[str], images: list[np.ndarray], cfg: EvalConfig | None
     """Mean metrics per model over ``images``: clean accuracy, PSNR/SSIM, recovery and attacker success after each
     self-re-watermarking round, cross-model re-watermarking, PGD overwrite vs eps, distortions (at the model's own
     strength and at ``matched_psnr`` for the learned models), embed/decode times."""
-    from .attacks import apply_chain
-    from .metrics import psnr, ssim
+    from backend.watermark.attacks import apply_chain
+    from backend.watermark.metrics import psnr, ssim
 
     cfg = cfg or EvalConfig()
     out: dict[str, dict] = {}
@@ -357,7 +357,7 @@ def sensitivity_report(model: str, images: list[np.ndarray], seed: int = 0, n_ra
     reshaped-weight norm and true convolution operator norm (no global certificate: see :mod:`.lipschitz`)."""
     import torch
 
-    from .learned import to_tensor
+    from backend.watermark.learned import to_tensor
 
     victim = get_model(model)
     if not getattr(victim, "differentiable", False):

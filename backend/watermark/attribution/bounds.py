@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import binom
 
-from . import codes as _codes
+from backend.watermark import codes as _codes
 
 TABLE5 = {"s": 100_000_000, "n": 64, "beta": 0.99, "gamma": 0.05, "tau": 0.9, "alpha_min": 0.2, "alpha_max": 0.8}
 
@@ -165,7 +165,7 @@ class MatchResult:
 class UserPool:
     """The users' watermarks, bit-packed in memory: ``codes`` (N,) uint64 of ``n`` bits and the users' ``ids`` (N,).
 
-    Load once (e.g. from the SQLite registry, :mod:`backend.watermark.users`) and match many decodes against it."""
+    Load once (e.g. from the SQLite registry, :mod:`backend.watermark.attribution.users`) and match many decodes against it."""
 
     def __init__(self, packed: np.ndarray, n: int, ids: np.ndarray | None = None):
         self.codes = np.ascontiguousarray(np.asarray(packed, dtype=np.uint64).reshape(-1))

@@ -58,8 +58,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..errors import InputError
-from ..runtime import ASSETS
+from backend.errors import InputError
+from backend.runtime import ASSETS
 
 VARIANTS: dict[str, dict[str, bool]] = {
     # name: spectral norm, re-embedding loss, PGD loss
@@ -291,7 +291,7 @@ NOISES = ("identity", "jpeg", "blur", "dropout", "cropout", "noise", "scale")
 
 def distort(x_w: torch.Tensor, x: torch.Tensor, rng: np.random.Generator, kind: str | None = None) -> torch.Tensor:
     """One random training distortion of ``x_w`` (B,3,S,S) in [-1, 1] (``x`` = the cover, for dropout/cropout)."""
-    from .attacks import jpeg_straight_through
+    from backend.watermark.attacks import jpeg_straight_through
 
     kind = kind or NOISES[int(rng.integers(len(NOISES)))]
     if kind == "identity":
@@ -325,7 +325,7 @@ def distort(x_w: torch.Tensor, x: torch.Tensor, rng: np.random.Generator, kind: 
 
 def fidelity_loss(x_w: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """MSE + 0.5 (1 - SSIM) on [-1, 1] images (the paper: MSE + 0.5 LPIPS-VGG)."""
-    from .metrics import ssim_torch
+    from backend.watermark.metrics import ssim_torch
 
     return F.mse_loss(x_w, x) + 0.5 * (1 - ssim_torch((x_w + 1) / 2, (x + 1) / 2)).mean()
 

@@ -16,20 +16,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli_common import emit
-from ..errors import InputError
+from backend.cli_common import emit
+from backend.errors import InputError
 
 
 def _prov(args: argparse.Namespace, assets: list = (), **params: object) -> dict:
-    from ..runtime import provenance
+    from backend.runtime import provenance
 
     return provenance(getattr(args, "seed", None), assets, **params)
 
 
-def _read_image(path: str) -> "np.ndarray":  # noqa: F821
+def _read_image(path: str) -> np.ndarray:  # noqa: F821
     import numpy as np
 
-    from ..io import decode_image
+    from backend.io import decode_image
 
     p = Path(path)
     if not p.is_file():
@@ -38,7 +38,7 @@ def _read_image(path: str) -> "np.ndarray":  # noqa: F821
 
 
 def _backend(args: argparse.Namespace):
-    from .registry import get_method
+    from backend.watermark.registry import get_method
 
     try:
         return get_method(args.backend, target_psnr=getattr(args, "psnr", None))
@@ -52,15 +52,15 @@ def _weights(be: object) -> list:
 
 
 def _codes_name(strategy: str) -> str:
-    from .codes import get_method
+    from backend.watermark.codes import get_method
 
     return get_method(strategy).name
 
 
 # -------------------------------------------------------------------------------------------------- handlers
 def cmd_users_create(args: argparse.Namespace) -> int:
-    from ..runtime import timed
-    from .users import UserRegistry
+    from backend.runtime import timed
+    from backend.watermark.attribution.users import UserRegistry
 
     reg = UserRegistry(args.db, n_bits=args.bits)
     clock = timed()
@@ -73,7 +73,7 @@ def cmd_users_create(args: argparse.Namespace) -> int:
               "total_users": reg.count(), "strategy": _codes_name(args.strategy), "n_bits": reg.n_bits,
               "seconds": round(seconds, 3)}
     if args.stats:
-        from .codes import pool_stats
+        from backend.watermark.codes import pool_stats
 
         st = pool_stats(reg.pool().codes, reg.n_bits)
         result["max_pairwise_bitwise_accuracy"] = st.max_ba
@@ -84,7 +84,7 @@ def cmd_users_create(args: argparse.Namespace) -> int:
 
 
 def cmd_users_list(args: argparse.Namespace) -> int:
-    from .users import UserRegistry
+    from backend.watermark.attribution.users import UserRegistry
 
     reg = UserRegistry(args.db, create=False)
     users = reg.list(args.limit, args.offset)
@@ -96,7 +96,7 @@ def cmd_users_list(args: argparse.Namespace) -> int:
 
 
 def cmd_users_show(args: argparse.Namespace) -> int:
-    from .users import UserRegistry
+    from backend.watermark.attribution.users import UserRegistry
 
     reg = UserRegistry(args.db, create=False)
     u = reg.get(args.id)
@@ -109,9 +109,9 @@ def cmd_users_show(args: argparse.Namespace) -> int:
 def cmd_embed(args: argparse.Namespace) -> int:
     from PIL import Image
 
-    from ..runtime import timed
-    from .metrics import psnr, ssim
-    from .users import UserRegistry
+    from backend.runtime import timed
+    from backend.watermark.attribution.users import UserRegistry
+    from backend.watermark.metrics import psnr, ssim
 
     reg = UserRegistry(args.db, create=False)
     user = reg.get(args.user)
@@ -137,9 +137,9 @@ def cmd_embed(args: argparse.Namespace) -> int:
 
 
 def cmd_attribute(args: argparse.Namespace) -> int:
-    from ..runtime import timed
-    from . import attribution as A
-    from .users import UserRegistry
+    from backend.runtime import timed
+    from backend.watermark.attribution import bounds as A
+    from backend.watermark.attribution.users import UserRegistry
 
     reg = UserRegistry(args.db, create=False)
     pool = reg.pool()
@@ -174,8 +174,8 @@ def cmd_attribute(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from . import attribution_eval as E
-    from .datasets import heldout_images
+    from backend.watermark.attribution import evaluation as E
+    from backend.watermark.datasets import heldout_images
 
     if args.images:
         folder = Path(args.images)
@@ -191,7 +191,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         source = f"{args.count} held-out images (scikit-image photos never used in training + procedural)"
     pool = None
     if args.db:
-        from .users import UserRegistry
+        from backend.watermark.attribution.users import UserRegistry
 
         pool = UserRegistry(args.db, create=False).pool()
     strategy = args.strategy or ("absta" if args.users <= 10_000 else "random")
@@ -215,7 +215,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_bounds(args: argparse.Namespace) -> int:
-    from . import attribution as A
+    from backend.watermark.attribution import bounds as A
 
     try:
         out = {

@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..cli_common import emit
+from backend.cli_common import emit
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -33,7 +33,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=cmd_extract)
     v = sub.add_parser("evaluate", help="bit accuracy per method under an attack chain")
-    v.add_argument("--attack", default="none", help="e.g. drop:2, insert:2x2, jpeg:50, drop:1+noise:0.02")
+    v.add_argument("--attack", default="none", help="e.g. drop:2, insert:2x2, jpeg:50, drop:1+noise:5 (noise sigma in 0-255 units)")
     v.add_argument("--videos", type=int, default=4)
     v.add_argument("--seed", type=int, default=0)
     v.add_argument("--json", action="store_true")
@@ -66,7 +66,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from backend.io import video as vio
     from backend.runtime import provenance
     from backend.watermark import sigmark as S
-    from backend.watermark.video_diffusion import WEIGHTS, get_channel
+    from backend.watermark.sigmark.channel import WEIGHTS, get_channel
 
     try:
         ch = get_channel("tiny")
@@ -96,7 +96,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
     from backend.errors import InputError
     from backend.runtime import provenance
     from backend.watermark import sigmark as S
-    from backend.watermark.video_diffusion import WEIGHTS, get_channel
+    from backend.watermark.sigmark.channel import WEIGHTS, get_channel
 
     path = Path(args.file)
     if not path.is_file():
@@ -126,7 +126,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from backend.errors import InputError
     from backend.runtime import provenance
     from backend.watermark import sigmark as S
-    from backend.watermark.video_diffusion import WEIGHTS, get_channel
+    from backend.watermark.sigmark.channel import WEIGHTS, get_channel
 
     if not 1 <= args.videos <= 64:
         return _fail("--videos must be between 1 and 64")

@@ -78,7 +78,7 @@ with tab_run:
                 st.error(str(err), icon=":material/error:")
     with st.form("pruning_form"):
         c1, c2 = st.columns(2)
-        score = c1.selectbox("Importance score", SCORE_KEYS, index=1, format_func=lambda k: SCORES[k].label)
+        score = c1.selectbox("Importance score", SCORE_KEYS, index=1, format_func=SCORES.label)
         comp = c2.selectbox("Compensation", COMP_KEYS, index=2, format_func=COMPENSATION_LABELS.get)
         ratio = c1.slider("Prune ratio", 0.1, 0.5, 0.2, 0.05, format="%.2f")
         n_calib = c2.select_slider("Calibration segments N (x 128 tokens)", [8, 16, 32, 64, 128], value=32)

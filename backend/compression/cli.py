@@ -14,22 +14,24 @@ causal LM, an output folder that is not empty) is reported before anything is wr
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
+from backend.cli_common import Output, add_action, add_group, int_list
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("pruning", help="RCPU structured pruning of an LLM (rotation-constrained compensation)")
-    sub = p.add_subparsers(dest="action", metavar="<action>")
 
-    r = sub.add_parser("run", help="prune a causal LM, measure it, optionally write it to --out")
+def add_parser(subparsers: Any) -> argparse._SubParsersAction:
+    from .pruning import COMPENSATIONS, METHODS, SCORES
+
+    sub = add_group(subparsers, "pruning", "RCPU structured pruning of an LLM (rotation-constrained compensation)")
+
+    r = add_action(sub, "run", cmd_run, "prune a causal LM, measure it, optionally write it to --out")
     r.add_argument("--model", default=None, help="local folder or cached hub name (default: embedded SmolLM2-135M)")
-    r.add_argument("--method", default=None, help="named preset (wanda_sp, flap, variance_none, propls, rcpu, "
-                   "rcpu_scale); overrides --score/--compensation")
+    r.add_argument("--method", default=None, help=f"named preset ({', '.join(METHODS)}); overrides "
+                   "--score/--compensation")
     r.add_argument("--ratio", type=float, default=0.2, help="fraction of heads and MLP channels removed per layer")
-    r.add_argument("--score", default="variance", help="wanda_sp | variance | fluctuation")
-    r.add_argument("--compensation", default="rotation", help="none | ls | rotation | rotation_scale | bias")
+    r.add_argument("--score", default="variance", help=" | ".join(SCORES))
+    r.add_argument("--compensation", default="rotation", help=" | ".join(COMPENSATIONS))
     r.add_argument("--lam", type=float, default=1e-4, help="ridge lambda of the ls compensation")
     r.add_argument("--input-stat", default="l2", choices=["l2", "mean_abs"],
                    help="input magnitude in the scores: ||X_j|| (paper) or mean |X_j| (released code)")
@@ -43,10 +45,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     r.add_argument("--max-new-tokens", type=int, default=32)
     r.add_argument("--out", default=None, help="write the pruned model here (must not exist or be empty)")
     r.add_argument("--dtype", default="float16", choices=["float16", "bfloat16", "float32"])
-    r.add_argument("--json", action="store_true", help="print the full JSON report")
-    r.set_defaults(func=cmd_run)
 
-    lab = sub.add_parser("lab", help="one layer: calibration vs held-out error of each compensation as N grows")
+    lab = add_action(sub, "lab", cmd_lab, "one layer: calibration vs held-out error of each compensation as N grows")
     lab.add_argument("--model", default=None)
     lab.add_argument("--layer", type=int, default=15)
     lab.add_argument("--ratio", type=float, default=0.3)
@@ -55,10 +55,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     lab.add_argument("--n-list", default="8,16,32,64", help="comma-separated calibration sizes (segments)")
     lab.add_argument("--n-held", type=int, default=16)
     lab.add_argument("--seed", type=int, default=0)
-    lab.add_argument("--json", action="store_true")
-    lab.set_defaults(func=cmd_lab)
 
-    e = sub.add_parser("encoder", help="prune the MiniLM sentence encoder; report embedding cosine to the dense model")
+    e = add_action(sub, "encoder", cmd_encoder, "prune the MiniLM sentence encoder; report embedding cosine to the "
+                   "dense model")
     e.add_argument("--model", default=None, help="local folder or cached hub name of a BERT-style encoder")
     e.add_argument("--ratio", type=float, default=0.3)
     e.add_argument("--score", default="variance")
@@ -67,13 +66,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     e.add_argument("--n-eval", type=int, default=64, help="held-out paragraphs")
     e.add_argument("--text", default=None, help="UTF-8 text file (default: built-in corpus), split 70 / 30")
     e.add_argument("--seed", type=int, default=0)
-    e.add_argument("--json", action="store_true")
-    e.set_defaults(func=cmd_encoder)
 
-    m = sub.add_parser("methods", help="list the scores, compensations and named methods")
-    m.add_argument("--json", action="store_true")
-    m.set_defaults(func=cmd_methods)
-    return p
+    add_action(sub, "methods", cmd_methods, "list the scores, compensations and named methods")
+    return sub
 
 
 def _read_text(path: str | None, what: str) -> str | None:
@@ -113,11 +108,7 @@ def _load(model: str | None) -> Any:
     return lm
 
 
-def _print(result: dict[str, Any], as_json: bool, short: str) -> None:
-    print(json.dumps(result, indent=2, default=str) if as_json else short)
-
-
-def cmd_run(args: argparse.Namespace) -> int:
+def cmd_run(args: argparse.Namespace) -> Output:
     from . import corpus, lmtools
     from .jobs import run_pruning
     from .pruning import PruneConfig, config_for
@@ -150,11 +141,10 @@ def cmd_run(args: argparse.Namespace) -> int:
              f"{p['perplexity']:.2f}; parameters {d['params_stored']:,} -> {p['params_effective']:,} effective "
              f"({p['params_stored']:,} stored); prune {result['prune_s']:.1f} s"
              + (f"; written to {result['saved']['folder']}" if args.out else ""))
-    _print(result, args.json, short)
-    return 0
+    return Output(result, lines=[short])
 
 
-def cmd_lab(args: argparse.Namespace) -> int:
+def cmd_lab(args: argparse.Namespace) -> Output:
     from backend.errors import InputError
     from backend.runtime import provenance
 
@@ -162,8 +152,8 @@ def cmd_lab(args: argparse.Namespace) -> int:
     from .lab import n_sweep
 
     try:
-        n_list = tuple(sorted({int(x) for x in args.n_list.split(",") if x.strip()}))
-    except ValueError:
+        n_list = tuple(sorted(set(int_list(args.n_list))))
+    except argparse.ArgumentTypeError:
         raise InputError("--n-list must be comma-separated integers, e.g. 8,16,32,64.") from None
     if not n_list or min(n_list) < 1:
         raise InputError("--n-list needs positive sizes.")
@@ -178,11 +168,10 @@ def cmd_lab(args: argparse.Namespace) -> int:
                                        lam=args.lam, n_list=list(n_list), n_held=args.n_held)}
     lines = [f"{r['sublayer']:4} N={r['n_calib']:4} {r['compensation']:15} calib {r['calib_err']:.4f} "
              f"held-out {r['heldout_err']:.4f}" for r in rows]
-    _print(result, args.json, "\n".join(lines))
-    return 0
+    return Output(result, lines=lines)
 
 
-def cmd_encoder(args: argparse.Namespace) -> int:
+def cmd_encoder(args: argparse.Namespace) -> Output:
     from backend.models import load
     from backend.runtime import provenance
 
@@ -198,17 +187,15 @@ def cmd_encoder(args: argparse.Namespace) -> int:
     result = run_encoder_pruning(enc, cfg, text=text, n_eval=args.n_eval)
     result["provenance"] = provenance(args.seed, (), model=args.model, ratio=args.ratio, score=args.score,
                                       compensation=args.compensation, n_calib=args.n_calib, n_eval=args.n_eval)
-    _print(result, args.json, f"{args.score} + {args.compensation} at ratio {args.ratio:g}: mean embedding cosine "
-           f"{result['cosine_mean']:.4f} (min {result['cosine_min']:.4f}); parameters {result['params_dense']:,} -> "
-           f"{result['params_pruned']:,}")
-    return 0
+    return Output(result, lines=[f"{args.score} + {args.compensation} at ratio {args.ratio:g}: mean embedding cosine "
+                                 f"{result['cosine_mean']:.4f} (min {result['cosine_min']:.4f}); parameters "
+                                 f"{result['params_dense']:,} -> {result['params_pruned']:,}"])
 
 
-def cmd_methods(args: argparse.Namespace) -> int:
-    from .pruning import COMPENSATION_LABELS, METHODS, SCORES
+def cmd_methods(args: argparse.Namespace) -> Output:  # noqa: ARG001
+    from .pruning import COMPENSATIONS, METHODS, SCORES
 
-    result = {"scores": {k: v.label for k, v in SCORES.items()}, "compensations": COMPENSATION_LABELS,
+    result = {"scores": SCORES.labels(), "compensations": COMPENSATIONS.labels(),
               "methods": {k: {"score": m.score, "compensation": m.compensation, "propagate": m.propagate,
                               "label": m.label} for k, m in METHODS.items()}}
-    _print(result, args.json, "\n".join(f"{k}: {v['label']}" for k, v in result["methods"].items()))
-    return 0
+    return Output(result, lines=[f"{k}: {v['label']}" for k, v in result["methods"].items()])

@@ -104,7 +104,7 @@ def run_pruning(
         "settings": {**asdict(cfg), "n_eval": int(eval_ids.shape[0]), "n_track": n_track,
                      "text_source": split.source, "calib_tokens_available": int(split.calib_tokens.numel()),
                      "heldout_tokens_available": int(split.heldout_tokens.numel()), "prompt": prompt,
-                     "score_label": SCORES[cfg.score].label,
+                     "score_label": SCORES.label(cfg.score),
                      "compensation_label": COMPENSATION_LABELS[cfg.compensation]},
         "model": {"source": getattr(lm, "source", ""), "layers": geo.layers, "heads": geo.num_heads,
                   "kv_heads": geo.num_kv_heads, "head_dim": geo.head_dim, "intermediate": geo.intermediate},

@@ -1,5 +1,5 @@
-"""The ``pruning`` CLI group through argparse (the lead wires ``python -m backend``): a real run on a tiny local
-Llama checkpoint that writes a loadable folder, and every bad input refused before anything is written."""
+"""The ``pruning`` CLI group through argparse: a real run on a tiny local Llama checkpoint that writes a loadable
+folder, and every bad input refused before anything is written."""
 
 from __future__ import annotations
 
@@ -20,8 +20,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(argv: list[str]) -> int:
+    """The action's handler (so an InputError propagates to ``pytest.raises``), printed the one way."""
+    from backend.cli_common import finish
+
     args = _parser().parse_args(argv)
-    return args.func(args)
+    return finish(args, args.func.handler(args))
 
 
 @pytest.fixture(scope="module")

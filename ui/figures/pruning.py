@@ -8,12 +8,19 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-COLORS = {"none": "#7f7f7f", "ls": "#d62728", "rotation": "#1f77b4", "rotation_scale": "#17becf", "bias": "#ff7f0e",
-          "dense": "#2ca02c"}
-LABELS = {"none": "none", "ls": "ridge LS", "rotation": "rotation", "rotation_scale": "rotation + scale",
-          "bias": "FLAP bias", "dense": "dense"}
-DASH = {"wanda_sp": "dot", "variance": "solid", "fluctuation": "dash"}
-SCORE_LABELS = {"wanda_sp": "Wanda-sp", "variance": "variance", "fluctuation": "FLAP fluct."}
+from backend.compression.criteria import COMPENSATIONS, SCORES
+
+DENSE_COLOR = "#2ca02c"  # the dense model's reference lines
+SCORE_DASHES = ("dot", "solid", "dash")  # one dash style per score, in registry order
+
+
+def _score_dash(score: str) -> str:
+    names = SCORES.names()
+    return SCORE_DASHES[names.index(score) % len(SCORE_DASHES)] if score in names else "solid"
+
+
+def _score_short(score: str) -> str:
+    return SCORES[score].short if score in SCORES else score
 
 
 def _layout(fig: go.Figure, title: str, height: int = 380) -> go.Figure:
@@ -33,16 +40,16 @@ def ppl_vs_ratio(rows: list[dict[str, Any]], dense_ppl: float, n_calib: int,
                     key=lambda r: r["ratio"])
         fig.add_trace(go.Scatter(
             x=[r["ratio"] for r in rs], y=[r["perplexity"] for r in rs], mode="lines+markers",
-            name=f"{SCORE_LABELS.get(score, score)} + {LABELS.get(comp, comp)}",
-            line=dict(color=COLORS.get(comp), dash=DASH.get(score, "solid")),
+            name=f"{_score_short(score)} + {COMPENSATIONS.label(comp)}",
+            line=dict(color=COMPENSATIONS.color(comp), dash=_score_dash(score)),
             customdata=[[r["params_effective"] / 1e6, r["heads_dropped"]] for r in rs],
             hovertemplate="ratio %{x:.0%}<br>perplexity %{y:.2f}<br>%{customdata[0]:.1f} M effective params"
                           "<br>%{customdata[1]} heads dropped<extra>%{fullData.name}</extra>"))
-    fig.add_hline(y=dense_ppl, line=dict(color=COLORS["dense"], dash="dash"),
+    fig.add_hline(y=dense_ppl, line=dict(color=DENSE_COLOR, dash="dash"),
                   annotation_text=f"dense {dense_ppl:.2f}", annotation_position="bottom right")
     if user:
         fig.add_trace(go.Scatter(x=[user["ratio"]], y=[user["perplexity"]], mode="markers", name="your run",
-                                 marker=dict(symbol="star", size=16, color=COLORS.get(user["compensation"], "black"),
+                                 marker=dict(symbol="star", size=16, color=COMPENSATIONS.color(user["compensation"]),
                                              line=dict(color="black", width=1))))
     fig.update_xaxes(title="prune ratio (heads and MLP channels per layer)", tickformat=".0%")
     fig.update_yaxes(title="held-out perplexity (context 128, log)", type="log")
@@ -61,19 +68,19 @@ def ppl_vs_n(rows: list[dict[str, Any]], dense_ppl: float, score: str = "varianc
                         key=lambda r: r["n_calib"])
             if rs:
                 fig.add_trace(go.Scatter(x=[r["n_calib"] for r in rs], y=[r["perplexity"] for r in rs],
-                                         mode="lines+markers", name=LABELS[comp], legendgroup=comp, showlegend=j == 1,
-                                         line=dict(color=COLORS[comp])), 1, j)
-        fig.add_hline(y=dense_ppl, line=dict(color=COLORS["dense"], dash="dash"), row=1, col=j)
+                                         mode="lines+markers", name=COMPENSATIONS.label(comp), legendgroup=comp, showlegend=j == 1,
+                                         line=dict(color=COMPENSATIONS.color(comp))), 1, j)
+        fig.add_hline(y=dense_ppl, line=dict(color=DENSE_COLOR, dash="dash"), row=1, col=j)
         cap = dense_ppl * 20  # a collapse (least squares at tiny N) would flatten every other line
         for r in rows:
             if r["ratio"] == ratio and r["score"] == score and r["perplexity"] > cap:
-                fig.add_annotation(x=np.log10(r["n_calib"]), y=np.log10(cap), text=f"{LABELS[r['compensation']]}: "
+                fig.add_annotation(x=np.log10(r["n_calib"]), y=np.log10(cap), text=f"{COMPENSATIONS.label(r['compensation'])}: "
                                    f"{r['perplexity']:.3g} (off scale)", showarrow=True, arrowhead=2, ay=30,
-                                   font=dict(color=COLORS[r["compensation"]]), row=1, col=j)
+                                   font=dict(color=COMPENSATIONS.color(r["compensation"])), row=1, col=j)
     fig.update_xaxes(type="log", title="calibration segments N (x 128 tokens)")
     fig.update_yaxes(title="held-out perplexity", type="log", col=1, range=[np.log10(dense_ppl * 0.9),
                                                                            np.log10(dense_ppl * 20)])
-    return _layout(fig, f"Whole model: perplexity vs calibration size ({SCORE_LABELS.get(score, score)} score)")
+    return _layout(fig, f"Whole model: perplexity vs calibration size ({_score_short(score)} score)")
 
 
 def error_vs_n(rows: list[dict[str, Any]], sublayer: str) -> go.Figure:
@@ -86,9 +93,9 @@ def error_vs_n(rows: list[dict[str, Any]], sublayer: str) -> go.Figure:
             continue
         x = [r["n_calib"] for r in rs]
         fig.add_trace(go.Scatter(x=x, y=[r["heldout_err"] for r in rs], mode="lines+markers",
-                                 name=f"{LABELS[comp]} held-out", line=dict(color=COLORS[comp])))
+                                 name=f"{COMPENSATIONS.label(comp)} held-out", line=dict(color=COMPENSATIONS.color(comp))))
         fig.add_trace(go.Scatter(x=x, y=[r["calib_err"] for r in rs], mode="lines+markers",
-                                 name=f"{LABELS[comp]} calibration", line=dict(color=COLORS[comp], dash="dash"),
+                                 name=f"{COMPENSATIONS.label(comp)} calibration", line=dict(color=COMPENSATIONS.color(comp), dash="dash"),
                                  marker=dict(symbol="circle-open")))
     fig.update_xaxes(type="log", title="calibration segments N (x 128 tokens)")
     fig.update_yaxes(title="relative error ||Y - Y_hat|| / ||Y||", rangemode="tozero")
@@ -116,7 +123,7 @@ def kept_units(head_keep: list[list[bool]], channel_keep: list[list[int]], group
     H = np.asarray(head_keep, dtype=float)
     C = np.asarray(channel_keep, dtype=float)
     fig = make_subplots(rows=1, cols=2, column_widths=[0.25, 0.75], shared_yaxes=True, horizontal_spacing=0.03,
-                        subplot_titles=("query heads (KV groups of %d)" % group, "MLP channels"))
+                        subplot_titles=(f"query heads (KV groups of {group})", "MLP channels"))
     scale = [[0, "#d62728"], [1, "#e8f0fa"]]
     fig.add_trace(go.Heatmap(z=H, colorscale=scale, zmin=0, zmax=1, showscale=False,
                              hovertemplate="layer %{y}, head %{x}: %{z:.0f}<extra></extra>"), 1, 1)
@@ -150,7 +157,7 @@ def gamma_plot(gamma: list[float], gamma_no_var: list[float], keep: list[bool], 
 def spectrum(values: list[float]) -> go.Figure:
     s = np.asarray(values)
     fig = go.Figure(go.Scatter(x=np.arange(1, len(s) + 1), y=s / max(float(s[0]), 1e-30), mode="lines",
-                               line=dict(color=COLORS["rotation"])))
+                               line=dict(color=COMPENSATIONS.color("rotation"))))
     fig.update_xaxes(title="index", type="log")
     fig.update_yaxes(title="singular value / largest", type="log")
     return _layout(fig, "Singular spectrum of M = Y Z^T (the Procrustes matrix)", 320)
@@ -161,14 +168,14 @@ def histograms(hist: dict[str, list[int]], norm_edges: list[float], angle_edges:
     fig = make_subplots(rows=1, cols=2, subplot_titles=("output norm per token", "angle to the dense output"))
     nc = (np.asarray(norm_edges[:-1]) + np.asarray(norm_edges[1:])) / 2
     ac = (np.asarray(angle_edges[:-1]) + np.asarray(angle_edges[1:])) / 2
-    for key, name, color in (("dense_norm", "dense", COLORS["dense"]),
-                             ("rotation_norm", "rotation", COLORS["rotation"]),
-                             ("ls_norm", "ridge LS", COLORS["ls"]), ("none_norm", "none", COLORS["none"])):
+    comps = ("rotation", "ls", "none")  # the compensations the lab's histograms record
+    for key, name, color in (("dense_norm", "dense", DENSE_COLOR),
+                             *((f"{c}_norm", COMPENSATIONS.label(c), COMPENSATIONS.color(c)) for c in comps)):
         if key in hist:
             fig.add_trace(go.Scatter(x=nc, y=hist[key], mode="lines", line=dict(color=color, shape="hvh"),
                                      name=name, legendgroup=name), 1, 1)
-    for key, name, color in (("rotation_angle", "rotation", COLORS["rotation"]), ("ls_angle", "ridge LS", COLORS["ls"]),
-                             ("none_angle", "none", COLORS["none"])):
+    for c in comps:
+        key, name, color = f"{c}_angle", COMPENSATIONS.label(c), COMPENSATIONS.color(c)
         if key in hist:
             fig.add_trace(go.Scatter(x=ac, y=hist[key], mode="lines", line=dict(color=color, shape="hvh"),
                                      name=name, legendgroup=name, showlegend=False), 1, 2)
@@ -184,7 +191,7 @@ def costs(dense: dict[str, Any], pruned: dict[str, Any]) -> go.Figure:
     fig.add_trace(go.Bar(x=["dense", "pruned stored", "pruned effective"],
                          y=[dense["params_stored"] / 1e6, pruned["params_stored"] / 1e6,
                             pruned["params_effective"] / 1e6],
-                         marker_color=[COLORS["dense"], "#aec7e8", COLORS["rotation"]], showlegend=False), 1, 1)
+                         marker_color=[DENSE_COLOR, "#aec7e8", COMPENSATIONS.color("rotation")], showlegend=False), 1, 1)
     for key, name, color in (("prefill_tokens_per_s", "prefill", "#9467bd"),
                              ("decode_tokens_per_s", "decode", "#8c564b")):
         fig.add_trace(go.Bar(x=["dense", "pruned"], y=[dense.get(key) or 0, pruned.get(key) or 0], name=name,

@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     # ---- A: bit accuracy per attack. Layout "32 bits": one 32-bit message tiled over the 6 latent frames, majority
     # vote (the paper's "512 bits"); "192 bits": 32 different bits per latent frame (the paper's "512x16 bits"),
     # for the temporal attacks. sigmark_oracle_cuts (temporal attacks only) is a diagnostic: SGO given the true cuts.
-    from backend.watermark.attacks.video import get_attack
+    from backend.watermark.attacks import get_attack
 
     rng = np.random.default_rng(0)
     msgs = {bits: [rng.integers(0, 2, bits).astype(np.uint8) for _ in range(args.videos)] for bits in (32, 192)}

@@ -16,6 +16,7 @@ from backend.runtime import ASSETS, provenance
 from backend.watermark.attacks import ATTACKS
 from backend.watermark.attribution import bounds as A
 from backend.watermark.attribution.users import UserRegistry
+from backend.watermark.codes import STRATEGIES
 from backend.watermark.datasets import HELDOUT_PHOTOS, load_photo
 from backend.watermark.registry import BACKENDS
 from ui.figures import attribution as fig
@@ -35,6 +36,9 @@ tau is set from a target false-detection rate with the paper's Thm 3 bound and s
 up to 10,000 users (it grows superlinearly); a million users use random codes.
 """)
 LIMITS = ImageLimits(max_bytes=10 * 2**20, max_pixels=4_200_000, max_side=4096, min_side=32)
+# the live rerun: our learned backend and the first (strongest) classical one; the paper's codes and the first baseline
+LIVE_BACKENDS = [BACKENDS[k].name for k in BACKENDS.names("ours") + BACKENDS.names("baseline")[:1]]
+LIVE_STRATEGIES = STRATEGIES.names("ours") + STRATEGIES.names("baseline")[:1]
 try:
     reg = UserRegistry()
 except InputError as err:  # a corrupt database file: say so instead of failing the page
@@ -71,7 +75,7 @@ with tab_users:
 with tab_embed:
     label, pil = image_input("attr_img", presets, LIMITS)
     c1, c2, c3 = st.columns(3)
-    backend = c1.selectbox("Watermark", list(BACKENDS), format_func=lambda b: BACKENDS[b].split("(")[0],
+    backend = c1.selectbox("Watermark", [BACKENDS[k].name for k in BACKENDS], format_func=BACKENDS.label,
                            key="attr_backend")
     psnr_db = c2.slider("PSNR budget (learned, dB)", 30.0, 44.0, 36.0, 0.5, disabled=backend != "tinyhidden")
     fpr = c3.select_slider("Target false-detection rate", [1e-2, 1e-3, 1e-4, 1e-5, 1e-6], 1e-4)
@@ -151,7 +155,7 @@ with tab_eval:
         from backend.watermark.attribution.evaluation import clean_decode_set, strength_sweep
         from backend.watermark.datasets import heldout_images
         rows = run_job("Evaluating", strength_sweep, heldout_images(k_imgs, seed=3, min_side=256), attack,
-                       list(ATTACKS[attack].sweep[:3]), ["tinyhidden", "dwtDctSvd"], ["absta", "random"], 1000,
+                       list(ATTACKS[attack].sweep[:3]), LIVE_BACKENDS, LIVE_STRATEGIES, 1000,
                        clean_decode_set(200, min_side=256, max_side=288), time_cap_s=600)
         if rows:
             st.session_state["attribution_live"] = {"attack": attack, "rows": rows}

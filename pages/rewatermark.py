@@ -49,6 +49,10 @@ LIMITS = ImageLimits(max_bytes=10 * 2**20, max_pixels=R.MAX_PIXELS, max_side=409
 EVAL = ASSETS / "rewatermark_eval.json"
 results: dict = st.session_state.setdefault("rewatermark_result", {})
 avail = R.available_models()
+# the defended model, then its ablations from the most to the least complete
+DEFENDED = R.MODELS.names("ours") + R.MODELS.names("ablation")[::-1]
+# trained encoders an attacker may hold: the registry's learned one, then the undefended and the defended SRW twins
+CROSS = [R.DEFAULT_CROSS] + [m for m in R.model_names() if R.MODELS[m].source == "srw" and R.MODELS.kind(m) != "ablation"]
 if "srw" not in avail:
     st.warning("The shipped SRW weights are missing: run `python -m backend.train rewatermark`.")
 presets = {name: (lambda n=name: Image.fromarray(load_photo(n))) for name in HELDOUT_PHOTOS}
@@ -68,7 +72,7 @@ def job_compare(img: np.ndarray, models: list[str], rounds: int, cross: str, pgd
         victim = R.get_model(m)
         decoded = {k: victim.decode_batch([im])[0][0] for k, im in st_.images.items() if k != "x"}
         dist = {d: float(bit_accuracy(victim.decode_batch([apply_chain(st_.images["x_w"], d, seed=seed)])[0][0],
-                                      st_.bits_a)) for d in ("jpeg:75", "blur:5", "noise:8")}
+                                      st_.bits_a)) for d in R.EvalConfig().distortions}
         out["models"][m] = {"rows": R.story_rows(st_), "images": st_.images, "decoded": decoded,
                             "bits_a": st_.bits_a, "bits_b": st_.bits_b, "clean": st_.acc_clean, "acc_a": st_.acc_a,
                             "acc_b": st_.acc_b, "ssim": st_.ssim, "seconds": st_.seconds, "distortions": dist,
@@ -96,7 +100,7 @@ def _reading(evs: dict, steps: dict) -> str:
             "success on B " + ", ".join(f"{m} {v[1]:.2f}" for m, v in p3.items() if v) + " (plain and SRW both near "
             "chance: the budget is too small to overwrite either, so their gap is noise); at 0.06 only SRW (the PGD "
             "term) keeps A, see the curve. Ablation after one round on A: " + ", ".join(
-                f"{m} {a(m, 'self_acc_a', 0)}" for m in ("plain", "sn", "reemb", "sn_reemb", "srw")) + ": the "
+                f"{m} {a(m, 'self_acc_a', 0)}" for m in R.SRW_VARIANTS) + ": the "
             "re-embedding loss carries the recovery, spectral norm alone does not. "
             f"Training steps per variant (same budget for all): {budget}.")
 
@@ -106,11 +110,10 @@ with tab_run:
     label, pil = image_input("rewatermark_img", presets, LIMITS)
     with st.form("rewatermark_form"):
         c1, c2, c3 = st.columns(3)
-        baseline = c1.selectbox("Baseline (victim)", [m for m in ("plain", "tinyhidden", "dwtDctSvd", "dwtDct")
-                                                      if m in avail], key="rewatermark_baseline")
-        defended = c2.selectbox("Defended / ablation", [m for m in ("srw", "sn_reemb", "reemb", "sn") if m in avail],
-                                key="rewatermark_defended")
-        cross = c3.selectbox("Cross-model attacker", [m for m in ("tinyhidden", "plain", "srw") if m in avail],
+        baseline = c1.selectbox("Baseline (victim)", [m for m in avail if R.MODELS.kind(m) in ("baseline", "reference")],
+                                key="rewatermark_baseline")
+        defended = c2.selectbox("Defended / ablation", [m for m in DEFENDED if m in avail], key="rewatermark_defended")
+        cross = c3.selectbox("Cross-model attacker", [m for m in CROSS if m in avail],
                              key="rewatermark_cross", help="another trained encoder re-embeds its own B once")
         c4, c5, c6 = st.columns(3)
         rounds = c4.slider("Self-re-watermarking rounds k", 1, 5, 3, key="rewatermark_rounds")

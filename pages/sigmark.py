@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.runtime import ASSETS, provenance
+from backend.watermark.sigmark.evaluation import METHODS
 from ui.figures import sigmark as figs
 from ui.inputs import upload_bytes
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
@@ -47,6 +48,8 @@ ATTACKS = ["none", "drop:1", "drop:2", "drop:2x2", "insert:2", "insert:2x2", "sw
            "trim_end:4", "fps:0.8", "jpeg:50", "mp4", "noise:7.65", "blur_sigma:0.5", "crop:0.2775", "resize:0.75",
            "brightness:1.2"]
 results: dict = st.session_state.setdefault("sigmark_result", {})
+# the live demo compares SIGMark with its ablation without SGO on the same attacked video
+SGO, NO_SGO = METHODS.names("ours")[0], METHODS.names("ablation")[0]
 
 
 def job_generate(message_hex: str, seed: int, attack: str, progress=None) -> dict:
@@ -70,7 +73,7 @@ def job_generate(message_hex: str, seed: int, attack: str, progress=None) -> dic
         ex = S.extract(ch, attacked, cfg, sgo=sgo, message_bits=msg.size,
                        progress=sub_progress(progress, 0.35 + 0.3 * i, 0.65 + 0.3 * i))
         acc = S.bit_accuracy(ex, msg, lf, cfg.bits_per_frame)
-        out["sigmark" if sgo else "sigmark_nosgo"] = {
+        out[SGO if sgo else NO_SGO] = {
             **acc, "message_hex": S.bits_to_hex(ex.message), "detected": ex.detected, "seconds": ex.seconds,
             "scores": ex.scores, "thresholds": ex.thresholds, "keys": ex.key_idx.tolist(),
             "interpolated": ex.interpolated.tolist(),
@@ -80,8 +83,7 @@ def job_generate(message_hex: str, seed: int, attack: str, progress=None) -> dic
 
 def job_upload(name: str, data: bytes, bits: int, progress=None) -> dict:
     from backend.watermark import sigmark as S
-    from backend.watermark.sigmark.channel import get_channel
-    from backend.watermark.sigmark.cli import load_video_for
+    from backend.watermark.sigmark.channel import get_channel, load_video_for
 
     ch = get_channel("tiny")
     video, dec = load_video_for(ch, data, name)
@@ -121,20 +123,20 @@ if gen:
     _video(c3, f"watermarked after {gen['attack']}", gen["video_attacked"])
     st.plotly_chart(figs.frame_strip(gen["video_attacked"] / 255.0, None, "attacked frames (white: 4-frame groups)"),
                     key="sigmark_strip")
-    s, n = gen["sigmark"], gen["sigmark_nosgo"]
-    st.plotly_chart(figs.per_frame_accuracy({"sigmark": s["per_frame"], "sigmark_nosgo": n["per_frame"]}),
+    s, n = gen[SGO], gen[NO_SGO]
+    st.plotly_chart(figs.per_frame_accuracy({SGO: s["per_frame"], NO_SGO: n["per_frame"]}),
                     key="sigmark_perframe")
     h1, h2 = st.columns(2)
     h1.plotly_chart(figs.score_heatmap(s["scores"], s["thresholds"], "with SGO: Detect margin"), key="sigmark_h1")
     h2.plotly_chart(figs.score_heatmap(n["scores"], n["thresholds"], "without SGO"), key="sigmark_h2")
-    rows = [{"method": figs.LABELS[k], "recovered message": gen[k]["message_hex"], "message bit acc":
+    rows = [{"method": METHODS.label(k), "recovered message": gen[k]["message_hex"], "message bit acc":
              round(gen[k]["message_acc"], 3), "frame bit acc": round(gen[k]["frame_acc"], 3),
              "frame bit acc (real frames)": round(gen[k]["frame_acc_real"], 3), "detected (FPR 1e-6)":
              gen[k]["detected"], "keys per latent": str(gen[k]["keys"]), "extract s": round(gen[k]["seconds"], 2)}
-            for k in ("sigmark", "sigmark_nosgo")]
+            for k in (SGO, NO_SGO)]
     show_metrics_table(rows, key="sigmark_table")
     st.caption(f"Generation {gen['gen_s']:.2f} s watermarked vs {gen['gen_plain_s']:.2f} s plain. SGO segments: "
-               f"{gen['sigmark']['segments']}.")
+               f"{gen[SGO]['segments']}.")
     from backend.io import video as vio
 
     d1, d2, d3, d4 = st.columns(4)

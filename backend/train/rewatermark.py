@@ -232,7 +232,7 @@ def _write_eval(path: Path, res: dict, sens: dict, secs: dict, n_images: int, se
     from backend.watermark.rewatermark import core as R
     from backend.watermark.rewatermark import lipschitz as L
 
-    res = {m: res[m] for m in R.MODELS if m in res}
+    res = {m: res[m] for m in R.model_names() if m in res}
     note = (f"{n_images} held-out images (256-384 px crops of astronaut, camera, coffee, chelsea, rocket and "
             f"held-out procedural images), seed {seed}; messages A and B random per image; self-re-watermarking "
             "repeats B; cross-model attacker: TinyHiDDeN for the SRW family and the classical ones, plain for "

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..registry import Registry
 from ..runtime import Progress, report
 
 MAX_BITS = 64
@@ -228,20 +229,19 @@ class Strategy:
     max_users: int  # what the lab offers interactively (a cached job beyond a few thousand)
 
 
-STRATEGIES: dict[str, Strategy] = {
-    "absta": Strategy("absta", select_absta, "A-BSTA (the paper's selection, maximises the bounds)", 10_000),
-    "random": Strategy("random", select_random, "uniform random unique codes (baseline)", 10_000_000),
-    "nrg": Strategy("nrg", select_nrg, "non-redundant guess (baseline)", 10_000),
-}
+STRATEGIES: Registry[Strategy] = Registry("watermark selection strategy")
+STRATEGIES.add("absta", Strategy("absta", select_absta, "A-BSTA (the paper's selection, maximises the bounds)", 10_000),
+               label="A-BSTA", kind="ours", color="#2ca02c", about="the paper's selection, maximises the bounds")
+STRATEGIES.add("random", Strategy("random", select_random, "uniform random unique codes (baseline)", 10_000_000),
+               label="Random", kind="baseline", color="#7f7f7f", about="uniform random unique codes")
+STRATEGIES.add("nrg", Strategy("nrg", select_nrg, "non-redundant guess (baseline)", 10_000),
+               label="NRG", kind="baseline", color="#9467bd", about="non-redundant guess")
 ALIASES = {"a-bsta": "absta", "abst": "absta", "bsta": "absta"}
 
 
 def get_method(name: str) -> Strategy:
-    """Selection strategy by name (case-insensitive; ``abst``/``a-bsta`` accepted); ValueError lists valid names."""
-    key = ALIASES.get(name.strip().lower(), name.strip().lower())
-    if key not in STRATEGIES:
-        raise ValueError(f"unknown selection strategy {name!r}; valid: {', '.join(STRATEGIES)}")
-    return STRATEGIES[key]
+    """Selection strategy by name (case-insensitive; ``abst``/``a-bsta`` accepted); the InputError lists valid names."""
+    return STRATEGIES.get(ALIASES.get(name.strip().lower(), name))
 
 
 def select(strategy: str, num_users: int, n: int = 64, seed: int = 0, existing: np.ndarray | None = None,

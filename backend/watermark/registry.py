@@ -1,4 +1,4 @@
-"""One registry of image watermark backends (``get_method(name)``), shared by the watermark pages.
+"""One registry of image watermark backends (``BACKENDS``, ``get_method(name)``), shared by the watermark pages.
 
 | name        | what                                                                    | n bits | PSNR       |
 |-------------|-------------------------------------------------------------------------|--------|------------|
@@ -15,11 +15,13 @@ process (they are small).
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
+from ..registry import Registry
 from .classical import METHODS as CLASSICAL
 
 
@@ -120,12 +122,24 @@ class ClassicalBackend:
         return self.impl.decode(img)
 
 
-BACKENDS: dict[str, str] = {
-    "tinyhidden": "the project's learned HiDDeN-family watermark (64 bits, PSNR budget set per call)",
-    "dwtDctSvd": "invisible-watermark DWT-DCT-SVD (classical, strong)",
-    "dwtDct": "invisible-watermark DWT-DCT (classical, weak)",
-}
-ALIASES = {"learned": "tinyhidden", "hidden": "tinyhidden", "dwtdctsvd": "dwtDctSvd", "dwtdct": "dwtDct"}
+@dataclass(frozen=True)
+class BackendSpec:
+    """A registry row: ``name`` is the backend's exact spelling (invisible-watermark's method names are
+    case-sensitive; registry keys are lower-case)."""
+
+    name: str
+    description: str
+
+
+BACKENDS: Registry[BackendSpec] = Registry("watermark backend")
+BACKENDS.add("tinyhidden", BackendSpec("tinyhidden", "the project's learned HiDDeN-family watermark (64 bits, PSNR "
+                                                     "budget set per call)"),
+             label="TinyHiDDeN (learned)", kind="ours", color="#1f77b4", about="learned, HiDDeN family")
+BACKENDS.add("dwtDctSvd", BackendSpec("dwtDctSvd", "invisible-watermark DWT-DCT-SVD (classical, strong)"),
+             label="invisible-watermark DWT-DCT-SVD", kind="baseline", color="#d62728", about="classical, strong")
+BACKENDS.add("dwtDct", BackendSpec("dwtDct", "invisible-watermark DWT-DCT (classical, weak)"),
+             label="invisible-watermark DWT-DCT", kind="baseline", color="#ff7f0e", about="classical, weak")
+ALIASES = {"learned": "tinyhidden", "hidden": "tinyhidden"}
 
 
 @functools.lru_cache(maxsize=4)
@@ -136,14 +150,12 @@ def _load(name: str, weights: str | None) -> LearnedWatermark | ClassicalBackend
 
 
 def get_method(name: str, weights: str | Path | None = None, target_psnr: float | None = None):
-    """The backend ``name`` (case-insensitive; ``learned`` = ``tinyhidden``); ValueError lists valid names."""
-    key = ALIASES.get(name.strip().lower(), name.strip())
-    if key not in BACKENDS:
-        raise ValueError(f"unknown watermark backend {name!r}; valid: {', '.join(BACKENDS)}")
-    backend = _load(key, str(weights) if weights is not None else None)
+    """The backend ``name`` (case-insensitive; ``learned`` = ``tinyhidden``); the InputError lists valid names."""
+    spec = BACKENDS.get(ALIASES.get(name.strip().lower(), name))
+    backend = _load(spec.name, str(weights) if weights is not None else None)
     if target_psnr is not None and isinstance(backend, LearnedWatermark):
         return backend.with_psnr(target_psnr)
     return backend
 
 
-assert set(CLASSICAL) <= set(BACKENDS)
+assert set(CLASSICAL) <= {BACKENDS[k].name for k in BACKENDS}

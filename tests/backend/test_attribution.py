@@ -233,14 +233,15 @@ def test_users_db_failed_write_leaves_nothing(tmp_path):
         code = con.execute("SELECT code FROM users WHERE id = 1").fetchone()[0]
     import backend.watermark.codes as codes_mod
 
-    orig = codes_mod.STRATEGIES["random"]
+    orig = codes_mod.get_method
+    dup = codes_mod.Strategy("random", lambda k, **kw: np.array([np.int64(code).view(np.uint64)] * k, np.uint64),
+                             "dup", 10)
     try:
-        codes_mod.STRATEGIES["random"] = codes_mod.Strategy(
-            "random", lambda k, **kw: np.array([np.int64(code).view(np.uint64)] * k, np.uint64), "dup", 10)
+        codes_mod.get_method = lambda name: dup
         with pytest.raises(InputError, match="nothing was written"):
             reg.create_users(3, "random")
     finally:
-        codes_mod.STRATEGIES["random"] = orig
+        codes_mod.get_method = orig
     assert reg.count() == 5
 
 
@@ -316,10 +317,10 @@ def test_cli_users_and_bounds(tmp_path, capsys):
     assert out["created"] == 25 and out["total_users"] == 25 and "provenance" in out
     assert _cli(["attribution", "users", "show", "3", "--db", db, "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["bits"]) == 64
-    with pytest.raises(InputError):
-        _cli(["attribution", "users", "show", "99", "--db", db])
-    with pytest.raises(InputError):
-        _cli(["attribution", "users", "list", "--db", str(tmp_path / "missing.sqlite")])
+    assert _cli(["attribution", "users", "show", "99", "--db", db]) == 2  # an InputError: exit code 2
+    assert "error" in capsys.readouterr().err
+    assert _cli(["attribution", "users", "list", "--db", str(tmp_path / "missing.sqlite"), "--json"]) == 2
+    assert "error" in json.loads(capsys.readouterr().out)
     assert _cli(["attribution", "bounds", "--json"]) == 0
     b = json.loads(capsys.readouterr().out)
     assert b["tar_lower_bound_thm4"] == pytest.approx(0.9999962280431393, abs=1e-12)

@@ -168,7 +168,7 @@ def test_sensitivity_of_a_linear_map_is_its_norm() -> None:
 
 
 def test_registry_errors_and_bad_images() -> None:
-    with pytest.raises(ValueError, match="valid: plain"):
+    with pytest.raises(InputError, match="Valid names: plain"):
         R.get_model("nope")
     with pytest.raises(InputError, match="at least 32 px"):
         R.check_image(np.zeros((20, 200, 3), np.uint8))

@@ -68,7 +68,7 @@ def test_bad_input(image_dir, tmp_path, capsys) -> None:
     rc, _, err = _run(["rewatermark", "run", str(tmp_path / "tiny.png"), "--json"], capsys)
     assert rc == 2 and "32 px" in err
     rc, _, err = _run(["rewatermark", "run", str(image_dir / "im0.png"), "--model", "nope"], capsys)
-    assert rc == 2 and "valid" in err
+    assert rc == 2 and "Valid names" in err
     rc, _, err = _run(["rewatermark", "run", str(image_dir / "im0.png"), "--model", "dwtDct"], capsys)
     assert rc == 2 and "256" in err
     rc, _, err = _run(["rewatermark", "evaluate", "--images", str(tmp_path / "nowhere")], capsys)

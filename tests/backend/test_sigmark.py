@@ -346,7 +346,7 @@ def test_video_io_roundtrip_and_bad_inputs():
 
 
 def test_method_registry_lists_names():
-    with pytest.raises(ValueError, match="sigmark_nosgo"):
+    with pytest.raises(InputError, match="sigmark_nosgo"):
         S.get_method("nope")
     assert S.extraction_cost("sigmark", 10, 6, 1024) == S.extraction_cost("sigmark", 10_000, 6, 1024)
     assert S.extraction_cost("videoshield", 10_000, 6, 1024) == 1000 * S.extraction_cost("videoshield", 10, 6, 1024)

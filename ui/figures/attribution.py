@@ -8,8 +8,13 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-COLORS = {"tinyhidden": "#1f77b4", "dwtDctSvd": "#d62728", "dwtDct": "#ff7f0e",
-          "absta": "#2ca02c", "random": "#7f7f7f", "nrg": "#9467bd"}
+from backend.watermark.codes import STRATEGIES
+from backend.watermark.registry import BACKENDS
+
+
+def color(name: str) -> str:
+    """A watermark backend's or a selection strategy's colour, from their registries."""
+    return BACKENDS.color(name) if name in BACKENDS else STRATEGIES.color(name)
 
 
 def image_row(images: dict[str, np.ndarray], height: int = 300) -> go.Figure:
@@ -27,7 +32,7 @@ def image_row(images: dict[str, np.ndarray], height: int = 300) -> go.Figure:
 def topk_bar(users: Sequence[int], scores: Sequence[float], tau: float, true_user: int | None = None) -> go.Figure:
     """Bitwise accuracy of the best-matching users, best on top, with the detection threshold tau."""
     labels = [f"user {u}" + (" (embedded)" if true_user is not None and u == true_user else "") for u in users]
-    colors = [COLORS["absta"] if s >= tau else COLORS["random"] for s in scores]
+    colors = [color("absta") if s >= tau else color("random") for s in scores]
     fig = go.Figure(go.Bar(x=list(scores)[::-1], y=labels[::-1], orientation="h", marker_color=colors[::-1],
                            text=[f"{s:.3f}" for s in list(scores)[::-1]], textposition="auto"))
     fig.add_vline(x=tau, line_dash="dash", line_color="black", annotation_text=f"tau = {tau:.3f}")
@@ -62,8 +67,8 @@ def pairwise_histogram(counts: dict[str, np.ndarray], n: int, max_ba: dict[str, 
     for name, c in counts.items():
         total = max(1, int(np.sum(c)))
         fig.add_trace(go.Bar(x=x, y=np.asarray(c) / total, name=f"{name} (max {max_ba[name]:.3f})", opacity=0.6,
-                             marker_color=COLORS.get(name)))
-        fig.add_vline(x=max_ba[name], line_dash="dot", line_color=COLORS.get(name, "black"))
+                             marker_color=color(name)))
+        fig.add_vline(x=max_ba[name], line_dash="dot", line_color=color(name))
     fig.update_layout(barmode="overlay", title="Pairwise bitwise accuracy of the user watermarks",
                       xaxis=dict(title="bitwise accuracy between two users", range=[0.2, 1.0]),
                       yaxis=dict(title="fraction of pairs", type="log"), height=360,
@@ -74,10 +79,10 @@ def pairwise_histogram(counts: dict[str, np.ndarray], n: int, max_ba: dict[str, 
 def binomial_thresholds(n: int, beta: float, pmf: np.ndarray, tau_bits: int, attr_bits: int) -> go.Figure:
     """P[X = k] for X ~ Binom(n, beta) with the detection threshold ceil(tau n) and Thm 4's attribution threshold."""
     k = np.arange(n + 1)
-    colors = np.where(k >= max(tau_bits, attr_bits), COLORS["absta"], np.where(k >= tau_bits, "#bcbd22", "#c7c7c7"))
+    colors = np.where(k >= max(tau_bits, attr_bits), color("absta"), np.where(k >= tau_bits, "#bcbd22", "#c7c7c7"))
     fig = go.Figure(go.Bar(x=k, y=pmf, marker_color=colors, name="P[X = k]"))
     fig.add_vline(x=tau_bits - 0.5, line_dash="dash", annotation_text=f"detect: >= {tau_bits} bits")
-    fig.add_vline(x=attr_bits - 0.5, line_dash="dot", line_color=COLORS["absta"],
+    fig.add_vline(x=attr_bits - 0.5, line_dash="dot", line_color=color("absta"),
                   annotation_text=f"attribute: >= {attr_bits}", annotation_position="bottom right")
     fig.update_layout(title=f"Correct bits of a beta = {beta:.3f} decode (Binomial({n}, beta))",
                       xaxis=dict(title="matching bits k", range=[max(0, n // 2 - 2), n + 1]),
@@ -111,18 +116,18 @@ def rates_vs_strength(rows: list[dict], attack: str, unit: str) -> go.Figure:
     for (be, st), rs in series.items():
         rs = sorted(rs, key=lambda r: r["strength"])
         x = [r["strength"] for r in rs]
-        color = COLORS.get(be)
-        dash = "solid" if st == "absta" else "dot"
+        be_color = color(be)
+        dash = "solid" if st in STRATEGIES and STRATEGIES.kind(st) == "ours" else "dot"
         name = f"{be} / {st}" + (f" ({rs[0]['psnr']:.1f} dB)" if rs[0].get("psnr") else "")
         fig.add_trace(go.Scatter(x=x, y=[r["bit_accuracy"] for r in rs], name=name, legendgroup=name,
-                                 line=dict(color=color, dash=dash), mode="lines+markers"), 1, 1)
+                                 line=dict(color=be_color, dash=dash), mode="lines+markers"), 1, 1)
         fig.add_trace(go.Scatter(x=x, y=[r["tar"] for r in rs], name=name, legendgroup=name, showlegend=False,
-                                 line=dict(color=color, dash=dash), mode="lines+markers"), 1, 2)
+                                 line=dict(color=be_color, dash=dash), mode="lines+markers"), 1, 2)
         fig.add_trace(go.Scatter(x=x, y=[r["tar_lower_bound"] for r in rs], name=f"{name} Thm 4 bound",
-                                 legendgroup=name, showlegend=False, line=dict(color=color, dash="dash", width=1),
+                                 legendgroup=name, showlegend=False, line=dict(color=be_color, dash="dash", width=1),
                                  mode="lines", opacity=0.6), 1, 2)
         fig.add_trace(go.Scatter(x=x, y=[r.get("fdr") for r in rs], name=name, legendgroup=name, showlegend=False,
-                                 line=dict(color=color, dash=dash), mode="lines+markers"), 1, 3)
+                                 line=dict(color=be_color, dash=dash), mode="lines+markers"), 1, 3)
     fig.update_yaxes(range=[-0.02, 1.02])
     fig.update_xaxes(title_text=f"{attack} ({unit})")
     fig.update_layout(height=380, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.25))
@@ -131,7 +136,7 @@ def rates_vs_strength(rows: list[dict], attack: str, unit: str) -> go.Figure:
 
 def clean_bit_frequency(freq: Sequence[float]) -> go.Figure:
     """How often each bit decodes to 1 on clean images (a gamma-random decoder sits near 0.5)."""
-    fig = go.Figure(go.Bar(x=np.arange(len(freq)), y=list(freq), marker_color=COLORS["random"]))
+    fig = go.Figure(go.Bar(x=np.arange(len(freq)), y=list(freq), marker_color=color("random")))
     fig.add_hline(y=0.5, line_dash="dash")
     fig.update_layout(title="Per-bit frequency of 1s in decodes of clean images", yaxis=dict(range=[0, 1]),
                       xaxis=dict(title="bit"), height=260, margin=dict(l=10, r=10, t=50, b=10))

@@ -6,12 +6,14 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-PALETTE = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
 STAGE_TITLES = {"x": "original", "x_w": "watermarked (A)", "cross": "cross-model re-mark", "pgd": "PGD overwrite"}
 
 
-def _color(i: int) -> str:
-    return PALETTE[i % len(PALETTE)]
+def _color(name: str) -> str:
+    """A model's colour from the re-watermarking registry (names not registered are grey)."""
+    from backend.watermark.rewatermark.core import MODELS
+
+    return MODELS.color(name)
 
 
 def rounds_curve(per_model: dict[str, dict], title: str = "Bit accuracy after each self-re-watermarking round"
@@ -19,12 +21,12 @@ def rounds_curve(per_model: dict[str, dict], title: str = "Bit accuracy after ea
     """``per_model[name] = {"clean": acc, "acc_a": [round 1..K], "acc_b": [...]}``: recovery of A (solid) and the
     attacker's success on B (dashed) against the round (0 = before the attack); chance = 0.5."""
     fig = go.Figure()
-    for i, (name, d) in enumerate(per_model.items()):
+    for name, d in per_model.items():
         k = list(range(len(d["acc_a"]) + 1))
         fig.add_trace(go.Scatter(x=k, y=[d["clean"], *d["acc_a"]], name=f"{name}: A (owner)", mode="lines+markers",
-                                 line={"color": _color(i)}))
+                                 line={"color": _color(name)}))
         fig.add_trace(go.Scatter(x=k[1:], y=d["acc_b"], name=f"{name}: B (attacker)", mode="lines+markers",
-                                 line={"color": _color(i), "dash": "dash"}))
+                                 line={"color": _color(name), "dash": "dash"}))
     fig.add_hline(y=0.5, line={"color": "grey", "dash": "dot"}, annotation_text="chance")
     fig.update_layout(title=title, xaxis_title="re-watermarking round", yaxis_title="bit accuracy",
                       yaxis={"range": [0, 1.02]}, height=360, margin={"l": 10, "r": 10, "t": 40, "b": 10})
@@ -62,12 +64,12 @@ def attack_bars(rows: list[dict], title: str = "Recovery of A and attacker succe
     """``rows``: dicts with model, attack, acc_a, acc_b -> grouped bars (solid = A, hatched = B)."""
     fig = go.Figure()
     models = list(dict.fromkeys(r["model"] for r in rows))
-    for i, m in enumerate(models):
+    for m in models:
         rs = [r for r in rows if r["model"] == m]
         fig.add_trace(go.Bar(x=[r["attack"] for r in rs], y=[r["acc_a"] for r in rs], name=f"{m}: A",
-                             marker_color=_color(i)))
+                             marker_color=_color(m)))
         fig.add_trace(go.Bar(x=[r["attack"] for r in rs], y=[r["acc_b"] for r in rs], name=f"{m}: B (attacker)",
-                             marker={"color": _color(i), "pattern": {"shape": "/"}, "opacity": 0.5}))
+                             marker={"color": _color(m), "pattern": {"shape": "/"}, "opacity": 0.5}))
     fig.add_hline(y=0.5, line={"color": "grey", "dash": "dot"})
     fig.update_layout(title=title, barmode="group", yaxis={"range": [0, 1.02], "title": "bit accuracy"},
                       height=360, margin={"l": 10, "r": 10, "t": 40, "b": 10})
@@ -77,14 +79,14 @@ def attack_bars(rows: list[dict], title: str = "Recovery of A and attacker succe
 def pgd_curve(evals: dict[str, dict], title: str = "PGD overwrite: accuracy on A (solid) and B (dashed) vs eps"
               ) -> go.Figure:
     fig = go.Figure()
-    for i, (name, d) in enumerate(evals.items()):
+    for name, d in evals.items():
         if "pgd" not in d:
             continue
         eps = [0.0, *d["pgd"]["eps"]]
         fig.add_trace(go.Scatter(x=eps, y=[d["clean_acc"], *d["pgd"]["acc_a"]], name=f"{name}: A",
-                                 mode="lines+markers", line={"color": _color(i)}))
+                                 mode="lines+markers", line={"color": _color(name)}))
         fig.add_trace(go.Scatter(x=eps[1:], y=d["pgd"]["acc_b"], name=f"{name}: B", mode="lines+markers",
-                                 line={"color": _color(i), "dash": "dash"}))
+                                 line={"color": _color(name), "dash": "dash"}))
     fig.add_hline(y=0.5, line={"color": "grey", "dash": "dot"})
     fig.update_layout(title=title, xaxis_title="L-inf eps ([-1, 1] units; x127.5 = 8-bit levels)",
                       yaxis={"range": [0, 1.02], "title": "bit accuracy"}, height=360,
@@ -95,10 +97,10 @@ def pgd_curve(evals: dict[str, dict], title: str = "PGD overwrite: accuracy on A
 def sensitivity_box(sens: dict[str, dict], part: str = "decoder") -> go.Figure:
     """Box plots of the empirical ratios ||f(x)-f(x')|| / ||x-x'|| (random and adversarial pairs) per model."""
     fig = go.Figure()
-    for i, (name, d) in enumerate(sens.items()):
+    for name, d in sens.items():
         for kind, dash in (("random", None), ("adversarial", "/")):
             vals = d[part][kind]
-            fig.add_trace(go.Box(y=vals, name=f"{name} {kind}", marker_color=_color(i), boxpoints="all",
+            fig.add_trace(go.Box(y=vals, name=f"{name} {kind}", marker_color=_color(name), boxpoints="all",
                                  jitter=0.4, pointpos=0, line={"width": 1},
                                  fillcolor=None if dash is None else "rgba(0,0,0,0)"))
     unit = "logit units per [0,1] pixel unit" if part == "decoder" else "output per input (both [0,1])"
@@ -122,11 +124,11 @@ def margin_histogram(margins: dict[str, dict]) -> go.Figure:
 
 def distortion_bars(evals: dict[str, dict], matched: bool = False) -> go.Figure:
     fig = go.Figure()
-    for i, (name, d) in enumerate(evals.items()):
+    for name, d in evals.items():
         src = d.get("matched", {}).get("distortions") if matched else d.get("distortions")
         if not src:
             continue
-        fig.add_trace(go.Bar(x=list(src), y=list(src.values()), name=name, marker_color=_color(i)))
+        fig.add_trace(go.Bar(x=list(src), y=list(src.values()), name=name, marker_color=_color(name)))
     fig.add_hline(y=0.5, line={"color": "grey", "dash": "dot"})
     fig.update_layout(title="Bit accuracy on A under common distortions" + (" (matched PSNR)" if matched else ""),
                       barmode="group", yaxis={"range": [0, 1.02]}, height=330,

@@ -6,12 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-LABELS = {"sigmark": "SIGMark (GF-PRC + SGO)", "sigmark_nosgo": "SIGMark without SGO",
-          "sigmark_oracle_cuts": "SGO given the true cuts (diagnostic)",
-          "videoshield": "VideoShield-style templates (non-blind)",
-          "videomark": "VideoMark-style nearest stored message (non-blind)"}
-COLORS = {"sigmark": "#1f77b4", "sigmark_nosgo": "#ff7f0e", "sigmark_oracle_cuts": "#9467bd", "videoshield": "#2ca02c",
-          "videomark": "#8c564b"}
+from backend.watermark.sigmark.evaluation import METHODS
 
 
 def score_heatmap(scores: np.ndarray, thresholds: np.ndarray, title: str) -> go.Figure:
@@ -32,8 +27,8 @@ def per_frame_accuracy(per_method: dict[str, list[float]], interpolated_frames: 
     """Bit accuracy of each absolute latent frame, one bar group per method (shared y axis 0..1)."""
     fig = go.Figure()
     for name, acc in per_method.items():
-        fig.add_bar(x=[f"latent {f + 1}" for f in range(len(acc))], y=acc, name=LABELS.get(name, name),
-                    marker_color=COLORS.get(name))
+        fig.add_bar(x=[f"latent {f + 1}" for f in range(len(acc))], y=acc, name=METHODS.label(name),
+                    marker_color=METHODS.color(name))
     fig.add_hline(y=0.5, line_dash="dot", annotation_text="chance")
     fig.update_layout(barmode="group", yaxis={"range": [0, 1.02], "title": "bit accuracy"}, height=320,
                       margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend={"orientation": "h"})
@@ -47,7 +42,7 @@ def accuracy_per_attack(rows: list[dict]) -> go.Figure:
     attacks = list(dict.fromkeys(r["attack"] for r in rows))
     for m in methods:
         acc = {r["attack"]: r["message_acc"] for r in rows if r["method"] == m}
-        fig.add_bar(x=attacks, y=[acc.get(a) for a in attacks], name=LABELS.get(m, m), marker_color=COLORS.get(m))
+        fig.add_bar(x=attacks, y=[acc.get(a) for a in attacks], name=METHODS.label(m), marker_color=METHODS.color(m))
     fig.add_hline(y=0.5, line_dash="dot")
     fig.update_layout(barmode="group", yaxis={"range": [0, 1.02], "title": "message bit accuracy"}, height=360,
                       margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend={"orientation": "h"})
@@ -60,10 +55,10 @@ def extraction_scaling(rows: list[dict]) -> go.Figure:
     for m in dict.fromkeys(r["method"] for r in rows):
         pts = sorted((r for r in rows if r["method"] == m), key=lambda r: r["n_stored"])
         x = [p["n_stored"] for p in pts]
-        fig.add_scatter(x=x, y=[p["seconds"] for p in pts], name=LABELS.get(m, m), mode="lines+markers",
-                        line={"color": COLORS.get(m)}, row=1, col=1)
-        fig.add_scatter(x=x, y=[p["comparisons"] for p in pts], name=LABELS.get(m, m), mode="lines+markers",
-                        line={"color": COLORS.get(m), "dash": "dot"}, showlegend=False, row=1, col=2)
+        fig.add_scatter(x=x, y=[p["seconds"] for p in pts], name=METHODS.label(m), mode="lines+markers",
+                        line={"color": METHODS.color(m)}, row=1, col=1)
+        fig.add_scatter(x=x, y=[p["comparisons"] for p in pts], name=METHODS.label(m), mode="lines+markers",
+                        line={"color": METHODS.color(m), "dash": "dot"}, showlegend=False, row=1, col=2)
     fig.update_xaxes(type="log", title="registered videos N")
     fig.update_yaxes(type="log")
     fig.update_layout(height=340, margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h"})

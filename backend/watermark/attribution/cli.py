@@ -8,7 +8,8 @@ Actions:
   evaluate [--attack SPEC ...] [--users N] [--strategy S] [--images DIR] [--count K] [--backend ...] [--json]
   bounds --n 64 --beta 0.99 --tau 0.9 [--alpha-min A] [--alpha-max A] [--users S] [--gamma G] [--json]
 
-Heavy imports (torch, the models) happen inside the handlers.
+Handlers return their result; :mod:`backend.cli_common` prints it (and the ``--json`` flag, the provenance block and
+the exit code 2 of an InputError). Heavy imports (torch, the models) happen inside the handlers.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from backend.cli_common import emit
+from backend.cli_common import add_action, add_group
 from backend.errors import InputError
 
 
@@ -58,7 +59,7 @@ def _codes_name(strategy: str) -> str:
 
 
 # -------------------------------------------------------------------------------------------------- handlers
-def cmd_users_create(args: argparse.Namespace) -> int:
+def cmd_users_create(args: argparse.Namespace) -> dict:
     from backend.runtime import timed
     from backend.watermark.attribution.users import UserRegistry
 
@@ -79,11 +80,10 @@ def cmd_users_create(args: argparse.Namespace) -> int:
         result["max_pairwise_bitwise_accuracy"] = st.max_ba
         result["pairs_sampled"] = st.sampled_pairs
     result["provenance"] = _prov(args, db=str(reg.path), count=args.count, strategy=args.strategy, depth=args.depth)
-    emit(result, args.json)
-    return 0
+    return result
 
 
-def cmd_users_list(args: argparse.Namespace) -> int:
+def cmd_users_list(args: argparse.Namespace) -> dict:
     from backend.watermark.attribution.users import UserRegistry
 
     reg = UserRegistry(args.db, create=False)
@@ -91,22 +91,19 @@ def cmd_users_list(args: argparse.Namespace) -> int:
     result = {"db": str(reg.path), "total_users": reg.count(), "n_bits": reg.n_bits, "strategies": reg.strategies(),
               "users": [{"id": u.id, "name": u.name, "code_hex": u.hex(reg.n_bits), "strategy": u.strategy}
                         for u in users]}
-    emit(result, args.json)
-    return 0
+    return result
 
 
-def cmd_users_show(args: argparse.Namespace) -> int:
+def cmd_users_show(args: argparse.Namespace) -> dict:
     from backend.watermark.attribution.users import UserRegistry
 
     reg = UserRegistry(args.db, create=False)
     u = reg.get(args.id)
-    emit({"id": u.id, "name": u.name, "code_hex": u.hex(reg.n_bits),
-            "bits": "".join(map(str, u.bits(reg.n_bits))), "strategy": u.strategy, "created_unix": u.created},
-           args.json)
-    return 0
+    return {"id": u.id, "name": u.name, "code_hex": u.hex(reg.n_bits), "bits": "".join(map(str, u.bits(reg.n_bits))),
+            "strategy": u.strategy, "created_unix": u.created}
 
 
-def cmd_embed(args: argparse.Namespace) -> int:
+def cmd_embed(args: argparse.Namespace) -> dict:
     from PIL import Image
 
     from backend.runtime import timed
@@ -132,11 +129,10 @@ def cmd_embed(args: argparse.Namespace) -> int:
               "psnr_db": round(psnr(img, wm), 3), "ssim": round(ssim(img, wm), 5), "seconds": round(seconds, 4),
               "size": [int(img.shape[1]), int(img.shape[0])],
               "provenance": _prov(args, _weights(be), backend=args.backend, user=user.id, psnr=args.psnr)}
-    emit(result, args.json)
-    return 0
+    return result
 
 
-def cmd_attribute(args: argparse.Namespace) -> int:
+def cmd_attribute(args: argparse.Namespace) -> dict:
     from backend.runtime import timed
     from backend.watermark.attribution import bounds as A
     from backend.watermark.attribution.users import UserRegistry
@@ -169,11 +165,10 @@ def cmd_attribute(args: argparse.Namespace) -> int:
         "match_seconds": round(match_s, 5),
         "provenance": _prov(args, _weights(be), backend=args.backend, tau=tau, db=str(reg.path)),
     }
-    emit(result, args.json)
-    return 0
+    return result
 
 
-def cmd_evaluate(args: argparse.Namespace) -> int:
+def cmd_evaluate(args: argparse.Namespace) -> dict:
     from backend.watermark.attribution import evaluation as E
     from backend.watermark.datasets import heldout_images
 
@@ -210,11 +205,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     out["images"] = source
     be = _backend(args)
     out["provenance"] = _prov(args, _weights(be), **{k: v for k, v in cfg.__dict__.items() if k != "seed"})
-    emit(out, args.json)
-    return 0
+    return out
 
 
-def cmd_bounds(args: argparse.Namespace) -> int:
+def cmd_bounds(args: argparse.Namespace) -> dict:
     from backend.watermark.attribution import bounds as A
 
     try:
@@ -232,72 +226,64 @@ def cmd_bounds(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise InputError(str(err)) from None
     out["provenance"] = _prov(args)
-    emit(out, args.json)
-    return 0
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------- parser
-def _common(p: argparse.ArgumentParser, db: bool = True) -> None:
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    if db:
-        p.add_argument("--db", default=None, help="users database (SQLite file; default $METHOD_LAB_ATTRIBUTION_DB "
-                                                  "or the user cache)")
+def _db(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", default=None, help="users database (SQLite file; default $METHOD_LAB_ATTRIBUTION_DB "
+                                              "or the user cache)")
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    group = subparsers.add_parser("attribution", help="watermark embedding and user-level attribution",
-                                  description="One watermark per user, bounds-optimal codes, attribution among many "
-                                              "users after post-processing (arXiv 2404.04254).")
-    sub = group.add_subparsers(dest="action", metavar="<action>")
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    sub = add_group(subparsers, "attribution", "watermark embedding and user-level attribution",
+                    "One watermark per user, bounds-optimal codes, attribution among many users after "
+                    "post-processing (arXiv 2404.04254).")
 
     users = sub.add_parser("users", help="create / list / show users").add_subparsers(dest="users_action",
                                                                                          metavar="<users action>")
-    p = users.add_parser("create", help="register N new users with fresh watermarks (one transaction)")
+    p = add_action(users, "create", cmd_users_create, "register N new users with fresh watermarks (one transaction)")
     p.add_argument("--count", type=int, required=True)
     p.add_argument("--strategy", default="absta", help="absta (the paper's A-BSTA, <= 10,000 users), random, nrg")
     p.add_argument("--seed", type=int, default=None, help="selection seed (default: the first new id)")
     p.add_argument("--depth", type=int, default=4, help="A-BSTA search depth")
     p.add_argument("--bits", type=int, default=64, help="code length of a NEW database")
     p.add_argument("--stats", action="store_true", help="also report the pool's max pairwise bitwise accuracy")
-    _common(p)
-    p.set_defaults(func=cmd_users_create)
-    p = users.add_parser("list", help="list users")
+    _db(p)
+    p = add_action(users, "list", cmd_users_list, "list users")
     p.add_argument("--limit", type=int, default=20)
     p.add_argument("--offset", type=int, default=0)
-    _common(p)
-    p.set_defaults(func=cmd_users_list)
-    p = users.add_parser("show", help="one user's watermark")
+    _db(p)
+    p = add_action(users, "show", cmd_users_show, "one user's watermark")
     p.add_argument("id", type=int)
-    _common(p)
-    p.set_defaults(func=cmd_users_show)
+    _db(p)
 
-    p = sub.add_parser("embed", help="embed a user's watermark into an image (PNG out)")
+    p = add_action(sub, "embed", cmd_embed, "embed a user's watermark into an image (PNG out)")
     p.add_argument("--user", type=int, required=True)
     p.add_argument("input", metavar="IN")
     p.add_argument("output", metavar="OUT")
-    p.add_argument("--backend", default="tinyhidden", help="tinyhidden (learned), dwtDctSvd, dwtDct")
+    p.add_argument("--backend", default="tinyhidden", help=_backends_help())
     p.add_argument("--psnr", type=float, default=None, help="PSNR budget of the learned watermark (dB)")
-    _common(p)
-    p.set_defaults(func=cmd_embed)
+    _db(p)
 
-    p = sub.add_parser("attribute", help="detect and attribute a suspect image")
+    p = add_action(sub, "attribute", cmd_attribute, "detect and attribute a suspect image")
     p.add_argument("file", metavar="FILE")
-    p.add_argument("--backend", default="tinyhidden")
+    p.add_argument("--backend", default="tinyhidden", help=_backends_help())
     p.add_argument("--fpr", type=float, default=1e-4, help="target false-detection rate -> tau (Thm 3 bound)")
     p.add_argument("--tau", type=float, default=None, help="detection threshold (overrides --fpr)")
     p.add_argument("--gamma", type=float, default=0.0, help="decoder bias on clean content allowed for in tau (Thm 3)")
     p.add_argument("--top", type=int, default=5)
-    _common(p)
-    p.set_defaults(func=cmd_attribute)
+    _db(p)
 
-    p = sub.add_parser("evaluate", help="rates vs post-processing on a folder of images (or the held-out set)")
-    p.add_argument("--attack", action="append", help="attack chain, e.g. jpeg:50 or jpeg:50+resize:0.5; repeatable")
+    p = add_action(sub, "evaluate", cmd_evaluate, "rates vs post-processing on a folder of images (or the held-out set)")
+    p.add_argument("--attack", action="append", help="attack chain in the grammar of backend.watermark.attacks, e.g. "
+                   "jpeg:50 or jpeg:50+resize:0.5; repeatable")
     p.add_argument("--users", type=int, default=10_000, help="size of a synthetic user pool")
     p.add_argument("--strategy", default=None, help="absta (default up to 10,000 users) or random / nrg")
     p.add_argument("--depth", type=int, default=4)
     p.add_argument("--images", default=None, help="folder of images (default: the built-in held-out set)")
     p.add_argument("--count", type=int, default=40, help="number of images")
-    p.add_argument("--backend", default="tinyhidden")
+    p.add_argument("--backend", default="tinyhidden", help=_backends_help())
     p.add_argument("--psnr", type=float, default=None)
     p.add_argument("--fpr", type=float, default=1e-4)
     p.add_argument("--gamma", type=float, default=0.0)
@@ -305,10 +291,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--clean", type=int, default=0, help="extra clean decodes for the false-detection rate")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--per-image", action="store_true", help="include per-image bit accuracies")
-    _common(p)
-    p.set_defaults(func=cmd_evaluate)
+    _db(p)
 
-    p = sub.add_parser("bounds", help="the paper's bounds (Thm 1-4) for given n, beta, tau, alphas, users")
+    p = add_action(sub, "bounds", cmd_bounds, "the paper's bounds (Thm 1-4) for given n, beta, tau, alphas, users")
     p.add_argument("--n", type=int, default=64)
     p.add_argument("--beta", type=float, default=0.99)
     p.add_argument("--tau", type=float, default=0.9)
@@ -316,6 +301,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--alpha-max", type=float, default=0.8)
     p.add_argument("--users", type=int, default=100_000_000)
     p.add_argument("--gamma", type=float, default=0.05)
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_bounds)
-    return group
+
+
+def _backends_help() -> str:
+    from backend.watermark.registry import BACKENDS
+
+    return "watermark backend: " + ", ".join(BACKENDS[k].name for k in BACKENDS)

@@ -12,13 +12,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from backend.cli_common import emit, report_input_error
+from backend.cli_common import add_action, add_group
+from backend.errors import InputError
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("rewatermark", help="self-re-watermarking attack and the Lipschitz SRW defense")
-    sub = p.add_subparsers(dest="action", required=True)
-    r = sub.add_parser("run", help="one image through self / cross-model re-watermarking and PGD overwrite")
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    sub = add_group(subparsers, "rewatermark", "self-re-watermarking attack and the Lipschitz SRW defense")
+    r = add_action(sub, "run", cmd_run, "one image through self / cross-model re-watermarking and PGD overwrite")
     r.add_argument("image", help="PNG/JPEG/WebP image")
     r.add_argument("--model", default="srw", help="plain, sn, reemb, sn_reemb, srw, tinyhidden, dwtDctSvd, dwtDct")
     r.add_argument("--rounds", type=int, default=3)
@@ -26,31 +26,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     r.add_argument("--pgd-eps", type=float, default=0.03, help="PGD overwrite budget in [-1,1] units (0: off)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--out", default=None, help="folder for the PNG images")
-    r.add_argument("--json", action="store_true")
-    r.set_defaults(func=cmd_run)
-    e = sub.add_parser("evaluate", help="mean metrics over a folder of images")
+    e = add_action(sub, "evaluate", cmd_evaluate, "mean metrics over a folder of images")
     e.add_argument("--images", required=True, help="a folder of images, or 'heldout' for the held-out set")
     e.add_argument("--models", default="plain,srw")
     e.add_argument("--limit", type=int, default=20)
     e.add_argument("--rounds", type=int, default=5)
     e.add_argument("--pgd-iters", type=int, default=50)
     e.add_argument("--seed", type=int, default=0)
-    e.add_argument("--json", action="store_true")
-    e.set_defaults(func=cmd_evaluate)
-    return p
-
-
-def _fail(msg: str, as_json: bool = False) -> int:
-    """A fixable input problem: message on stderr (and ``{"error": ...}`` on stdout with --json), exit code 2."""
-    from backend.errors import InputError
-
-    return report_input_error(InputError(msg), as_json)
 
 
 def _read(path: Path):
     import numpy as np
 
-    from backend.errors import InputError
     from backend.io import ImageLimits, decode_image
 
     if not path.is_file():
@@ -64,10 +51,9 @@ def _assets(models) -> list[Path]:
     return [L.weights_path(m) for m in models if m in L.VARIANTS]
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def cmd_run(args: argparse.Namespace) -> dict:
     from PIL import Image
 
-    from backend.errors import InputError
     from backend.runtime import provenance, setup_torch
     from backend.watermark.rewatermark import core as R
 
@@ -76,8 +62,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         img = _read(Path(args.image))
         story = R.run_story(args.model, img, rounds=args.rounds, seed=args.seed, cross_attacker=args.cross,
                             pgd=(args.pgd_eps, max(args.pgd_eps / 4, 1e-4), 50) if args.pgd_eps > 0 else None)
-    except (InputError, ValueError) as err:
-        return _fail(str(err), args.json)
+    except ValueError as err:  # InputError included; a bad model name is a ValueError of the registry
+        raise InputError(str(err)) from None
     written = []
     if args.out:
         out = Path(args.out)
@@ -93,12 +79,10 @@ def cmd_run(args: argparse.Namespace) -> int:
               "seconds": story.seconds, "images": written,
               "provenance": provenance(args.seed, _assets([args.model, args.cross or ""]), model=args.model,
                                        rounds=args.rounds, cross=args.cross, pgd_eps=args.pgd_eps, image=args.image)}
-    emit(result, args.json)
-    return 0
+    return result
 
 
-def cmd_evaluate(args: argparse.Namespace) -> int:
-    from backend.errors import InputError
+def cmd_evaluate(args: argparse.Namespace) -> dict:
     from backend.runtime import provenance, setup_torch
     from backend.watermark.rewatermark import core as R
 
@@ -121,9 +105,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             images = [_read(p) for p in files[: args.limit]]
         cfg = R.EvalConfig(rounds=args.rounds, pgd_iters=args.pgd_iters, seed=args.seed)
         res = R.evaluate(models, images, cfg)
-    except (InputError, ValueError) as err:
-        return _fail(str(err), args.json)
-    emit({"models": res, "n_images": len(images),
-           "provenance": provenance(args.seed, _assets(models), images=args.images, limit=args.limit,
-                                    rounds=args.rounds, pgd_iters=args.pgd_iters)}, args.json)
-    return 0
+    except ValueError as err:  # InputError included; a bad model name is a ValueError of the registry
+        raise InputError(str(err)) from None
+    return {"models": res, "n_images": len(images),
+            "provenance": provenance(args.seed, _assets(models), images=args.images, limit=args.limit,
+                                     rounds=args.rounds, pgd_iters=args.pgd_iters)}

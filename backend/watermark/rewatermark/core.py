@@ -32,15 +32,45 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from backend.errors import InputError
+from backend.registry import Registry
 from backend.runtime import Progress, report, sub_progress
 from backend.watermark.rewatermark import lipschitz as L
 
 SRW_VARIANTS = tuple(L.VARIANTS)
-REGISTRY_BACKENDS = ("tinyhidden", "dwtDctSvd", "dwtDct")
-MODELS: dict[str, str] = {**L.VARIANT_LABELS,
-                          "tinyhidden": "TinyHiDDeN of the attribution page (registry, learned, undefended)",
-                          "dwtDctSvd": "invisible-watermark DWT-DCT-SVD (registry, classical reference)",
-                          "dwtDct": "invisible-watermark DWT-DCT (registry, classical reference)"}
+
+
+@dataclass(frozen=True)
+class Victim:
+    """A registry row: ``name`` is the model's exact spelling (the watermark registry's classical names are
+    case-sensitive; registry keys are lower-case); ``source`` is ``"srw"`` (a shipped SRW-family variant of
+    :mod:`.lipschitz`) or ``"registry"`` (a backend of :mod:`backend.watermark.registry`)."""
+
+    name: str
+    source: str
+
+
+MODELS: Registry[Victim] = Registry("re-watermarking model")
+MODELS.add("plain", Victim("plain", "srw"), label="plain (no constraint, no adversarial terms: the victim)",
+           kind="baseline", color="#1f77b4")
+MODELS.add("sn", Victim("sn", "srw"), label="spectral norm only", kind="ablation")
+MODELS.add("reemb", Victim("reemb", "srw"), label="re-embedding loss only", kind="ablation")
+MODELS.add("sn_reemb", Victim("sn_reemb", "srw"), label="spectral norm + re-embedding loss", kind="ablation")
+MODELS.add("srw", Victim("srw", "srw"), label="SRW: spectral norm + re-embedding + PGD losses (defended)", kind="ours",
+           color="#d62728")
+MODELS.add("tinyhidden", Victim("tinyhidden", "registry"),
+           label="TinyHiDDeN of the attribution page (registry, learned, undefended)", kind="baseline")
+MODELS.add("dwtDctSvd", Victim("dwtDctSvd", "registry"),
+           label="invisible-watermark DWT-DCT-SVD (registry, classical reference)", kind="reference")
+MODELS.add("dwtDct", Victim("dwtDct", "registry"), label="invisible-watermark DWT-DCT (registry, classical reference)",
+           kind="reference")
+assert {MODELS[k].name for k in MODELS.names() if MODELS[k].source == "srw"} == set(SRW_VARIANTS)
+
+
+def model_names() -> list[str]:
+    """Every victim/attacker name in its exact spelling, in table order."""
+    return [MODELS[k].name for k in MODELS]
+
+
 # the default other trained encoder a cross-model attacker uses
 CROSS_ATTACKER = {"tinyhidden": "plain"}
 DEFAULT_CROSS = "tinyhidden"
@@ -59,7 +89,7 @@ class SRWBackend:
         self.model = L.load(L.weights_path(variant))
         self.name = variant
         self.n_bits = self.model.cfg.n_bits
-        self.label = L.VARIANT_LABELS[variant]
+        self.label = MODELS.label(variant)
         self.weights = L.weights_path(variant)
 
     def embed(self, img: np.ndarray, bits: np.ndarray, target_psnr: float | None = None) -> np.ndarray:
@@ -88,21 +118,26 @@ class SRWBackend:
         return self.model.decode_logits(images)
 
 
-@functools.lru_cache(maxsize=16)
 def get_model(name: str):
-    """A victim/attacker backend by name (see :data:`MODELS`); the ValueError lists valid names."""
-    if name in SRW_VARIANTS:
-        return SRWBackend(name)
-    if name in REGISTRY_BACKENDS:
-        from backend.watermark.registry import get_method
+    """A victim/attacker backend by name (see :data:`MODELS`, case-insensitive); the InputError lists valid names."""
+    return _get_model(MODELS.get(name).name)
 
-        return get_method(name)
-    raise ValueError(f"unknown model {name!r}; valid: {', '.join(MODELS)}")
+
+@functools.lru_cache(maxsize=16)
+def _get_model(name: str):
+    if MODELS[name].source == "srw":
+        return SRWBackend(name)
+    from backend.watermark.registry import get_method
+
+    return get_method(name)
+
+
+get_model.cache_clear = _get_model.cache_clear  # type: ignore[attr-defined]  # tests swap the weights folder
 
 
 def available_models() -> list[str]:
     """Models whose weights are present (SRW variants need their shipped safetensors)."""
-    return [m for m in MODELS if m not in SRW_VARIANTS or L.weights_path(m).is_file()]
+    return [m for m in model_names() if MODELS[m].source != "srw" or L.weights_path(m).is_file()]
 
 
 def check_image(img: np.ndarray, min_side: int = MIN_SIDE) -> np.ndarray:

@@ -69,13 +69,6 @@ VARIANTS: dict[str, dict[str, bool]] = {
     "sn_reemb": {"spectral_norm": True, "reembed": True, "pgd": False},
     "srw": {"spectral_norm": True, "reembed": True, "pgd": True},
 }
-VARIANT_LABELS = {
-    "plain": "plain (no constraint, no adversarial terms: the victim)",
-    "sn": "spectral norm only",
-    "reemb": "re-embedding loss only",
-    "sn_reemb": "spectral norm + re-embedding loss",
-    "srw": "SRW: spectral norm + re-embedding + PGD losses (defended)",
-}
 
 
 def weights_path(variant: str) -> Path:

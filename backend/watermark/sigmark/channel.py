@@ -443,3 +443,18 @@ def get_channel(name: str = "tiny", **kwargs: Any) -> Channel:
 
 def config_json(cfg: TinyConfig) -> str:
     return json.dumps(asdict(cfg))
+
+
+def load_video_for(channel: Channel, data: bytes, name: str):
+    """Decode an uploaded video (``backend.io.video``) and bring it to the channel's frame size (area resampling if it
+    was rescaled). Returns (frames ``[F, size, size, 3]`` in [0, 1], the decoded video record)."""
+    from PIL import Image
+
+    from backend.io.video import decode_video
+
+    dec = decode_video(data, name)
+    v = dec.frames
+    if v.shape[1:3] != (channel.size, channel.size):
+        v = np.stack([np.asarray(Image.fromarray((f * 255).round().astype(np.uint8)).resize(
+            (channel.size, channel.size), Image.BOX), np.float32) / 255 for f in v])
+    return v, dec

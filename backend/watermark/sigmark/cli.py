@@ -9,149 +9,107 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from backend.cli_common import emit
+from backend.cli_common import add_action, add_group
+from backend.errors import InputError
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("sigmark", help="SIGMark blind video watermarking (GF-PRC + SGO)")
-    sub = p.add_subparsers(dest="action", required=True)
-    g = sub.add_parser("generate", help="generate a (watermarked) video with the tiny video diffusion model")
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    sub = add_group(subparsers, "sigmark", "SIGMark blind video watermarking (GF-PRC + SGO)")
+    g = add_action(sub, "generate", cmd_generate, "generate a (watermarked) video with the tiny video diffusion model")
     g.add_argument("--message", default="a5f00f12", help="hex: 8 digits (32 bits, tiled over all latent frames) "
                    "or 16 / 24 / 48 digits")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--out", required=True, help="output .npz/.zip (lossless) or .mp4/.webm/.gif (viewing)")
     g.add_argument("--no-watermark", action="store_true", help="plain N(0, I) noise from the same seed")
-    g.add_argument("--json", action="store_true")
-    g.set_defaults(func=cmd_generate)
-    e = sub.add_parser("extract", help="blind extraction (no per-video record)")
+    e = add_action(sub, "extract", cmd_extract, "blind extraction (no per-video record)")
     e.add_argument("file")
     e.add_argument("--no-sgo", action="store_true", help="ablation: naive re-grouping instead of SGO")
     e.add_argument("--bits", type=int, default=32, help="message length in bits (32, 64, 96 or 192)")
-    e.add_argument("--json", action="store_true")
-    e.set_defaults(func=cmd_extract)
-    v = sub.add_parser("evaluate", help="bit accuracy per method under an attack chain")
-    v.add_argument("--attack", default="none", help="e.g. drop:2, insert:2x2, jpeg:50, drop:1+noise:5 (noise sigma in 0-255 units)")
+    v = add_action(sub, "evaluate", cmd_evaluate, "bit accuracy per method under an attack chain")
+    v.add_argument("--attack", default="none", help="a chain in the grammar of backend.watermark.attacks, e.g. "
+                   "drop:2, insert:2x2, jpeg:50, drop:1+noise:5 (noise sigma in 0-255 units)")
     v.add_argument("--videos", type=int, default=4)
     v.add_argument("--seed", type=int, default=0)
-    v.add_argument("--json", action="store_true")
-    v.set_defaults(func=cmd_evaluate)
-    return p
 
 
-def _fail(msg: str) -> int:
-    print(f"error: {msg}", file=sys.stderr)
-    return 2
-
-
-def load_video_for(channel, data: bytes, name: str):
-    """Decode an upload and bring it to the channel's frame size (area resampling if it was rescaled)."""
-    import numpy as np
-    from PIL import Image
-
-    from backend.io.video import decode_video
-
-    dec = decode_video(data, name)
-    v = dec.frames
-    if v.shape[1:3] != (channel.size, channel.size):
-        v = np.stack([np.asarray(Image.fromarray((f * 255).round().astype(np.uint8)).resize(
-            (channel.size, channel.size), Image.BOX), np.float32) / 255 for f in v])
-    return v, dec
-
-
-def cmd_generate(args: argparse.Namespace) -> int:
-    from backend.errors import InputError
+def cmd_generate(args: argparse.Namespace) -> dict:
     from backend.io import video as vio
     from backend.runtime import provenance
     from backend.watermark import sigmark as S
     from backend.watermark.sigmark.channel import WEIGHTS, get_channel
 
-    try:
-        ch = get_channel("tiny")
-        cfg = S.SIGMarkConfig()
-        lf = ch.latent_shape[1] - 1
-        msg = None if args.no_watermark else S.parse_hex(args.message, S.message_options(lf, cfg.bits_per_frame))
-        gen = S.generate(ch, args.seed, msg, cfg)
-        out = Path(args.out)
-        ext = out.suffix.lower()
-        writers = {".npz": vio.encode_npz, ".zip": lambda v: vio.encode_png_zip(v),
-                   ".mp4": lambda v: vio.encode_mp4(vio.upscale(v, 8)), ".webm": lambda v: vio.encode_webm(
-                       vio.upscale(v, 8)), ".gif": lambda v: vio.encode_gif(vio.upscale(v, 8))}
-        if ext not in writers:
-            raise InputError(f"Unsupported output {ext!r}; use one of {', '.join(writers)}.")
-        out.write_bytes(writers[ext](gen.video))
-    except InputError as err:
-        return _fail(str(err))
-    result = {"out": str(out), "frames": int(gen.video.shape[0]), "size": list(gen.video.shape[1:3]),
-              "watermarked": msg is not None, "message_hex": None if msg is None else S.bits_to_hex(msg),
-              "seconds": round(gen.seconds, 3),
-              "provenance": provenance(args.seed, [WEIGHTS], message=args.message, no_watermark=args.no_watermark)}
-    emit(result, args.json)
-    return 0
+    ch = get_channel("tiny")
+    cfg = S.SIGMarkConfig()
+    lf = ch.latent_shape[1] - 1
+    msg = None if args.no_watermark else S.parse_hex(args.message, S.message_options(lf, cfg.bits_per_frame))
+    out = Path(args.out)
+    ext = out.suffix.lower()
+    writers = {".npz": vio.encode_npz, ".zip": lambda v: vio.encode_png_zip(v),
+               ".mp4": lambda v: vio.encode_mp4(vio.upscale(v, 8)), ".webm": lambda v: vio.encode_webm(
+                   vio.upscale(v, 8)), ".gif": lambda v: vio.encode_gif(vio.upscale(v, 8))}
+    if ext not in writers:
+        raise InputError(f"Unsupported output {ext!r}; use one of {', '.join(writers)}.")
+    gen = S.generate(ch, args.seed, msg, cfg)
+    out.write_bytes(writers[ext](gen.video))
+    return {"out": str(out), "frames": int(gen.video.shape[0]), "size": list(gen.video.shape[1:3]),
+            "watermarked": msg is not None, "message_hex": None if msg is None else S.bits_to_hex(msg),
+            "seconds": round(gen.seconds, 3),
+            "provenance": provenance(args.seed, [WEIGHTS], message=args.message, no_watermark=args.no_watermark)}
 
 
-def cmd_extract(args: argparse.Namespace) -> int:
-    from backend.errors import InputError
+def cmd_extract(args: argparse.Namespace) -> dict:
     from backend.runtime import provenance
     from backend.watermark import sigmark as S
-    from backend.watermark.sigmark.channel import WEIGHTS, get_channel
+    from backend.watermark.sigmark.channel import WEIGHTS, get_channel, load_video_for
 
     path = Path(args.file)
     if not path.is_file():
-        return _fail(f"no such file: {path}")
-    try:
-        ch = get_channel("tiny")
-        cfg = S.SIGMarkConfig()
-        lf = ch.latent_shape[1] - 1
-        if args.bits not in S.message_options(lf, cfg.bits_per_frame):
-            raise InputError(f"--bits must be one of {S.message_options(lf, cfg.bits_per_frame)}.")
-        video, _ = load_video_for(ch, path.read_bytes(), path.name)
-        ex = S.extract(ch, video, cfg, sgo=not args.no_sgo, message_bits=args.bits)
-    except InputError as err:
-        return _fail(str(err))
-    result = {"file": str(path), "detected": ex.detected, "message_hex": S.bits_to_hex(ex.message),
-              "key_index_per_latent_frame": ex.key_idx.tolist(), "detect_passes": ex.passes.tolist(),
-              "decode_test_bits_ok": ex.decode_ok.tolist(), "interpolated_frames": ex.interpolated.tolist(),
-              "video_fpr": cfg.video_fpr, "seconds": round(ex.seconds, 3),
-              "provenance": provenance(None, [WEIGHTS], sgo=not args.no_sgo, bits=args.bits)}
-    emit(result, args.json)
-    return 0
+        raise InputError(f"no such file: {path}")
+    ch = get_channel("tiny")
+    cfg = S.SIGMarkConfig()
+    lf = ch.latent_shape[1] - 1
+    if args.bits not in S.message_options(lf, cfg.bits_per_frame):
+        raise InputError(f"--bits must be one of {S.message_options(lf, cfg.bits_per_frame)}.")
+    video, _ = load_video_for(ch, path.read_bytes(), path.name)
+    ex = S.extract(ch, video, cfg, sgo=not args.no_sgo, message_bits=args.bits)
+    return {"file": str(path), "detected": ex.detected, "message_hex": S.bits_to_hex(ex.message),
+            "key_index_per_latent_frame": ex.key_idx.tolist(), "detect_passes": ex.passes.tolist(),
+            "decode_test_bits_ok": ex.decode_ok.tolist(), "interpolated_frames": ex.interpolated.tolist(),
+            "video_fpr": cfg.video_fpr, "seconds": round(ex.seconds, 3),
+            "provenance": provenance(None, [WEIGHTS], sgo=not args.no_sgo, bits=args.bits)}
 
 
-def cmd_evaluate(args: argparse.Namespace) -> int:
+def cmd_evaluate(args: argparse.Namespace) -> dict:
     import numpy as np
 
-    from backend.errors import InputError
     from backend.runtime import provenance
     from backend.watermark import sigmark as S
+    from backend.watermark.attacks import parse_chain
     from backend.watermark.sigmark.channel import WEIGHTS, get_channel
 
     if not 1 <= args.videos <= 64:
-        return _fail("--videos must be between 1 and 64")
-    try:
-        ch = get_channel("tiny")
-        rng = np.random.default_rng(args.seed)
-        rows = []
-        for i in range(args.videos):
-            msg = rng.integers(0, 2, 32).astype(np.uint8)
-            rows.append(S.evaluate_attack(ch, 10_000 + args.seed * 100 + i, msg,
-                                          None if args.attack == "none" else args.attack, attack_seed=i))
-    except InputError as err:
-        return _fail(str(err))
-    result = {"attack": args.attack, "videos": args.videos, "methods": S.aggregate(rows),
-              "provenance": provenance(args.seed, [WEIGHTS], attack=args.attack, videos=args.videos)}
-    emit(result, args.json)
-    return 0
+        raise InputError("--videos must be between 1 and 64")
+    parse_chain(args.attack, "video")  # a bad chain fails before the model loads
+    ch = get_channel("tiny")
+    rng = np.random.default_rng(args.seed)
+    rows = []
+    for i in range(args.videos):
+        msg = rng.integers(0, 2, 32).astype(np.uint8)
+        rows.append(S.evaluate_attack(ch, 10_000 + args.seed * 100 + i, msg,
+                                      None if args.attack == "none" else args.attack, attack_seed=i))
+    return {"attack": args.attack, "videos": args.videos, "methods": S.aggregate(rows),
+            "provenance": provenance(args.seed, [WEIGHTS], attack=args.attack, videos=args.videos)}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m backend")
-    add_parser(parser.add_subparsers(dest="group", required=True))
-    args = parser.parse_args(argv)
-    return int(args.func(args))
+    from backend.cli_common import standalone_main
+
+    return standalone_main("python -m backend", add_parser, argv)
 
 
 if __name__ == "__main__":
+    import sys
+
     sys.exit(main())

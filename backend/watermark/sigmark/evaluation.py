@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from backend.registry import Registry
 from backend.runtime import Progress, report, sub_progress
 from backend.watermark.sigmark.baselines import VideoMarkStore, VideoShieldStore
 from backend.watermark.sigmark.channel import Channel
@@ -28,28 +29,28 @@ class MethodResult:
     extra: dict = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Method:
     name: str
     blind: bool
     description: str
 
 
-METHODS: dict[str, Method] = {
-    "sigmark": Method("sigmark", True, "GF-PRC + SGO (blind)"),
-    "sigmark_nosgo": Method("sigmark_nosgo", True, "GF-PRC, naive re-grouping (ablation, blind)"),
-    "sigmark_oracle_cuts": Method("sigmark_oracle_cuts", True, "diagnostic, not deployable: SGO given the true cut "
-                                  "positions (isolates the phase search and placement from the segmentation)"),
-    "videoshield": Method("videoshield", False, "Gaussian-Shading templates per video (non-blind)"),
-    "videomark": Method("videomark", False, "one PRC key, per-frame messages matched to the nearest stored message "
-                        "by edit distance (non-blind, no SGO)"),
-}
-
-
-def get_method(name: str) -> Method:
-    if name not in METHODS:
-        raise ValueError(f"unknown method {name!r}; valid: {', '.join(METHODS)}")
-    return METHODS[name]
+METHODS: Registry[Method] = Registry("SIGMark method")
+METHODS.add("sigmark", Method("sigmark", True, "GF-PRC + SGO (blind)"), label="SIGMark (GF-PRC + SGO)", kind="ours",
+            color="#1f77b4")
+METHODS.add("sigmark_nosgo", Method("sigmark_nosgo", True, "GF-PRC, naive re-grouping (ablation, blind)"),
+            label="SIGMark without SGO", kind="ablation", color="#ff7f0e")
+METHODS.add("sigmark_oracle_cuts", Method("sigmark_oracle_cuts", True, "diagnostic, not deployable: SGO given the true "
+                                          "cut positions (isolates the phase search and placement from the "
+                                          "segmentation)"),
+            label="SGO given the true cuts (diagnostic)", kind="reference", color="#9467bd")
+METHODS.add("videoshield", Method("videoshield", False, "Gaussian-Shading templates per video (non-blind)"),
+            label="VideoShield-style templates (non-blind)", kind="baseline", color="#2ca02c")
+METHODS.add("videomark", Method("videomark", False, "one PRC key, per-frame messages matched to the nearest stored "
+                                "message by edit distance (non-blind, no SGO)"),
+            label="VideoMark-style nearest stored message (non-blind)", kind="baseline", color="#8c564b")
+get_method = METHODS.get
 
 
 def extraction_cost(method: str, n_stored: int, n_frames: int, n: int, m: int = 32) -> int:

@@ -44,7 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from backend.tokens import scenes
-    from backend.tokens.tiny_vlm import ReductionPlan, TinyVLM, evaluate, plan_for_budget
+    from backend.tokens.evaluation import evaluate
+    from backend.tokens.plan import ReductionPlan, plan_for_budget
+    from backend.tokens.tiny_vlm import TinyVLM
 
     torch.set_num_threads(args.threads)
     vlm = TinyVLM.load()

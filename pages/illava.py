@@ -9,6 +9,8 @@ import streamlit as st
 
 from backend.runtime import ASSETS, provenance
 from backend.tokens import scenes
+from backend.tokens.evaluation import SWEEP_METHODS
+from backend.tokens.merging import METHODS, get_method
 from ui.figures import illava as figs
 from ui.inputs import image_input, skimage_presets
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
@@ -51,8 +53,7 @@ question = st.text_input("Question (one-word answers: colours, shapes, counts on
 
 with st.form("illava_form"):
     c1, c2, c3 = st.columns(3)
-    method = c1.selectbox("Method", ["illava_code", "illava_paper", "tome", "fastv", "random"],
-                          format_func=lambda m: figs.LABELS[m], key="illava_method")
+    method = c1.selectbox("Method", SWEEP_METHODS, format_func=METHODS.label, key="illava_method")
     kept = c2.slider("Image tokens kept (of 256)", 0, 256, 85, key="illava_keep",
                      help="Image tokens left after the last reduction step. 85 = two thirds removed.")
     split = c3.slider("Encoder share of the reduction", 0.0, 1.0, 0.75, 0.05, key="illava_split",
@@ -68,7 +69,8 @@ with st.form("illava_form"):
 
 @st.cache_resource(max_entries=1, show_spinner=False)
 def _vlm(_vision, _lm):  # noqa: ANN001, ANN202 - one shared tiny VLM over the cached embedded models
-    from backend.tokens.tiny_vlm import TinyVLM, load_projector
+    from backend.tokens.projector import load_projector
+    from backend.tokens.tiny_vlm import TinyVLM
 
     return TinyVLM(_vision, _lm, load_projector())
 
@@ -81,9 +83,11 @@ def analysis_job(image, question, method, keep, split, vit_layers, llm_layer, m,
                  progress=None):
     from dataclasses import replace
 
-    from backend.tokens.tiny_vlm import analyze, local_llava_checkpoints, plan_for_budget
+    from backend.tokens.evaluation import analyze
+    from backend.tokens.patch.llava import local_llava_checkpoints
+    from backend.tokens.plan import plan_for_budget
 
-    if not vit_layers and method in ("illava_code", "illava_paper", "random") and split > 0:
+    if not vit_layers and set(get_method(method).stages) == {"vit", "llm"} and split > 0:
         split = 0.0
     plan = plan_for_budget(method, keep, 256, split=split, vit_layers=vit_layers or (3,), llm_layer=int(llm_layer),
                            seed=int(seed))
@@ -172,14 +176,13 @@ if DIAG.is_file():
             f"{bs['0.7']['accuracy']:.2f} / {bs['1.0']['accuracy']:.2f} / {bs['1.3']['accuracy']:.2f} on counting "
             f"({bs['0.7']['undercounts']} under-counted at 0.7x, {bs['1.3']['overcounts']} over-counted at 1.3x, of "
             f"{bs['1.3']['questions']}). ") if {"0.7", "1.0", "1.3"} <= set(bs) else ""
-    if full["accuracy"] - ill["accuracy"] > 0.15:  # the counting answers go (the session-3 model did this)
+    if full["accuracy"] - ill["accuracy"] > 0.15:  # the counting answers go
         verdict = (f"Yet counting falls from {full['accuracy']:.2f} to {ill['accuracy']:.2f}, almost always by "
                    f"over-counting ({ill['overcounts']} of {n_q}); a control that ranks by the true object masks "
                    f"(every object token kept) over-counts as often ({gt['accuracy']:.2f}, {gt['overcounts']} too "
                    f"many), while random dropping keeps {c['random']['accuracy']:.2f}. {size}The model reads the "
                    "count from the share of object-like tokens, which any ranking that favours objects inflates: a "
-                   "limit of this miniature, not iLLaVA discarding objects (the session-3 weights did this; the "
-                   "manifest records the diagnosis and the retrainings).")
+                   "limit of this miniature, not iLLaVA discarding objects.")
     else:
         verdict = (f"Counting holds: {full['accuracy']:.2f} unreduced, {ill['accuracy']:.2f} with iLLaVA "
                    f"({ill['overcounts']} over-counted, {ill['undercounts']} under-counted of {n_q}); random "
@@ -187,8 +190,7 @@ if DIAG.is_file():
                    f"ranking {gt['accuracy']:.2f}. {size}The shipped weights were trained with an object-share "
                    "augmentation (some steps keep fewer image tokens, with the objects' share of them varied while "
                    "the count stays the same, and the kept object patches tilted towards edges or interiors), so "
-                   "the count does not follow the share of object tokens that an object-favouring reduction raises; "
-                   "the session-3 weights over-counted here (0.81 -> 0.33).")
+                   "the count does not follow the share of object tokens that an object-favouring reduction raises.")
     last = dg["kept_per_merge_layer"]["illava_code"][merge[-1]]
     last_r = dg["kept_per_merge_layer"]["random"].get(merge[-1], {})
     if "object_edge_kept" in last and "object_interior_kept" in last and "object_edge_kept" in last_r:
@@ -210,12 +212,12 @@ with st.form("illava_sweep_form"):
     c1, c2, c3 = st.columns(3)
     n_sc = c1.slider("Held-out scenes", 2, 40, 4, key="illava_sweep_n")
     keeps = c2.multiselect("Budgets (share kept)", [0.67, 0.5, 0.33, 0.22], [0.33], key="illava_sweep_keeps")
-    meths = c3.multiselect("Methods", list(figs.LABELS)[1:], list(figs.LABELS)[1:], format_func=figs.LABELS.get,
+    meths = c3.multiselect("Methods", SWEEP_METHODS, SWEEP_METHODS, format_func=METHODS.label,
                            key="illava_sweep_methods")
     go_sweep = st.form_submit_button("Run the sweep", icon=":material/monitoring:")
 if go_sweep:
     def sweep_job(progress=None):  # noqa: ANN001, ANN202
-        from backend.tokens.tiny_vlm import sweep
+        from backend.tokens.evaluation import sweep
 
         return sweep(get_vlm(), n_scenes=n_sc, keeps=keeps or [0.33], methods=meths or ["illava_code"],
                      time_repeats=1, progress=progress)

@@ -9,40 +9,27 @@
 - ``python -m backend illava diagnose --scenes 36 --out assets/illava_diagnosis.json --json``: why the encoder stage
   costs the counting answers (ranking signal per block, object tokens kept per merge, counting controls).
 
-Handlers return 0 on success and 2 on bad input (message on stderr and, with ``--json``, in the JSON). torch is
-imported only inside the handlers.
+Handlers return their result (and text lines); :mod:`backend.cli_common` prints it (JSON with ``--json``) and turns
+bad input into exit code 2. The method choices come from :data:`backend.tokens.merging.METHODS`; models load only inside the handlers.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from ..cli_common import guard
+from ..cli_common import Output, add_action, add_group, int_list, standalone_main
+from .merging import ALIASES, METHODS
 
 GROUP = "illava"
-METHOD_CHOICES = ("none", "illava", "illava_code", "illava_paper", "tome", "fastv", "random")
-
-
-def _ints(text: str) -> tuple[int, ...]:
-    text = (text or "").strip()
-    if not text:
-        return ()
-    try:
-        return tuple(int(t) for t in text.replace(" ", "").split(",") if t)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-
-
-def _emit(args: argparse.Namespace, result: dict[str, Any], lines: list[str]) -> None:
-    print(json.dumps(result, indent=2, default=str) if args.json else "\n".join(lines))
+# every registered method, with the alias ``illava`` (= ``illava_code``) after the unreduced model
+METHOD_CHOICES = (METHODS.names()[0], *ALIASES, *METHODS.names()[1:])
 
 
 def build_plan(args: argparse.Namespace, n_tokens: int = 256) -> Any:
     """The :class:`ReductionPlan` of the arguments: ``--keep`` (default placement) or explicit layers and r."""
-    from .tiny_vlm import ReductionPlan, plan_for_budget
+    from .plan import ReductionPlan, plan_for_budget
 
     method = args.method
     if getattr(args, "keep", None) is not None:
@@ -76,11 +63,12 @@ def _load_image(args: argparse.Namespace) -> tuple[Any, str, list[str]]:
     return scene.pil(), f"scene {args.scene}", notes
 
 
-@guard
-def cmd_run(args: argparse.Namespace) -> int:
+def cmd_run(args: argparse.Namespace) -> Output:
     """Answer one question with and without reduction; print tokens per layer and prefill times."""
     from ..runtime import provenance
-    from .tiny_vlm import PROJECTOR_FILE, TinyVLM, analyze
+    from .evaluation import analyze
+    from .projector import PROJECTOR_FILE
+    from .tiny_vlm import TinyVLM
 
     image, source, notes = _load_image(args)
     question = args.question
@@ -106,16 +94,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"(x{res.time_full_s / max(res.time_reduced_s, 1e-9):.2f})",
         *notes,
     ]
-    _emit(args, out, lines)
-    return 0
+    return Output(out, lines)
 
 
-@guard
-def cmd_eval(args: argparse.Namespace) -> int:
+def cmd_eval(args: argparse.Namespace) -> Output:
     """Accuracy of one plan (and of the unreduced model) on held-out scene questions."""
     from ..runtime import provenance
+    from .evaluation import evaluate
+    from .projector import PROJECTOR_FILE
     from .scenes import scenes
-    from .tiny_vlm import PROJECTOR_FILE, TinyVLM, evaluate
+    from .tiny_vlm import TinyVLM
 
     weights = args.projector or PROJECTOR_FILE
     vlm = TinyVLM.load(weights)
@@ -130,15 +118,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
     lines = [f"{args.scenes} held-out scenes, {base.n_questions} questions (chance {base.chance:.3f})",
              f"unreduced: accuracy {base.accuracy:.3f} {base.per_type}",
              f"{res.label}: accuracy {res.accuracy:.3f} {res.per_type}, {res.tokens_to_llm} tokens reach the LLM"]
-    _emit(args, out, lines)
-    return 0
+    return Output(out, lines)
 
 
-@guard
-def cmd_sweep(args: argparse.Namespace) -> int:
+def cmd_sweep(args: argparse.Namespace) -> Output:
     """Accuracy vs tokens kept vs prefill time for every method."""
     from ..runtime import provenance
-    from .tiny_vlm import PROJECTOR_FILE, SWEEP_METHODS, TinyVLM, sweep
+    from .evaluation import SWEEP_METHODS, sweep
+    from .projector import PROJECTOR_FILE
+    from .tiny_vlm import TinyVLM
 
     vlm = TinyVLM.load()
     methods = tuple(args.methods) if args.methods else SWEEP_METHODS
@@ -162,15 +150,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     for r in rows:
         lines.append(f"{r['method']:<13} {r['keep']:>5.2f} {r['tokens_to_llm']:>6} {r['accuracy']:>6.3f} "
                      f"{r['macs'] / 1e9:>6.2f} {r['prefill_s']:>9.3f} {r['speedup']:>7.2f}")
-    _emit(args, out, lines)
-    return 0
+    return Output(out, lines)
 
 
-@guard
-def cmd_diagnose(args: argparse.Namespace) -> int:
+def cmd_diagnose(args: argparse.Namespace) -> Output:
     """Ranking signal, object tokens kept and counting controls of iLLaVA's encoder stage (see ``diagnose``)."""
     from ..runtime import provenance
-    from .tiny_vlm import PROJECTOR_FILE, TinyVLM, diagnose
+    from .diagnosis import diagnose
+    from .projector import PROJECTOR_FILE
+    from .tiny_vlm import TinyVLM
 
     weights = args.projector or PROJECTOR_FILE
     vlm = TinyVLM.load(weights)
@@ -191,8 +179,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
               f"{v['questions']})" for k, v in out["counting"].items()]
     lines += [f"counting, unreduced, object radius x{k}: {v['accuracy']:.3f} (over {v['overcounts']}, under "
               f"{v['undercounts']})" for k, v in out["counting_unreduced_by_object_scale"].items()]
-    _emit(args, out, lines)
-    return 0
+    return Output(out, lines)
 
 
 def _plan_args(p: argparse.ArgumentParser) -> None:
@@ -200,15 +187,14 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keep", type=float, default=None,
                    help="keep this fraction of the 256 image tokens with the method's default placement")
     p.add_argument("--split", type=float, default=0.75, help="with --keep: share of the reduction in the encoder")
-    p.add_argument("--layers", type=_ints, default=(3, 4, 5, 6), help="encoder merge blocks, e.g. 5,6,7,8")
+    p.add_argument("--layers", type=int_list, default=(3, 4, 5, 6), help="encoder merge blocks, e.g. 5,6,7,8")
     p.add_argument("--r", type=int, default=32, help="tokens removed per encoder merge block")
-    p.add_argument("--llm-layers", type=_ints, default=(), help="LLM reduction layers K (before 0-based layer K)")
+    p.add_argument("--llm-layers", type=int_list, default=(), help="LLM reduction layers K (before 0-based layer K)")
     p.add_argument("--llm-r", type=int, default=0, help="image tokens removed per LLM reduction layer")
     p.add_argument("--m", type=int, default=5, help="illava_paper: tokens absorbed per recycled token")
     p.add_argument("--n-recycled", type=int, default=None,
                    help="illava_paper: recycling tokens (default max(1, round(0.05 x kept)), as the released code)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true")
 
 
 def _projector_arg(p: argparse.ArgumentParser) -> None:
@@ -216,19 +202,17 @@ def _projector_arg(p: argparse.ArgumentParser) -> None:
                    help="projector file to use instead of the shipped one (e.g. a training run's --out)")
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(GROUP, help="iLLaVA token merging in a tiny VLM vs ToMe and FastV",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="action", metavar="<action>")
-    run = sub.add_parser("run", help="answer a question about an image with and without reduction")
+def add_parser(subparsers: Any) -> argparse._SubParsersAction:
+    """Add the ``illava`` group to ``python -m backend``."""
+    sub = add_group(subparsers, GROUP, "iLLaVA token merging in a tiny VLM vs ToMe and FastV", description=__doc__)
+    run = add_action(sub, "run", cmd_run, "answer a question about an image with and without reduction")
     run.add_argument("--image", default=None, help="PNG/JPEG/WebP file (default: a procedural scene)")
     run.add_argument("--scene", type=int, default=1_000_000, help="scene seed when no --image is given")
     run.add_argument("--question", default=None)
     run.add_argument("--repeats", type=int, default=3, help="timed repeats (median)")
     _projector_arg(run)
     _plan_args(run)
-    run.set_defaults(func=cmd_run)
-    ev = sub.add_parser("eval", help="accuracy of one plan on held-out scenes")
+    ev = add_action(sub, "eval", cmd_eval, "accuracy of one plan on held-out scenes")
     ev.add_argument("--scenes", type=int, default=100)
     ev.add_argument("--start", type=int, default=0, help="first held-out scene index")
     _projector_arg(ev)
@@ -236,39 +220,30 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     ev.add_argument("--positions", choices=("sequence", "source"), default="sequence",
                     help="LM position ids of the reduced image tokens: consecutive (as the released code feeds them) "
                          "or, as a diagnostic, each token at its own patch's unreduced position")
-    ev.set_defaults(func=cmd_eval)
-    sw = sub.add_parser("sweep", help="accuracy / tokens / prefill time of every method at several budgets")
+    sw = add_action(sub, "sweep", cmd_sweep, "accuracy / tokens / prefill time of every method at several budgets")
     sw.add_argument("--scenes", type=int, default=40)
     sw.add_argument("--start", type=int, default=0)
     sw.add_argument("--keeps", type=float, nargs="+", default=[2 / 3, 1 / 3, 2 / 9])
     sw.add_argument("--methods", nargs="+", default=None, choices=METHOD_CHOICES[1:])
     sw.add_argument("--repeats", type=int, default=3)
     sw.add_argument("--out", default=None, help="also write the JSON to this file (e.g. assets/illava_sweep.json)")
-    sw.add_argument("--json", action="store_true")
-    sw.set_defaults(func=cmd_sweep)
-    dg = sub.add_parser("diagnose", help="why the encoder merges cost the counting answers (signals and controls)")
+    dg = add_action(sub, "diagnose", cmd_diagnose,
+                    "why the encoder merges cost the counting answers (signals and controls)")
     dg.add_argument("--scenes", type=int, default=36)
     dg.add_argument("--start", type=int, default=0)
     dg.add_argument("--keep", type=float, default=1 / 3, help="share of the 256 image tokens kept")
     _projector_arg(dg)
     dg.add_argument("--out", default=None, help="also write the JSON to this file (e.g. assets/illava_diagnosis.json)")
-    dg.add_argument("--json", action="store_true")
-    dg.set_defaults(func=cmd_diagnose)
-    return parser
+    return sub
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m backend.tokens.illava_cli <action> ...`` (the same as ``python -m backend illava <action> ...``)."""
-    parser = argparse.ArgumentParser(prog="python -m backend.tokens.illava_cli")
-    add_parser(parser.add_subparsers(dest="group"))
-    args = parser.parse_args([GROUP, *(sys.argv[1:] if argv is None else argv)])
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
     from ..runtime import setup_torch
 
     setup_torch()
-    return int(args.func(args) or 0)
+    return standalone_main("python -m backend.tokens.illava_cli", add_parser,
+                           [GROUP, *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ Baselines: ToMe, "Token Merging: Your ViT But Faster", Bolya et al., ICLR 2023, 
 arXiv 2403.06764 (github.com/pkunlp-icler/FastV). This file is our own implementation of their algorithms.
 
 This module holds only pure tensor functions (the way ToMe keeps ``merge.py`` apart from its model patches); the
-model loops that call them sit in :mod:`backend.tokens.tiny_vlm`. Every function takes a :class:`TokenSet` (tokens plus
+model loops that call them sit in :mod:`backend.tokens.patch`. Every function takes a :class:`TokenSet` (tokens plus
 the bookkeeping that travels with them) and returns a smaller one and a :class:`MergeInfo`:
 
 - ``illava_code``: the released code's rule. Take the ``r + 1`` tokens with the lowest importance; their weighted
@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import torch
 
 from ..errors import InputError
-
+from ..registry import Registry
 
 PC_RATIO = 0.05  # released code (mode 3): recycling tokens are 5% of the kept tokens, at least one
 
@@ -335,38 +335,49 @@ def random_drop(ts: TokenSet, r: int, *, generator: torch.Generator | None = Non
 
 # ========================================================================================================= registry
 @dataclass(frozen=True)
-class Method:
-    """A reduction method: its function, the signal it needs and where it may run."""
+class Reducer:
+    """What the model loops need to run a reduction method: its function, the signal it ranks by (``"attention"``:
+    importance scores, ``"keys"``: ToMe's metric, ``"random"``, ``"none"``), the stages it may run in (``"vit"``,
+    ``"llm"``), whether dropped content is folded into kept tokens, and its source."""
 
     name: str
-    title: str
     fn: Callable[..., tuple[TokenSet, MergeInfo]]
-    needs: str  # "attention" (importance scores), "keys" (ToMe metric), "random", "none"
-    stages: tuple[str, ...]  # "vit", "llm"
-    merges: bool  # True: dropped content is folded into kept tokens
+    needs: str
+    stages: tuple[str, ...]
+    merges: bool
     citation: str
 
 
-METHODS: dict[str, Method] = {
-    "none": Method("none", "No reduction", no_reduction, "none", ("vit", "llm"), False, "unreduced model"),
-    "illava_code": Method("illava_code", "iLLaVA (released code: one recycled token)", illava_code_merge,
-                          "attention", ("vit", "llm"), True, "arXiv 2412.06263, github hulianyuyy/iLLaVA"),
-    "illava_paper": Method("illava_paper", "iLLaVA (paper: informative + recycled tokens, M neighbours)",
-                           illava_paper_merge, "attention", ("vit", "llm"), True, "arXiv 2412.06263"),
-    "tome": Method("tome", "ToMe bipartite soft matching", tome_merge, "keys", ("vit",), True, "arXiv 2210.09461"),
-    "fastv": Method("fastv", "FastV attention pruning", fastv_prune, "attention", ("llm",), False,
-                    "arXiv 2403.06764"),
-    "random": Method("random", "Random dropping", random_drop, "random", ("vit", "llm"), False, "design baseline"),
-}
+METHODS: Registry[Reducer] = Registry("reduction method")
+for _name, _fn, _needs, _stages, _merges, _cite, _label, _kind, _color, _about in (
+    ("none", no_reduction, "none", ("vit", "llm"), False, "unreduced model", "Unreduced", "reference", "#444444",
+     "No reduction"),
+    ("illava_code", illava_code_merge, "attention", ("vit", "llm"), True, "arXiv 2412.06263, github hulianyuyy/iLLaVA",
+     "iLLaVA (code)", "ours", "#d62728", "iLLaVA (released code: one recycled token)"),
+    ("illava_paper", illava_paper_merge, "attention", ("vit", "llm"), True, "arXiv 2412.06263", "iLLaVA (paper)",
+     "ours", "#ff7f0e", "iLLaVA (paper: informative + recycled tokens, M neighbours)"),
+    ("tome", tome_merge, "keys", ("vit",), True, "arXiv 2210.09461", "ToMe", "baseline", "#1f77b4",
+     "ToMe bipartite soft matching"),
+    ("fastv", fastv_prune, "attention", ("llm",), False, "arXiv 2403.06764", "FastV", "baseline", "#2ca02c",
+     "FastV attention pruning"),
+    ("random", random_drop, "random", ("vit", "llm"), False, "design baseline", "Random drop", "baseline", "#9467bd",
+     "Random dropping"),
+):
+    METHODS.add(_name, Reducer(_name, _fn, _needs, _stages, _merges, _cite), label=_label, kind=_kind, color=_color,
+                about=_about)
 ALIASES = {"illava": "illava_code"}
 
 
-def get_method(name: str) -> Method:
-    """The :class:`Method` called ``name`` (case-insensitive; ``illava`` = ``illava_code``)."""
-    key = ALIASES.get(str(name).strip().lower(), str(name).strip().lower())
-    if key not in METHODS:
-        raise ValueError(f"Unknown reduction method '{name}'. Valid methods: {', '.join(METHODS)} (alias: illava).")
-    return METHODS[key]
+def canonical(name: str) -> str:
+    """The registered name of ``name`` (case-insensitive; ``illava`` = ``illava_code``); InputError listing the valid
+    names otherwise."""
+    key = str(name).strip().lower()
+    return METHODS.key(ALIASES.get(key, key))
+
+
+def get_method(name: str) -> Reducer:
+    """The :class:`Reducer` called ``name`` (see :func:`canonical`)."""
+    return METHODS[canonical(name)]
 
 
 def reduce_tokens(name: str, ts: TokenSet, r: int, **kwargs: object) -> tuple[TokenSet, MergeInfo]:
@@ -375,6 +386,6 @@ def reduce_tokens(name: str, ts: TokenSet, r: int, **kwargs: object) -> tuple[To
 
 
 __all__ = [
-    "ALIASES", "METHODS", "MergeInfo", "Method", "TokenSet", "fastv_prune", "get_method", "illava_code_merge",
-    "illava_paper_merge", "no_reduction", "random_drop", "reduce_tokens", "tome_merge",
+    "ALIASES", "METHODS", "MergeInfo", "Reducer", "TokenSet", "canonical", "fastv_prune", "get_method",
+    "illava_code_merge", "illava_paper_merge", "no_reduction", "random_drop", "reduce_tokens", "tome_merge",
 ]

@@ -49,6 +49,8 @@ SIZE = 224
 RADIUS_RANGE = (0.09, 0.13)  # object radius as a fraction of the image side (held-out scenes always use this)
 EQUAL_AREA_SPREAD = 0.25  # equal-area training scenes: each object's radius varies by up to exp(+-0.25) around its share
 EQUAL_AREA_CLIP = (0.04, 0.2)  # and is kept within these fractions of the side
+OBJECT_COVERAGE = 0.25  # a patch "shows an object" when an object covers at least a quarter of it
+INTERIOR_COVERAGE = 0.999  # an object patch is "interior" when fully covered, otherwise an "edge" patch
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ Recipe (our CPU miniature of LLaVA's two stages; DINOv2 and SmolLM2's own weight
    pairs; every type that applies at least once). They share the image tokens but not each other: a tree attention
    mask (:func:`branch_batch`) lets each question see ``"Image:" <image tokens>`` and its own tokens only, at the
    positions it has when asked alone, so each answer is computed exactly as at test time (one question after the
-   image) and no answer leaks into another question (session 2 packed the turns as a plain multi-turn prompt, where
-   later turns sat at other positions and saw earlier answers: 0.66 teacher-forced training accuracy, 0.50
+   image) and no answer leaks into another question (packed as a plain multi-turn prompt instead, later turns sit at
+   other positions and see earlier answers; that packing reached 0.66 teacher-forced training accuracy, 0.50
    held-out). Loss: cross-entropy of each answer restricted to its question's closed answer set (the scorer used at
    test time), plus ``--align-weight`` x the grounding loss. Trained: the projector and the LoRA adapters (a frozen
    135 M LM alone could not learn to read the image tokens: the projector-only recipe plateaued at 0.59 training
@@ -30,12 +30,16 @@ Recipe (our CPU miniature of LLaVA's two stages; DINOv2 and SmolLM2's own weight
 
 Default size: 1,200 scenes (DINOv2 encoding about 0.3 s per scene on one core, 0.2 MB of float16 cache per
 scene), 250 grounding steps of 16 scenes, 280 answer steps of 4 scenes with up to 12 questions each (about 12,000
-supervised answers; session 2: 240 steps of 4 scenes with 4-6 questions, about 5,000). Measured on the shared 2-core
+supervised answers). Measured on the shared 2-core
 machine at nice 10 under a load of about 5: encoding 1,200 scenes 9 minutes, grounding under 2 minutes, about 10 s
 per answer step (see the manifest for the shipped run's wall time). Nothing here runs in the tests; the
 tests load the shipped file and measure its accuracy. A checkpoint ``illava_projector.partial.safetensors`` is
 written next to the output every ``--ckpt-every`` steps and removed at the end. ``--quick`` is a smoke run (16 scenes,
 5 + 3 steps) that writes into ``--out`` only.
+
+``--init FILE`` continues from an earlier run's output; the new file's ``command`` (its :mod:`backend.weights`
+metadata) is then the earlier file's command followed by this one (``... && ...``), so the chain that made the shipped
+file (four runs, its row in ``assets/manifest.json``) reproduces it.
 """
 
 from __future__ import annotations
@@ -163,7 +167,7 @@ def share_drop_tokens(img, patch_obj, patch_frac, k_min: float, max_ratio: float
                       tilt: float = 0.0):
     """Object-share augmentation (``--share-drop``): like :func:`drop_tokens` every row of ``img [B, N, d]`` keeps
     the same number ``k`` of its tokens (``k`` uniform in ``ceil(k_min N)..N``, kept in patch order), but the
-    object patches (``patch_frac [B, N] >= tiny_vlm.OBJECT_COVERAGE``, as in the diagnosis; the object of each in
+    object patches (``patch_frac [B, N] >= scenes.OBJECT_COVERAGE``, as in the diagnosis; the object of each in
     ``patch_obj [B, N]``) and the
     background patches are kept at different rates: the objects' share of the kept tokens is their share of the
     image times a factor drawn log-uniformly in ``[1 / max_ratio, max_ratio]`` per row (clipped to what the row
@@ -177,7 +181,7 @@ def share_drop_tokens(img, patch_obj, patch_frac, k_min: float, max_ratio: float
     Returns ``(tokens [B, k, d], kept indices [B, k], object share of the kept tokens [B])``."""
     import torch
 
-    from backend.tokens.tiny_vlm import OBJECT_COVERAGE
+    from backend.tokens.scenes import OBJECT_COVERAGE
 
     b, n, _ = img.shape
     k = _keep_count(n, k_min, gen)
@@ -226,7 +230,7 @@ def branch_batch(seqs, spans, n_fixed: int):  # noqa: ANN001, ANN201
     pos = torch.zeros(b_n, length, dtype=torch.long)
     causal = torch.ones(length, length, dtype=torch.bool).tril()
     allow[:, 0, :, 0] = True
-    for b, (s, span) in enumerate(zip(seqs, spans, strict=True)):
+    for b, (_seq, span) in enumerate(zip(seqs, spans, strict=True)):
         allow[b, 0, :n_fixed, :n_fixed] = causal[:n_fixed, :n_fixed]
         pos[b, :n_fixed] = torch.arange(n_fixed)
         for start, stop in span:
@@ -303,8 +307,9 @@ def main(argv: list[str] | None = None) -> int:
     from backend.models import load
     from backend.runtime import ASSETS, package_versions
     from backend.tokens import scenes as sc
-    from backend.tokens.tiny_vlm import (OBJECT_COVERAGE, PROJECTOR_FILE, LoRA, Projector, PromptIds, question_ids,
-                                         save_projector)
+    from backend.tokens.projector import PROJECTOR_FILE, LoRA, Projector, load_projector, save_projector
+    from backend.tokens.scenes import OBJECT_COVERAGE
+    from backend.tokens.tiny_vlm import PromptIds, question_ids
 
     torch.set_num_threads(args.threads or 1)
     if args.quick:
@@ -354,14 +359,16 @@ def main(argv: list[str] | None = None) -> int:
     gen = torch.Generator().manual_seed(args.seed)
     torch.manual_seed(args.seed)
     proj = Projector(d_vision=tokens.shape[-1], d_lm=prefix_emb.shape[-1])
-    init_lora = None
+    init_lora, init_command = None, ""
     if args.init:
-        from backend.tokens.tiny_vlm import load_projector
-
         start_from = load_projector(args.init)
+        init_command = start_from.meta.command
         proj.load_state_dict(start_from.state_dict())
         proj.train()
         init_lora = start_from.lora
+    command = ("python -m backend.train illava " + " ".join(argv or [])).strip()
+    if init_command:  # the file trained from was made by its own command(s): the chain reproduces this file
+        command = f"{init_command} && {command}"
 
     # Stage 1: grounding. Each patch token is regressed onto the word embeddings of what it shows.
     patch_obj, patch_frac, obj_targets, bg_target = grounding_targets(train_scenes, embed, lm.tokenizer, args.size)
@@ -398,7 +405,6 @@ def main(argv: list[str] | None = None) -> int:
         lora.attach(lm.model.model.layers)
         groups.append({"params": list(lora.parameters()), "lr": args.lora_lr, "base": args.lora_lr})
     opt = torch.optim.AdamW(groups, weight_decay=0.0)
-    extra = (lambda: lora.tensors()) if lora is not None else (lambda: {})  # noqa: E731
     ckpt_path = out_dir / (PROJECTOR_FILE.stem + ".partial.safetensors")
     warm = min(10, args.steps)
 
@@ -483,27 +489,30 @@ def main(argv: list[str] | None = None) -> int:
                  f"{time.perf_counter() - t0:.1f} s/step); per type "
                  + " ".join(f"{k} {sum(v) / len(v):.2f}" for k, v in per.items()))
         if args.ckpt_every and (step + 1) % args.ckpt_every == 0 and step + 1 < args.steps:
-            save_projector(proj, ckpt_path, {"steps_done": str(step + 1)}, extra=extra())
+            save_projector(proj, ckpt_path, lora, command=command, extra={"steps_done": step + 1},
+                           image_size=args.size)
     recent = hist[-20:]
     train_acc = sum(h[1] for h in recent) / len(recent) if recent else float("nan")
-    meta = {
-        "what": "projector of the illava tiny VLM (DINOv2 ViT-S/14 -> MLP -> SmolLM2-135M)",
-        "command": "python -m backend.train illava " + " ".join(argv or []),
-        "n_train_scenes": str(args.n_train), "steps": str(args.steps), "batch": str(args.batch),
-        "questions_per_scene": str(args.questions), "question_packing": "tree mask (each question sees image only)",
-        "lr": str(args.lr), "seed": str(args.seed), "image_size": str(args.size),
-        "bf16": str(not args.no_bf16), "train_acc_last20": f"{train_acc:.4f}",
-        "align_steps": str(args.align_steps), "align_batch": str(args.align_batch), "align_lr": str(args.align_lr),
-        "align_weight": str(args.align_weight), "align_mse_last50": f"{align_mse:.5f}",
-        "train_radius_range": ",".join(f"{v:g}" for v in radius_range), "init": str(args.init or ""),
+    training = {
+        "steps": args.steps, "batch": args.batch, "questions_per_scene": args.questions,
+        "question_packing": "tree mask (each question sees image only)", "lr": args.lr, "bf16": not args.no_bf16,
+        "align_steps": args.align_steps, "align_batch": args.align_batch, "align_lr": args.align_lr,
+        "align_weight": args.align_weight, "align_mse_last50": round(align_mse, 5),
+        "train_radius_range": ",".join(f"{v:g}" for v in radius_range),
         "train_equal_area": ",".join(f"{v:g}" for v in area_range) if area_range else "",
         "token_drop": args.token_drop or "", "share_drop": args.share_drop or "",
-        "train_mix_default": str(bool(args.mix_default)), "n_train_total": str(n_scenes),
-        "lora_rank": str(args.lora_rank), "lora_alpha": str(args.lora_alpha), "lora_lr": str(args.lora_lr),
-        "train_seconds": f"{time.perf_counter() - t_start:.0f}",
-        "packages": str(package_versions(("torch", "transformers"))),
+        "train_mix_default": bool(args.mix_default), "n_train_total": n_scenes, "lora_lr": args.lora_lr,
     }
-    save_projector(proj, out_path, meta, extra=extra())
+    save_projector(
+        proj, out_path, lora, command=command, image_size=args.size,
+        data_seeds={"split": "train", "n_train_scenes": args.n_train, "scene_seeds": f"0..{args.n_train - 1}",
+                    "equal_area": training["train_equal_area"], "seed": args.seed},
+        quality={"train_accuracy_last20_steps": round(train_acc, 4),
+                 "command": 'python -m pytest tests/backend/test_illava_vlm.py -m "not full"'},
+        extra={"what": "projector of the illava tiny VLM (DINOv2 ViT-S/14 -> MLP -> SmolLM2-135M)",
+               "training": training, "train_seconds": round(time.perf_counter() - t_start),
+               "packages": package_versions(("torch", "transformers"))},
+    )
     ckpt_path.unlink(missing_ok=True)
     _log(f"saved {out_path} ({out_path.stat().st_size / 1e6:.2f} MB); train accuracy (last 20 steps) {train_acc:.3f}; "
          f"total {time.perf_counter() - t_start:.0f} s")

@@ -1,4 +1,4 @@
-"""Invariants of the token-reduction functions (backend/tokens/merging.py) and of the plans (tiny_vlm.py).
+"""Invariants of the token-reduction functions (backend/tokens/merging.py) and of the plans (plan.py).
 
 No model is loaded here: random tensors in float64, a few milliseconds each.
 """
@@ -11,7 +11,7 @@ import torch
 from backend.errors import InputError
 from backend.tokens import merging
 from backend.tokens.merging import TokenSet, get_method, reduce_tokens
-from backend.tokens.tiny_vlm import ReductionPlan, plan_for_budget
+from backend.tokens.plan import ReductionPlan, plan_for_budget
 
 B, N, C = 3, 33, 16  # one class token + 32 patches
 
@@ -107,7 +107,7 @@ def test_illava_paper_informative_identical_recycled_convex(data, r, m, pc):
     pi = keep_n - n_rec
     for b in range(B):
         order = (torch.sort(-scores[b, 1:], stable=True).indices + 1).tolist()
-        informative, centres, discarded = order[:pi], order[pi:keep_n], order[keep_n:]
+        informative, discarded = order[:pi], order[keep_n:]  # the rest, order[pi:keep_n], recycle
         kept = sorted(order[:keep_n])
         assert out.pos[b, 1:].tolist() == kept  # original order
         for slot, tok in enumerate(kept, start=1):
@@ -161,7 +161,7 @@ def test_budget_that_removes_every_token_is_refused(data):
 
 def test_registry_lists_valid_names():
     assert get_method("iLLaVA").name == "illava_code"
-    with pytest.raises(ValueError, match="Valid methods: none, illava_code, illava_paper, tome, fastv, random"):
+    with pytest.raises(InputError, match="Valid names: none, illava_code, illava_paper, tome, fastv, random"):
         get_method("pyramiddrop")
 
 
@@ -220,7 +220,7 @@ def test_lora_starts_at_zero_and_folds_into_a_copy():
     original model is never modified."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from backend.tokens.tiny_vlm import LoRA, lora_merged_lm
+    from backend.tokens.projector import LoRA, lora_merged_lm
 
     torch.manual_seed(0)
     lm = LlamaForCausalLM(LlamaConfig(vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
@@ -350,10 +350,10 @@ def test_run_vit_probe_sees_every_block_without_changing_the_output() -> None:
     import torch
 
     from backend.models import load
-    from backend.tokens import tiny_vlm
+    from backend.tokens.patch import vit
 
     torch.manual_seed(0)
-    ad = tiny_vlm.VitAdapter(load("dinov2").model)
+    ad = vit.apply_patch(load("dinov2").model)
     px = torch.randn(1, 3, 56, 56)
     seen = []
 
@@ -362,9 +362,9 @@ def test_run_vit_probe_sees_every_block_without_changing_the_output() -> None:
         assert probs.shape == (1, ad.heads, ts.n, ts.n)
         torch.testing.assert_close(probs.sum(-1), torch.ones(1, ad.heads, ts.n))
 
-    ref = tiny_vlm.run_vit(ad, px).tokens
+    ref = vit.run_vit(ad, px).tokens
     # explicit softmax vs fused attention in 12 blocks: float rounding only
-    torch.testing.assert_close(tiny_vlm.run_vit(ad, px, probe=probe).tokens, ref, atol=1e-4, rtol=0)
+    torch.testing.assert_close(vit.run_vit(ad, px, probe=probe).tokens, ref, atol=1e-4, rtol=0)
     assert seen == list(range(ad.num_layers))
 
 
@@ -390,7 +390,7 @@ def test_share_drop_augmentation_varies_the_object_share_and_keeps_every_object(
     """``--share-drop``: every scene of a step keeps the same number of its own tokens in patch order; the object
     patches' share of them goes both above and below their share of the image (up to the factor R, give or take
     rounding), and every object keeps at least one patch whenever the row keeps at least one object patch per object."""
-    from backend.tokens import tiny_vlm
+    from backend.tokens import scenes
     from backend.train.illava import share_drop_tokens
 
     gen = torch.Generator().manual_seed(0)
@@ -408,7 +408,7 @@ def test_share_drop_augmentation_varies_the_object_share_and_keeps_every_object(
         assert 64 <= k <= n and keep.shape == (2, k) and share.shape == (2,)
         assert bool((keep[:, 1:] > keep[:, :-1]).all())
         assert torch.equal(out, torch.stack([img[b, keep[b]] for b in range(2)]))
-        is_obj = (frac >= tiny_vlm.OBJECT_COVERAGE).gather(1, keep)
+        is_obj = (frac >= scenes.OBJECT_COVERAGE).gather(1, keep)
         torch.testing.assert_close(is_obj.float().mean(1), share.float())
         for b in range(2):
             kept_objects = set(obj[b, keep[b]][is_obj[b]].tolist())

@@ -13,18 +13,13 @@ import torch
 
 from backend.errors import InputError
 from backend.tokens import scenes
-from backend.tokens.tiny_vlm import (
-    PROJECTOR_FILE,
-    LlamaRunner,
-    LlavaPatched,
-    ReductionPlan,
-    TinyVLM,
-    VitAdapter,
-    evaluate,
-    plan_for_budget,
-    run_vit,
-    time_prefill,
-)
+from backend.tokens.evaluation import evaluate, time_prefill
+from backend.tokens.patch.llama import LlamaRunner
+from backend.tokens.patch.llava import LlavaPatched
+from backend.tokens.patch.vit import VitAdapter, run_vit
+from backend.tokens.plan import ReductionPlan, plan_for_budget
+from backend.tokens.projector import PROJECTOR_FILE
+from backend.tokens.tiny_vlm import TinyVLM
 
 CI_SCENES = 36  # held-out scenes 0..35: 210 questions
 FULL_SCENES = 200  # 1,154 questions
@@ -188,15 +183,14 @@ def ci_claim(vlm) -> dict:
     return _claim(vlm, CI_SCENES)
 
 
-# Measured on the shipped weights (session 9: projector + LoRA trained on equal-area scenes with the object-share
-# augmentation --share-drop, 540 + 300 + 600 + 300 steps, the last with the edge/interior tilt; chosen on validation
-# scenes 300-407, outside both tiers; ci subset: 210 questions on held-out scenes 0-35, chance 0.392): unreduced
-# accuracy 0.957 (colour 1.00, count 0.78, exists 0.97, left/right 1.00, shape 1.00, top/bottom 1.00); iLLaVA (code
-# variant) at 85 of 256 tokens 0.933 (-2.4; colour 0.91, count 0.72); at the same budget ToMe 0.933, random dropping
-# 0.914, FastV 0.824. Session-8 weights: 0.805 / 0.752 (-5.3); session-3 weights: 0.700 / 0.590. Prefill 2.20x by
-# interleaved minima in session 9 (1.85-2.22x over sessions 4-5; timing does not depend on the weights). The bounds
-# are the issue's; the one that does not hold reliably is an expected failure that states the measured numbers and
-# their diagnosed cause (a pass shows as XPASS).
+# Measured on the shipped weights (projector + LoRA trained on equal-area scenes with the object-share augmentation
+# --share-drop, 540 + 300 + 600 + 300 steps, the last with the edge/interior tilt: the command of its row in
+# assets/manifest.json; chosen on validation scenes 300-407, outside both tiers; ci subset: 210 questions on held-out
+# scenes 0-35, chance 0.392): unreduced accuracy 0.957 (colour 1.00, count 0.78, exists 0.97, left/right 1.00, shape
+# 1.00, top/bottom 1.00); iLLaVA (code variant) at 85 of 256 tokens 0.933 (-2.4; colour 0.91, count 0.72); at the same
+# budget ToMe 0.933, random dropping 0.914, FastV 0.824. Prefill 2.20x by interleaved minima on an idle core (timing
+# does not depend on the weights). The bounds are the issue's; the one that does not hold reliably is an expected
+# failure that states the measured numbers and their diagnosed cause (a pass shows as XPASS).
 
 
 def test_shipped_vlm_answers_well_above_chance(ci_claim):
@@ -217,13 +211,11 @@ def test_illava_two_thirds_fewer_tokens_keeps_accuracy(ci_claim):
     assert ci_claim["acc_illava"] >= ci_claim["acc_full"] - 0.03, ci_claim
 
 
-@pytest.mark.xfail(strict=False, reason="at the edge of the bound, not reliably above it: in session 9 this test "
-                   "gave 2.20x on an idle core (0.713 s -> 0.324 s, minima of 7 interleaved runs; benchmarks/"
-                   "merging.py on an idle machine 2.23x by medians, 2.21x by minima); in session 4 it "
-                   "gave 1.85x (1.92x by medians; 1.38 s -> 0.75 s) in one "
-                   "ci run and passed (XPASS) in the next, and four more runs of it at a load of about 3.5 gave 1.97x, "
-                   "2.19x, 2.22x and 1.85x by minima (1.98-2.06x by medians); on a near-idle core 0.744 s -> 0.388 s = "
-                   "1.92x. Profiled: the reduced request costs what its token counts cost (our LM loop reducing 128 -> "
+@pytest.mark.xfail(strict=False, reason="at the edge of the bound, not reliably above it: on an idle core this "
+                   "test gives 2.20x (0.713 s -> 0.324 s, minima of 7 interleaved runs; benchmarks/merging.py on an "
+                   "idle machine 2.23x by medians, 2.21x by minima); at a load of about 3.5 runs of it gave 1.85x, "
+                   "1.97x, 2.19x and 2.22x by minima (1.92-2.06x by medians), and 1.92x on a near-idle core "
+                   "(0.744 s -> 0.388 s). Profiled: the reduced request costs what its token counts cost (our LM loop reducing 128 -> "
                    "85 image tokens before layer 2: 0.346 s vs 0.359 s predicted from unreduced runs at 99 and 142 "
                    "tokens; our loops equal transformers' forwards at the same counts), so the ranking and merging "
                    "add nothing measurable. What is left is the LM's cost per pass that does not shrink with tokens on "
@@ -237,7 +229,7 @@ def test_illava_two_thirds_fewer_tokens_halves_prefill(ci_claim):
 def test_full_tier_claim(vlm):
     res = _claim(vlm, FULL_SCENES)
     assert res["acc_full"] >= res["chance"] + 0.25, res
-    # session 9 (1,154 questions on held-out scenes 0-199): unreduced 0.977, iLLaVA (code) at 85 of 256 tokens 0.957
+    # shipped weights (1,154 questions on held-out scenes 0-199): unreduced 0.977, iLLaVA (code) at 85 of 256 tokens 0.957
     assert res["acc_illava"] >= res["acc_full"] - 0.03, res
     if res["speedup"] < 2.0:
         pytest.xfail(f"the 2x prefill is at the edge of the bound on one CPU thread (see the ci-tier test): {res}")

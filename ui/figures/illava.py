@@ -9,10 +9,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-COLORS = {"none": "#444444", "illava_code": "#d62728", "illava_paper": "#ff7f0e", "tome": "#1f77b4",
-          "fastv": "#2ca02c", "random": "#9467bd"}
-LABELS = {"none": "Unreduced", "illava_code": "iLLaVA (code)", "illava_paper": "iLLaVA (paper)", "tome": "ToMe",
-          "fastv": "FastV", "random": "Random drop"}
+from backend.tokens.diagnosis import COUNTING_CONTROLS
+from backend.tokens.merging import METHODS
+
 _PALETTE = np.array([[230, 25, 75], [60, 180, 75], [255, 225, 25], [0, 130, 200], [245, 130, 48], [145, 30, 180],
                      [70, 240, 240], [240, 50, 230], [210, 245, 60], [250, 190, 212], [0, 128, 128],
                      [220, 190, 255], [170, 110, 40], [255, 250, 200], [128, 0, 0], [170, 255, 195]], dtype=float)
@@ -94,8 +93,8 @@ def tokens_figure(vit_tokens: Sequence[int], llm_tokens: Sequence[int], llm_full
     red = [n - prefix for n in vit_tokens[:-1]] + list(llm_tokens)
     full = [vit_tokens[0] - prefix] * (len(vit_tokens) - 1) + list(llm_full)
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=xs, y=full, name="unreduced", mode="lines", line=dict(color=COLORS["none"], dash="dot")))
-    fig.add_trace(go.Scatter(x=xs, y=red, name="reduced", mode="lines+markers", line=dict(color=COLORS["illava_code"]),
+    fig.add_trace(go.Scatter(x=xs, y=full, name="unreduced", mode="lines", line=dict(color=METHODS.color("none"), dash="dot")))
+    fig.add_trace(go.Scatter(x=xs, y=red, name="reduced", mode="lines+markers", line=dict(color=METHODS.color("illava_code")),
                              line_shape="hv"))
     fig.add_vrect(x0=-0.5, x1=len(vit_tokens) - 1.5, fillcolor="#cccccc", opacity=0.2, line_width=0,
                   annotation_text="vision encoder", annotation_position="top left")
@@ -109,7 +108,7 @@ def costs_figure(full: dict[str, Any], reduced: dict[str, Any]) -> go.Figure:
     """Multiply-adds per layer (GMACs) with and without reduction; encoder blocks then LLM layers."""
     xs = [f"E{i}" for i in range(len(full["vit"]))] + [f"L{i}" for i in range(len(full["llm"]))]
     fig = go.Figure()
-    for name, c, color in (("unreduced", full, "#bbbbbb"), ("reduced", reduced, COLORS["illava_code"])):
+    for name, c, color in (("unreduced", full, "#bbbbbb"), ("reduced", reduced, METHODS.color("illava_code"))):
         fig.add_trace(go.Bar(x=xs, y=[v / 1e9 for v in list(c["vit"]) + list(c["llm"])], name=name,
                              marker_color=color))
     fig.update_layout(barmode="group", title=f"Multiply-adds per layer: {full['total'] / 1e9:.1f} G → "
@@ -121,7 +120,7 @@ def costs_figure(full: dict[str, Any], reduced: dict[str, Any]) -> go.Figure:
 def answer_figure(full: dict[str, Any], reduced: dict[str, Any]) -> go.Figure:
     """Candidate probabilities with and without reduction (softmax over the closed answer set)."""
     fig = go.Figure()
-    for name, a, color in (("unreduced", full, "#888888"), ("reduced", reduced, COLORS["illava_code"])):
+    for name, a, color in (("unreduced", full, "#888888"), ("reduced", reduced, METHODS.color("illava_code"))):
         fig.add_trace(go.Bar(x=a["candidates"], y=a["probs"], name=name, marker_color=color))
     fig.update_layout(barmode="group", yaxis=dict(range=[0, 1], title="probability"), height=300,
                       title="Answer probabilities over the closed answer set", margin=dict(l=10, r=10, t=50, b=10))
@@ -138,7 +137,7 @@ def sweep_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
     for m in dict.fromkeys(r["method"] for r in rows):
         rs = sorted((r for r in rows if r["method"] == m), key=lambda r: r["image_tokens_mean_llm"])
         star = m == "none"
-        kw = dict(name=LABELS.get(m, m), legendgroup=m, marker=dict(color=COLORS.get(m, "#333"),
+        kw = dict(name=METHODS.label(m), legendgroup=m, marker=dict(color=METHODS.color(m),
                   size=14 if star else 9, symbol="star" if star else "circle"),
                   mode="markers" if star else "lines+markers",
                   text=[f"keep {r['keep']:.2f}, {r['macs'] / 1e9:.1f} GMACs" for r in rs])
@@ -155,11 +154,6 @@ def sweep_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
     return fig
 
 
-DIAG_LABELS = {"unreduced": "Unreduced", "illava_code": "iLLaVA (code plan)",
-               "illava_code_encoder_only": "iLLaVA encoder stage only", "random": "Random drop",
-               "ground_truth_ranking_encoder_only": "Encoder stage, ranking = object masks"}
-
-
 def diagnosis_figure(diag: dict[str, Any]) -> go.Figure:
     """Left: share of object (all, interior, edge) / background patches whose own token survives each encoder merge
     (iLLaVA vs random).
@@ -169,16 +163,16 @@ def diagnosis_figure(diag: dict[str, Any]) -> go.Figure:
     for name, dash in (("illava_code", "solid"), ("random", "dot")):
         kept = diag["kept_per_merge_layer"][name]
         layers = [str(k) for k in kept]
-        for what, color in (("object_kept", COLORS["illava_code"]), ("object_interior_kept", "#9467bd"),
+        for what, color in (("object_kept", METHODS.color("illava_code")), ("object_interior_kept", "#9467bd"),
                             ("object_edge_kept", "#ff7f0e"), ("background_kept", "#7f7f7f")):
-            if not any(what in d for d in kept.values()):  # diagnoses recorded before session 9 lack the split
+            if not any(what in d for d in kept.values()):  # a part that no scene has is left out
                 continue
             fig.add_trace(go.Scatter(x=layers, y=[kept[k].get(what) for k in kept], mode="lines+markers",
                                      line={"dash": dash, "color": color},
-                                     name=f"{LABELS[name]}: {what[:-5].replace('_', ' ')} patches"), 1, 1)
+                                     name=f"{METHODS.label(name)}: {what[:-5].replace('_', ' ')} patches"), 1, 1)
     names = list(diag["counting"])
     rows = [diag["counting"][n] for n in names]
-    labels = [DIAG_LABELS.get(n, n) for n in names]
+    labels = [COUNTING_CONTROLS.label(n) for n in names]
     for key, color, title in (("correct", "#2ca02c", "correct"), ("overcounts", "#d62728", "too many"),
                               ("undercounts", "#1f77b4", "too few")):
         vals = [round(r["accuracy"] * r["questions"]) if key == "correct" else r[key] for r in rows]

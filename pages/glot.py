@@ -11,6 +11,7 @@ import streamlit as st
 
 from backend.runtime import ASSETS, provenance
 from backend.tokens import stress
+from backend.tokens.pooling import POOLING_NAMES, POOLINGS
 from backend.tokens.stress import graph_effect
 from ui.figures import glot as figs
 from ui.inputs import upload_bytes
@@ -76,7 +77,7 @@ with tab_rec:
                    f"{sm['n_train']}-text epoch would take about {epoch_s:.0f} s); backbone states for "
                    f"{sm['n_train'] + sm['n_eval']} texts: {sm['encode_seconds']:.0f} s."
                    + (" On this subset no pooling gets clear of chance: it is shown for its costs, not as a result."
-                      if max(x["accuracy"] for x in sm["summary"] if x["method"] in figs.POOLING_NAMES) < 0.6 else ""))
+                      if max(x["accuracy"] for x in sm["summary"] if x["method"] in POOLINGS) < 0.6 else ""))
     if lora := rec.get("lora"):
         glot_row = next((r for r in rec["heads"].get("hard", {}).get("summary", []) if r["method"] == "glot"), None)
         cost = [{"method": "LoRA r=64 + linear head", "accuracy": lora["accuracy"], "trainable params":
@@ -103,8 +104,8 @@ with tab_run, st.form("glot_form"):
     variant = c2.selectbox("Variant", stress.VARIANTS, index=1, key="glot_variant")
     position = c2.selectbox("Needle position", stress.POSITIONS, key="glot_position")
     ratios = c3.multiselect("Distractor ratios", stress.RATIOS, default=list(stress.RATIOS), key="glot_ratios")
-    poolings = c3.multiselect("Poolings", ["mean", "max", "cls", "adapool", "glot"],
-                              default=["mean", "max", "cls", "adapool", "glot"], key="glot_poolings")
+    poolings = c3.multiselect("Poolings", POOLING_NAMES, default=list(POOLING_NAMES), format_func=POOLINGS.label,
+                              key="glot_poolings")
     c1, c2, c3, c4 = st.columns(4)
     tau = c1.slider("tau (graph threshold)", 0.0, 1.0, 0.6, 0.05, key="glot_tau")
     k_layers = c2.slider("K (GAT layers)", 0, 4, 2, key="glot_k")
@@ -120,7 +121,10 @@ with tab_run, st.form("glot_form"):
 
 if go:
     def job(progress):
-        from backend.tokens.glot import GlotConfig, StressConfig, TrainConfig, backbone_kind, run_stress, wrap_backbone
+        from backend.tokens.glot import StressConfig, run_stress
+        from backend.tokens.glot_backbone import backbone_kind, wrap_backbone
+        from backend.tokens.glot_heads import TrainConfig
+        from backend.tokens.pool_layers import GlotConfig
 
         name = custom.strip() if backbone.startswith("other") else backbone
         kind = backbone_kind(name)
@@ -196,7 +200,10 @@ with tab_csv:
             st.error(str(err), icon=":material/error:")
     if st.button("Train every pooling", key="glot_csv_go", disabled=parsed is None, icon=":material/play_arrow:"):
         def csv_job(progress):
-            from backend.tokens.glot import GlotConfig, TrainConfig, train_on_texts, wrap_backbone
+            from backend.tokens.glot import train_on_texts
+            from backend.tokens.glot_backbone import wrap_backbone
+            from backend.tokens.glot_heads import TrainConfig
+            from backend.tokens.pool_layers import GlotConfig
 
             bb = wrap_backbone(get_model("minilm"), "minilm", is_decoder=False)
             return train_on_texts(parsed, glot=GlotConfig(num_layers=k_layers, gat_hidden=hidden, tau=tau),

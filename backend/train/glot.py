@@ -90,15 +90,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from backend.runtime import ASSETS, package_versions
     from backend.tokens import stress
-    from backend.tokens.glot import (
-        GlotConfig,
-        StressConfig,
-        TrainConfig,
-        load_backbone,
-        lora_reference,
-        run_stress,
-        save_heads,
-    )
+    from backend.tokens.glot import StressConfig, run_stress
+    from backend.tokens.glot_backbone import load_backbone
+    from backend.tokens.glot_heads import TrainConfig, save_heads
+    from backend.tokens.glot_lora import lora_reference
+    from backend.tokens.pool_layers import GlotConfig
 
     env_threads = os.environ.get("OMP_NUM_THREADS", "")
     torch.set_num_threads(args.threads or (int(env_threads) if env_threads.isdigit() else min(2, os.cpu_count() or 1)))
@@ -115,7 +111,11 @@ def main(argv: list[str] | None = None) -> int:
             results = {}
     glot_cfg = GlotConfig()
     train_cfg = TrainConfig(lr=args.lr, epochs=args.epochs)
-    command = "python -m backend.train glot " + " ".join(argv if argv is not None else sys.argv[1:])
+    words = list(argv if argv is not None else sys.argv[1:])
+    if "--states-dir" in words:  # a cache folder: it does not change the results, and it is a path of this machine
+        i = words.index("--states-dir")
+        del words[i : i + 2]
+    command = "python -m backend.train glot " + " ".join(words)
     results.update({
         "about": "Recorded GLOT stress-test results of `python -m backend.train glot` (MiniLM, cached states).",
         "command": command.strip(),
@@ -142,14 +142,18 @@ def main(argv: list[str] | None = None) -> int:
                              states_dir=states_dir)
             rows = list(res.rows)
             acc = {r["pooling"]: r["accuracy"] for r in res.rows if r["seed"] == 0}
-            meta = {"variant": variant, "ratio": RATIO, "position": cfg.position, "data_seed": cfg.data_seed,
-                    "head_seed": 0, "n_train": cfg.n_train, "n_eval": cfg.n_eval, "max_tokens": cfg.max_tokens,
-                    "backbone": "minilm", "hidden_size": bb.hidden_size, "is_decoder": False, "n_classes": 2,
-                    "poolings": list(res.models), "glot_config": asdict(glot_cfg), "train_config": asdict(train_cfg),
-                    "accuracy": acc}
             path = out / f"glot_heads_{variant}.safetensors"
-            save_heads(res.models, str(path), meta)
-            path.chmod(0o644)
+            save_heads(res.models, path, command=results["command"],
+                       config={"backbone": "minilm", "hidden_size": bb.hidden_size, "is_decoder": False,
+                               "n_classes": 2, "glot_config": asdict(glot_cfg), "max_tokens": cfg.max_tokens},
+                       data_seeds={"variant": variant, "ratio": RATIO, "position": cfg.position,
+                                   "data_seed": cfg.data_seed, "head_seed": 0, "n_train": cfg.n_train,
+                                   "n_eval": cfg.n_eval},
+                       quality={"accuracy": acc,
+                                "measured_on": f"the {cfg.n_eval} eval texts of the training run (data seed "
+                                               f"{cfg.data_seed})",
+                                "command": 'python -m pytest tests/backend/test_glot_claims.py -m "not full"'},
+                       extra={"train_config": asdict(train_cfg)})
             heads[variant] = {"rows": rows, "bow": res.bow, "encode_seconds": res.encode_seconds,
                               "file": path.name, "summary": res.summary(), "command": results["command"],
                               "seconds": round(time.perf_counter() - t0, 1)}

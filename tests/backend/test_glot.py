@@ -10,20 +10,19 @@ import torch
 
 from backend.errors import InputError
 from backend.tokens import stress
-from backend.tokens.glot import (
+from backend.tokens.glot_backbone import HiddenStates
+from backend.tokens.glot_heads import PooledClassifier, TrainConfig, train_head
+from backend.tokens.pool_layers import (
     GLOT,
+    AttentionReadout,
     DenseGATLayer,
     GlotConfig,
-    HiddenStates,
-    PooledClassifier,
-    TrainConfig,
     edge_density,
-    parse_labelled_csv,
-    split_indices,
+    masked_mean,
     token_graph,
-    train_head,
 )
-from backend.tokens.pooling import POOLINGS, AttentionReadout, build_pooler, get_method, masked_mean
+from backend.tokens.pooling import POOLINGS, build_pooler, get_method
+from backend.tokens.stress import parse_labelled_csv, split_indices
 
 
 def _states(b: int = 3, length: int = 9, d: int = 16, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:

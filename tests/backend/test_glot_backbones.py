@@ -10,15 +10,10 @@ import torch
 
 from backend.errors import InputError
 from backend.tokens import stress
-from backend.tokens.glot import (
-    GlotConfig,
-    StressConfig,
-    TrainConfig,
-    backbone_kind,
-    encode,
-    load_backbone,
-    run_stress,
-)
+from backend.tokens.glot import StressConfig, run_stress
+from backend.tokens.glot_backbone import backbone_kind, encode, load_backbone
+from backend.tokens.glot_heads import TrainConfig
+from backend.tokens.pool_layers import GlotConfig
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,8 @@ import torch
 
 from backend.runtime import ASSETS
 from backend.tokens import stress
-from backend.tokens.glot import encode, evaluate_heads, load_backbone, load_heads
+from backend.tokens.glot_backbone import encode, load_backbone
+from backend.tokens.glot_heads import evaluate_heads, load_heads
 
 N_CI = 160
 RESULTS = ASSETS / "glot_results.json"
@@ -31,7 +32,9 @@ def _heads(variant: str):
     path = ASSETS / f"glot_heads_{variant}.safetensors"
     if not path.is_file():
         pytest.fail(f"{path.name} is missing: run `python -m backend.train glot`")
-    return load_heads(str(path))
+    models, meta = load_heads(path)
+    # one flat view of the file's settings: how the heads are built, the split they were trained on, their accuracy
+    return models, {**meta.config, **meta.data_seeds, "accuracy": meta.quality["accuracy"]}
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""The ``glot`` CLI group through argparse (the lead wires ``python -m backend``): a tiny stress run and CSV training
+"""The ``glot`` CLI group through argparse (as ``python -m backend`` wires it): a tiny stress run and CSV training
 print JSON with provenance; bad input exits non-zero with its message."""
 
 from __future__ import annotations

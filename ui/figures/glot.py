@@ -9,15 +9,22 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-COLORS = {
-    "mean": "#7f7f7f", "max": "#bcbd22", "cls": "#17becf", "adapool": "#ff7f0e", "glot": "#d62728",
-    "bow-unigram": "#9467bd", "bow-1..2gram": "#8c564b", "lora": "#2ca02c",
-}
-LABELS = {"mean": "Mean", "max": "Max", "cls": "CLS / last", "adapool": "AdaPool", "glot": "GLOT",
-          "bow-unigram": "BoW (words)", "bow-1..2gram": "BoW (words + pairs)", "lora": "LoRA fine-tuning"}
-POOLING_NAMES = ("mean", "max", "cls", "adapool", "glot")
+from backend.tokens.glot import CONTROLS
+from backend.tokens.pooling import POOLINGS
+
 NEEDLE = "#d62728"
 TOKEN = "#4c78a8"
+
+
+def label(method: str) -> str:
+    """Display label of a pooling or a control (bag of words, LoRA), from their registries."""
+    return POOLINGS.label(method) if method in POOLINGS else CONTROLS.label(method)
+
+
+def color(method: str) -> str:
+    if method in POOLINGS:
+        return POOLINGS.color(method)
+    return CONTROLS.color(method) if method in CONTROLS else TOKEN
 
 
 def _short(tok: str, n: int = 10) -> str:
@@ -32,9 +39,9 @@ def accuracy_vs_ratio(rows: Sequence[dict], title: str = "Accuracy vs distractor
         rs = sorted((r for r in rows if r["method"] == m), key=lambda r: r["ratio"])
         dashed = m.startswith("bow")
         fig.add_trace(go.Scatter(
-            x=[r["ratio"] for r in rs], y=[r["accuracy"] for r in rs], name=LABELS.get(m, m), mode="lines+markers",
+            x=[r["ratio"] for r in rs], y=[r["accuracy"] for r in rs], name=label(m), mode="lines+markers",
             error_y=dict(type="data", array=[r.get("accuracy_std", 0.0) or 0.0 for r in rs], visible=True),
-            line=dict(color=COLORS.get(m), dash="dot" if dashed else "solid", width=3 if m == "glot" else 2),
+            line=dict(color=color(m), dash="dot" if dashed else "solid", width=3 if m == "glot" else 2),
         ))
     fig.add_hline(y=0.5, line=dict(color="#999", dash="dash"), annotation_text="chance",
                   annotation_position="bottom right")
@@ -47,9 +54,9 @@ def accuracy_vs_ratio(rows: Sequence[dict], title: str = "Accuracy vs distractor
 def method_bars(rows: Sequence[dict], title: str = "Accuracy per method") -> go.Figure:
     """Bars of accuracy per method (one ratio), error bars over seeds."""
     fig = go.Figure(go.Bar(
-        x=[LABELS.get(r["method"], r["method"]) for r in rows], y=[r["accuracy"] for r in rows],
+        x=[label(r["method"]) for r in rows], y=[r["accuracy"] for r in rows],
         error_y=dict(type="data", array=[r.get("accuracy_std", 0.0) or 0.0 for r in rows]),
-        marker_color=[COLORS.get(r["method"], TOKEN) for r in rows],
+        marker_color=[color(r["method"]) for r in rows],
         text=[f"{r['accuracy']:.3f}" for r in rows], textposition="outside",
     ))
     fig.add_hline(y=0.5, line=dict(color="#999", dash="dash"))
@@ -106,13 +113,13 @@ def readout_weights(tokens: Sequence[str], needle: Sequence[bool], weights: dict
     if not names:
         return go.Figure()
     fig = make_subplots(rows=len(names), cols=1, shared_xaxes=True, shared_yaxes=True, vertical_spacing=0.08,
-                        subplot_titles=[f"{LABELS.get(k, k)} readout weights" for k in names])
+                        subplot_titles=[f"{label(k)} readout weights" for k in names])
     idx = list(range(len(tokens)))
     top = max(max(weights[k]) for k in names)
     for row, k in enumerate(names, start=1):
         fig.add_trace(go.Bar(x=idx, y=list(weights[k]), marker_color=[NEEDLE if nd else TOKEN for nd in needle],
                              customdata=list(tokens), hovertemplate="%{customdata}: %{y:.3f}<extra></extra>",
-                             name=LABELS.get(k, k), showlegend=False), row, 1)
+                             name=label(k), showlegend=False), row, 1)
         fig.add_hline(y=1 / max(len(tokens), 1), line=dict(color="#999", dash="dot"), row=row, col=1)
     fig.update_yaxes(range=[0, top * 1.1], title_text="pi")
     tick_every = max(1, math.ceil(len(tokens) / 40))
@@ -142,8 +149,8 @@ def similarity_heatmap(similarity: np.ndarray, labels: Sequence[str], n_tokens: 
 def cost_bars(rows: Sequence[dict]) -> go.Figure:
     """Trainable parameters (log scale) and seconds per training epoch per method, side by side."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("trainable parameters", "seconds per epoch"))
-    names = [LABELS.get(r["method"], r["method"]) for r in rows]
-    colors = [COLORS.get(r["method"], TOKEN) for r in rows]
+    names = [label(r["method"]) for r in rows]
+    colors = [color(r["method"]) for r in rows]
     fig.add_trace(go.Bar(x=names, y=[max(r["params"], 1) for r in rows], marker_color=colors, showlegend=False), 1, 1)
     fig.add_trace(go.Bar(x=names, y=[r["seconds_per_epoch"] for r in rows], marker_color=colors, showlegend=False),
                   1, 2)

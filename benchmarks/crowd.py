@@ -26,7 +26,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.forecast.crowd.data import DT, Clip  # noqa: E402
-from backend.forecast.crowd.methods import METHODS, Learned, get_method, load_model  # noqa: E402
+from backend.forecast.crowd.interface import METHODS, get_method  # noqa: E402
+from backend.forecast.crowd.methods import Learned, load_model  # noqa: E402
 from backend.forecast.crowd.rollout import simulate  # noqa: E402
 from backend.forecast.crowd.scenes import open_room  # noqa: E402
 

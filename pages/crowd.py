@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from backend.forecast.crowd.interface import METHODS
 from backend.runtime import ASSETS, provenance
 from ui.figures import crowd as figs
 from ui.inputs import upload_bytes
@@ -33,7 +34,6 @@ SCENES = {"Bottleneck (gap 1.6 m)": "bottleneck", "Corridor, counter-flow (5 m)"
           "Crossing flows (6 m streets)": "crossing", "Concourse (GC-like, layout C)": "concourse"}
 SAMPLE = ASSETS / "crowd_sample_bottleneck.csv"
 OPTIONS = [*SCENES, "Sample CSV (bottleneck, 2.5 fps)", "Upload your own CSV"]
-METHODS = ["stddn", "micro", "social_force", "orca", "constant_velocity"]
 results: dict = st.session_state.setdefault("crowd_result", {})
 
 with st.expander("Upload format (CSV)", icon=":material/description:"):
@@ -51,8 +51,8 @@ with st.form("crowd_form"):
     seconds = c2.slider("Simulated seconds", 5, 60, 20, key="crowd_seconds",
                         help="Length of the generated clip (uploads use their whole length).")
     seed = c3.number_input("Seed", 0, 10_000, 0, key="crowd_seed")
-    methods = st.multiselect("Methods", METHODS, default=METHODS, key="crowd_methods",
-                             format_func=lambda m: figs.LABELS[m])
+    methods = st.multiselect("Methods", list(METHODS), default=list(METHODS), key="crowd_methods",
+                             format_func=METHODS.label)
     c1, c2 = st.columns([3, 1])
     with c1:
         upload = upload_bytes("Your trajectories (used with 'Upload your own CSV')", "crowd_upload", ["csv", "txt"],
@@ -189,8 +189,13 @@ with st.expander("Recorded held-out evaluation (60 s clips, shipped weights)", i
         show_metrics_table(pd.DataFrame(data["table"]).drop(columns=["method"]).round(4), key="crowd_recorded")
         st.caption(f"`python -m backend.train crowd --evaluate`: 4 held-out scenes x {data['seconds']:.0f} s, seed "
                    f"{data['seed']}.")
-        from backend.forecast.crowd.evaluate import (ablation_summary, ablation_text, control_text, guard_text,
-                                                     wall_text)  # light: they read JSON files
+        from backend.forecast.crowd.evaluate import (
+            ablation_summary,
+            ablation_text,
+            control_text,
+            guard_text,
+            wall_text,  # light: they read JSON files
+        )
 
         st.markdown(ablation_text(ablation_summary()))
         if "walls" in data:  # why the learned agents leak through walls (recorded diagnostics)

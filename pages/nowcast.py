@@ -71,10 +71,10 @@ else:
         except InputError as err:
             st.error(str(err), icon=":material/error:")
 
-from backend.forecast.precip.baselines import LABELS, METHODS, MODEL_FILE, UNET_FILE
+from backend.forecast.precip.baselines import METHODS, MODEL_FILE, UNET_FILE  # noqa: E402 - scipy: after the header is drawn
 
 with st.form("nowcast_form"):
-    methods = st.multiselect("Methods", list(METHODS), default=list(METHODS), format_func=LABELS.get,
+    methods = st.multiselect("Methods", list(METHODS), default=list(METHODS), format_func=METHODS.label,
                              key="nowcast_methods")
     leads = st.slider("Leads (15-minute steps)", 4, 32, 32, key="nowcast_leads")
     submitted = st.form_submit_button("Run nowcasts", icon=":material/play_arrow:",
@@ -107,7 +107,7 @@ res = st.session_state.get(KEY)
 if res:
     from ui.figures import nowcast as fig
 
-    for n in res["notes"] + [f"{LABELS[k]}: {v}" for k, v in res["skipped"].items()] + list(res["model_notes"].values()):
+    for n in res["notes"] + [f"{METHODS.label(k)}: {v}" for k, v in res["skipped"].items()] + list(res["model_notes"].values()):
         st.caption(n)
     show_metrics_table(res["table"], key="nowcast_table")
     leads_min, scores = res["leads_min"], res["scores"]
@@ -115,13 +115,13 @@ if res:
     with tabs[0]:
         options = list(res["rain"])
         shown = st.multiselect("Show beside the observation", options, default=options[:2], max_selections=3,
-                               format_func=LABELS.get, key="nowcast_shown")
+                               format_func=METHODS.label, key="nowcast_shown")
         panels = ({"truth": res["truth"].astype(np.float32)} if res["truth"] is not None else {})
         panels.update({k: res["rain"][k].astype(np.float32) for k in shown})
         st.caption("The network's map is its median (the highest threshold with P >= 0.5); STEPS maps are ensemble "
                    "medians. Probabilities are in the next tab.")
         if panels:
-            st.plotly_chart(fig.animated_maps(panels, leads_min, labels={**LABELS, "truth": "Observed"}),
+            st.plotly_chart(fig.animated_maps(panels, leads_min),
                             key="nowcast_anim")
     with tabs[1]:
         from backend.forecast.precip.verify import THRESHOLDS_MMH
@@ -144,17 +144,17 @@ if res:
             metric = c1.radio("Metric", ["crps", "csi", "fss"], horizontal=True, key="nowcast_metric")
             thr_s = c2.radio("Threshold (mm/h)", ["1.0", "4.0"] + (["0.2", "8.0"] if metric == "csi" else []),
                              horizontal=True, key="nowcast_thr_s")
-            st.plotly_chart(fig.skill_curves(scores, leads_min, metric, thr_s, labels=LABELS), key="nowcast_skill")
+            st.plotly_chart(fig.skill_curves(scores, leads_min, metric, thr_s), key="nowcast_skill")
             st.caption("One case is noisy: `python -m backend nowcast evaluate` pools many held-out cases "
                        "(benchmarks/RESULTS_nowcast.md).")
     with tabs[3]:
         if scores:
-            st.plotly_chart(fig.reliability(scores, labels=LABELS), key="nowcast_rel")
+            st.plotly_chart(fig.reliability(scores), key="nowcast_rel")
             if any(s.get("rank_histogram") for s in scores.values()):
-                st.plotly_chart(fig.rank_histograms(scores, labels=LABELS), key="nowcast_rank")
+                st.plotly_chart(fig.rank_histograms(scores), key="nowcast_rank")
         for name, mem in res["members"].items():
             st.plotly_chart(fig.member_gallery(mem.astype(np.float32), min(15, res["n_leads"] - 1), leads_min,
-                                               LABELS[name]), key=f"nowcast_mem_{name}")
+                                               METHODS.label(name)), key=f"nowcast_mem_{name}")
     with tabs[4]:
         st.plotly_chart(fig.input_panels(res["inputs_last"].astype(np.float32), res["satellite_last"], res["nwp_first"],
                                          res["motion"]), key="nowcast_inputs")

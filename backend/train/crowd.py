@@ -3,15 +3,15 @@ on the held-out scenes, and write ``assets/crowd_stddn.safetensors``, ``assets/c
 ``assets/crowd_training.json`` (training curves and scores).
 
 Both models share the data, the network, the seed and the number of epochs; only lambda2 differs (STDDN's staged
-schedule vs lambda2 = 0). Session 3 wall times on one thread, 2 cores shared with other jobs (load average about 4-5):
-STDDN 16-19 min, the ablation about 7 min (session 2, load about 12: 13 min), the 60 s held-out evaluation of every
-method about 5 min; on 2 quiet cores roughly half (``--quick`` for a smoke run).
+schedule vs lambda2 = 0). Wall times on one thread of 2 cores shared with other jobs (load average about 4-5): STDDN
+16-19 min, the ablation 7-13 min, the 60 s held-out evaluation of every method about 5 min; on 2 quiet cores roughly
+half (``--quick`` for a smoke run).
 
 Options: ``--only stddn|micro`` trains one model (two processes can run side by side), ``--evaluate`` only re-scores the
 shipped weights, ``--seed``, ``--epochs-scale``; ``--out-dir DIR --seed S`` trains another seed into DIR and
 ``--out-dir DIR --seed S --seed-eval`` scores it on the same held-out clips; ``--walls`` re-measures the wall
-diagnostics of every shipped seed (session 4: how strongly the networks react to walls, where they cross them, and the
-ablation with walls enforced for both models; about 6 min) into ``assets/crowd_eval.json`` and rewrites the manifest.
+diagnostics of every shipped seed (how strongly the networks react to walls, where they cross them, and the ablation
+with walls enforced for both models; about 6 min) into ``assets/crowd_eval.json``.
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ def _train_one(kind: str, train: list, val: list, seed: int, scale: float, quick
 
     from backend.forecast.crowd.methods import WEIGHTS, save_weights
     from backend.forecast.crowd.stddn import STDDN, StddnConfig, count_parameters
-    from backend.forecast.crowd.training import TrainConfig, train as fit
+    from backend.forecast.crowd.training import TrainConfig
+    from backend.forecast.crowd.training import train as fit
 
     seed_everything(seed)
     torch.manual_seed(seed)
@@ -73,7 +74,13 @@ def _train_one(kind: str, train: list, val: list, seed: int, scale: float, quick
             "train_seconds": round(time.perf_counter() - t0, 1), "parameters_micro": count_parameters(model.micro),
             "parameters_ode": count_parameters(model.ode), "epochs": len(res.history), "train_config": vars(cfg)}
     path = WEIGHTS[kind] if out_dir is None else out_dir / f"crowd_{kind}_seed{seed}.safetensors"
-    save_weights(model, path, micro_only=(kind == "micro"), metadata={"training": info})
+    command = "python -m backend.train crowd" + (f" --out-dir {out_dir} --seed {seed} --only {kind}" if out_dir else
+                                                 (f" --seed {seed}" if seed else ""))
+    if scale != 1.0:
+        command += f" --epochs-scale {scale:g}"
+    if joint_lambda2 is not None:
+        command += f" --joint-lambda2 {joint_lambda2:g}"
+    save_weights(model, path, micro_only=(kind == "micro"), training=info, command=command)
     print(kind, "saved", path, flush=True)
     hist_path = (ASSETS / f"crowd_history_{kind}.json" if out_dir is None
                  else out_dir / f"crowd_history_{kind}_seed{seed}.json")
@@ -138,7 +145,7 @@ def measure_gradients() -> dict:
 
 
 def measure_walls() -> dict:
-    """Why learned agents cross walls (session 4): for STDDN and its ablation of every shipped training seed, the
+    """Why learned agents cross walls: for STDDN and its ablation of every shipped training seed, the
     trajectory network's wall response (``evaluate.wall_response``: a lone walker near a straight wall) and its
     one-step normal acceleration near the walls of the held-out bottleneck clip of the 60 s evaluation (seed 301,
     ``evaluate.near_wall_bias``) beside the ground truth's, and where the 60 s rollout on that clip crosses walls
@@ -146,7 +153,8 @@ def measure_walls() -> dict:
     import numpy as np
 
     from backend.forecast.crowd.evaluate import eval_clip, near_wall_bias, wall_response
-    from backend.forecast.crowd.methods import get_method, load_model, seed_weights, shipped_seeds
+    from backend.forecast.crowd.interface import get_method
+    from backend.forecast.crowd.methods import load_model, seed_weights, shipped_seeds
     from backend.forecast.crowd.metrics import wall_crossings
     from backend.forecast.crowd.rollout import simulate
     from backend.forecast.crowd.scenes import get_scene
@@ -171,7 +179,7 @@ def measure_walls() -> dict:
 
 
 def measure_wall_guard(seconds: float = 60.0) -> dict:
-    """Diagnostic (session 4): STDDN and its ablation of every shipped seed on the same 60 s held-out clips with
+    """Diagnostic: STDDN and its ablation of every shipped seed on the same 60 s held-out clips with
     ``evaluate.WallGuard`` (steps through walls cancelled) -- how the ablation comparison reads once neither model can
     leak through walls. Not a property of either method: neither the paper nor the released code constrains walls."""
     from backend.forecast.crowd.evaluate import evaluate
@@ -194,7 +202,7 @@ def record_control(out_dir: Path) -> dict:
     """``--record-control DIR``: store the control experiment trained by ``--out-dir DIR --seed S --only stddn
     --joint-lambda2 0`` and scored by ``--out-dir DIR --seed S --seed-eval`` (STDDN's stages, frozen physics epochs and
     batches, but the density term never reaches the network) in assets/crowd_eval.json["density_control"], with the
-    wall diagnostics of its networks, and rewrite the manifest. It tells which part of STDDN's difference from the
+    wall diagnostics of its networks. It tells which part of STDDN's difference from the
     ablation comes from the density gradient and which from the schedule (5 fewer network epochs)."""
     from backend.forecast.crowd.evaluate import eval_clip, near_wall_bias, wall_response
     from backend.forecast.crowd.methods import load_model, seed_weights
@@ -217,24 +225,22 @@ def record_control(out_dir: Path) -> dict:
             "per_scene": [{"scene": r["scene"], **{k: float(r[k]) for k in keys}} for r in ev_s["per_scene"]
                           if r["method"] == "stddn"],
             "wall_response": wall_response(net)["learned"], "near_wall": near_wall_bias(net, clip)["predicted"],
-            "best_epoch": int(meta["training"]["best_epoch"]),
-            "stddn_best_epoch": int(shipped_meta["training"]["best_epoch"])}
+            "best_epoch": int(meta.extra["training"]["best_epoch"]),
+            "stddn_best_epoch": int(shipped_meta.extra["training"]["best_epoch"])}
     ev_path = ASSETS / "crowd_eval.json"
     ev = json.loads(ev_path.read_text())
     ev["density_control"] = out
     ev_path.write_text(json.dumps(ev, indent=1))
-    write_manifest()
     return out
 
 
 def update_wall_diagnostics() -> None:
-    """``--walls``: re-measure both wall diagnostics into assets/crowd_eval.json and rewrite the manifest."""
+    """``--walls``: re-measure both wall diagnostics into assets/crowd_eval.json."""
     ev_path = ASSETS / "crowd_eval.json"
     ev = json.loads(ev_path.read_text())
     ev["walls"] = measure_walls()
     ev["wall_guard"] = measure_wall_guard()
     ev_path.write_text(json.dumps(ev, indent=1))
-    write_manifest()
 
 
 def write_sample(path: Path | None = None) -> Path:
@@ -250,176 +256,6 @@ def write_sample(path: Path | None = None) -> Path:
     return path
 
 
-def write_manifest(path: Path | None = None) -> Path:
-    """assets/MANIFEST_crowd.md: origin, command, size, sha256 and reached quality of every shipped crowd file."""
-    from backend.runtime import sha256_file
-
-    path = path or ASSETS / "MANIFEST_crowd.md"
-    ev_path = ASSETS / "crowd_eval.json"
-    ev = json.loads(ev_path.read_text())
-    if "gradients" not in ev:  # evaluations written before the gradient diagnostic existed
-        ev["gradients"] = measure_gradients()
-        ev_path.write_text(json.dumps(ev, indent=1))
-    if "walls" not in ev:  # evaluations written before the wall diagnostic existed (session 4)
-        ev["walls"] = measure_walls()
-        ev_path.write_text(json.dumps(ev, indent=1))
-    hist = {k: json.loads((ASSETS / f"crowd_history_{k}.json").read_text()) for k in ("stddn", "micro")}
-    tab = {r["method"]: r for r in ev["table"]}
-    ci = {r["method"]: r for r in ev["ci"]["table"]}
-
-    def q(m: str, t: dict) -> str:
-        r = t[m]
-        return f"MAE {r['MAE']:.3f} m, OT {r['OT']:.3f}, MMD {r['MMD']:.4f}"
-
-    lines = ["## Crowd (STDDN, catalog id `crowd`)", "",
-             "Trained by `OMP_NUM_THREADS=1 python -m backend.train crowd` (both models; `--only stddn|micro` trains "
-             "one, `--evaluate` re-scores, `--sample` rewrites the CSV). Data: our generator "
-             "(`backend/forecast/crowd/generate.py`: social force mixed with ORCA, hidden per-agent parameters, "
-             "noise) on the 8 training geometries, 60 s clips (seeds 100-107), validation 20 s clips (seeds 200-207). "
-             "Quality: held-out geometries (corridor w=5, bottleneck g=1.6, crossing w=6, concourse C), "
-             f"{ev['seconds']:.0f} s clips (seed {ev['seed']}+i), 25-frame warm-up per agent, OT/MMD every "
-             f"{ev['stride']} frames; ci subset {ev['ci']['config']}.", "",
-             "| file | origin | size (bytes) | sha256 | quality |", "|---|---|---|---|---|"]
-    for kind, label in (("stddn", "STDDN (trajectory net + density ODE, staged loss)"),
-                        ("micro", "ablation: same net, lambda2 = 0")):
-        p = ASSETS / f"crowd_{kind}.safetensors"
-        info = hist[kind]["info"]
-        lines.append(f"| `{p.name}` | {label}; seed {info['seed']}, {info['epochs']} epochs, best epoch "
-                     f"{info['best_epoch']}, {info['parameters_micro']:,} network parameters"
-                     f"{', ODE ' + format(info['parameters_ode'], ',') if kind == 'stddn' else ''} | "
-                     f"{p.stat().st_size:,} | `{sha256_file(p)}` | held-out {q(kind, tab)}; ci {q(kind, ci)} |")
-    for name, what in (("crowd_eval.json", "scores of every method (the table below; tests compare against it)"),
-                       ("crowd_history_stddn.json", "STDDN training curves (per epoch: stage, losses, val MAE, T)"),
-                       ("crowd_history_micro.json", "ablation training curves"),
-                       ("crowd_sample_bottleneck.csv", "upload example: held-out bottleneck, seed 42, 20 s at "
-                                                       "2.5 fps (`--sample`)")):
-        p = ASSETS / name
-        lines.append(f"| `{name}` | {what} | {p.stat().st_size:,} | `{sha256_file(p)}` | - |")
-    seed_notes = []  # extra training seeds scored by --seed-eval (assets/crowd_eval_seed<S>.json)
-    for p in sorted(ASSETS.glob("crowd_eval_seed*.json")):
-        ev_s = json.loads(p.read_text())
-        seed = ev_s["train_seed"]
-        t_s = {r["method"]: r for r in ev_s["table"]}
-        c_s = {r["method"]: r for r in ev_s["ci"]["table"]}
-        seed_notes.append(
-            f"* Training seed {seed} (same data and budget, `{ev_s['command']}`, scores in `{p.name}`): " + "; ".join(
-                f"{k} MAE {t_s[k]['MAE']:.3f} m / OT {t_s[k]['OT']:.3f} (ci {c_s[k]['MAE']:.3f} / {c_s[k]['OT']:.3f})"
-                for k in ("stddn", "micro") if k in t_s) + ".")
-        for kind in ("stddn", "micro"):
-            w = ASSETS / f"crowd_{kind}_seed{seed}.safetensors"
-            if w.is_file() and kind in t_s:
-                lines.append(f"| `{w.name}` | {'STDDN' if kind == 'stddn' else 'ablation'}, training seed {seed} "
-                             f"(same data, network and budget; `python -m backend.train crowd --out-dir DIR --seed "
-                             f"{seed} --only {kind}`, copied here) | {w.stat().st_size:,} | `{sha256_file(w)}` | "
-                             f"held-out {q(kind, t_s)}; ci {q(kind, c_s)} |")
-        lines.append(f"| `{p.name}` | scores of the seed-{seed} pair (`--out-dir DIR --seed {seed} --seed-eval`) | "
-                     f"{p.stat().st_size:,} | `{sha256_file(p)}` | - |")
-    lines += ["", f"Held-out table ({ev['seconds']:.0f} s clips, mean over the 4 scenes):", "",
-              "| method | MAE (m) | OT | MMD | FDE (m) | collisions/agent | wall crossings/agent | ms per simulated s |",
-              "|---|---|---|---|---|---|---|---|"]
-    for r in ev["table"]:
-        wc = f"{r['wall_crossings']:.3f}" if "wall_crossings" in r else "-"
-        lines.append(f"| {r['label']} | {r['MAE']:.3f} | {r['OT']:.3f} | {r['MMD']:.4f} | {r['FDE']:.3f} | "
-                     f"{r['collisions']:.4f} | {wc} | {r['ms_per_sim_second']:.1f} |")
-    T_final = hist["stddn"]["history"][-1]["T"]
-    g = ev["gradients"]
-    s, m = tab["stddn"], tab["micro"]
-    beats_phys = all(s["MAE"] < tab[o]["MAE"] and s["OT"] < tab[o]["OT"]
-                     for o in ("social_force", "orca", "constant_velocity"))
-    abl_full = s["MAE"] < m["MAE"] and s["OT"] < m["OT"]
-    abl_ci = ci["stddn"]["MAE"] < ci["micro"]["MAE"] and ci["stddn"]["OT"] < ci["micro"]["OT"]
-
-    def rel(a: float, b: float) -> str:
-        return f"{100 * (a - b) / b:+.1f}%"
-
-    from backend.forecast.crowd.evaluate import (ablation_summary, ablation_text, control_text, guard_text, scene_text,
-                                                 wall_text)
-
-    ab = ablation_summary()
-    lines += ["", "Notes (honest reading of these numbers):", "",
-              f"* STDDN {'beats' if beats_phys else 'does not beat'} social force, ORCA and constant velocity on "
-              "long-horizon MAE and OT (60 s).",
-              "* " + ablation_text(ab, "full", ""),
-              "* " + ablation_text(ab, "ci", ""),
-              "* " + scene_text(ab),
-              f"* Shipped pair (training seed 0) alone: 60 s MAE {s['MAE']:.3f} vs {m['MAE']:.3f} m "
-              f"({rel(s['MAE'], m['MAE'])}), OT {s['OT']:.3f} vs {m['OT']:.3f} ({rel(s['OT'], m['OT'])}), MMD "
-              f"{s['MMD']:.4f} vs {m['MMD']:.4f}; ci subset MAE {ci['stddn']['MAE']:.3f} vs {ci['micro']['MAE']:.3f} m "
-              f"({rel(ci['stddn']['MAE'], ci['micro']['MAE'])}), OT {ci['stddn']['OT']:.3f} vs {ci['micro']['OT']:.3f} "
-              f"({rel(ci['stddn']['OT'], ci['micro']['OT'])}). Better on both at 60 s: {'yes' if abl_full else 'no'}; "
-              f"on the ci subset: {'yes' if abl_ci else 'no'}.",
-              *seed_notes,
-              "* Session 3 (STDDN retrained for every seed; the ablation's training path is unchanged, so its seed-0 "
-              "and seed-1 weights are session 2's): (1) stages as in the released supervisor -- \"trajectory\" "
-              "back-propagates only MSE(a) + MSE(p) into the network, \"physics\" freezes the network and fits only "
-              "the ODE (cell embeddings, T) to L_rho, \"joint\" trains both on lambda1 (a + p) + lambda2 L_rho "
-              "(sessions 1-2 pushed lambda2 L_rho into the network in every stage and trained the network during "
-              "\"physics\"); gradients clipped per part, so the network's update is clipped as in the ablation; "
-              "(2) the ODE's mass-conserving outflow is the same edge flux s_i rho(sender_i) as the inflow, leaving "
-              "the agent's cells at t (sessions 1-2: rho_j sum_i s_i P_ij(t), which cannot carry an agent's own "
-              "kernel); (3) the physics stage runs 30 batches per epoch (the frozen network makes them cheap) so the "
-              "embeddings can grow from their 0.01 initialisation.",
-              f"* The fitted ODE on fixed held-out windows (`measure_gradients`): density loss {g['loss_rho']:.4f} vs "
-              f"{g['loss_rho_still']:.4f} for \"the density stays as at the window's start\" "
-              f"({rel(g['loss_rho'], g['loss_rho_still'])}). The density term's gradient on the trajectory network "
-              f"is {g['rho_over_a']:.2g} of the acceleration term's and {g['rho_over_p']:.2g} of the position term's "
-              "(session 2: 5.5e-4 and 0.13; session 1: 1.5e-7 and 3e-5; "
-              "`test_density_gradient_reaches_the_network`). The one-step acceleration MSE dominates the released "
-              "loss for both models.",
-              f"* Learned DDM temperature at the end of training: {T_final:.3f} (kernel std "
-              f"{(1 / (2 * T_final)) ** 0.5:.2f} m on 1 m cells)"
-              + (": on the floor T >= 1 (the released initial value), i.e. the density loss still pulls toward a "
-                 "wider kernel." if T_final <= 1.0 + 1e-6 else "."),
-              "* Learned models collide (< 0.5 m) far more often than the ground truth, and they walk through walls "
-              "(wall crossings per agent in the table; the generator's walkers, social force and ORCA never do). "
-              "Most of STDDN's OT deficit against the ablation comes from the held-out bottleneck, where more of its "
-              "agents leak through the walls beside the gap and the crowd drifts past it (scene line above).",
-              "* Session 4 checked what the released network sees of its environment (`models/st_model.py`, "
-              "`models/diffusion.py`, `models/egnn.py`, `data/data.py`, `configs/gc.yaml`): its waypoint through the "
-              "goal term; the top-6 pedestrians within 4 m in a 90-degree half-angle view; the top-5 obstacle points "
-              "within 4 m in the same view, in a 1-layer obstacle EGNN whose messages read only the distance (GC's "
-              "obstacle is a circle of 100 points; GC has no walls). Its rollouts, in training and in `simulate`, "
-              "integrate positions without any wall or collision handling (no clamping, no projection). Ours gives "
-              "the network the same obstacle context (walls as points every 0.3 m; plus the obstacle EGNN's "
-              "equivariant aggregate, which the released head discards) and the same unconstrained rollout, so "
-              "nothing was missing to add and the weights were not retrained. " + wall_text(ev["walls"]) +
-              " So the networks have the walls in view but learned almost no repulsion: the ground truth's walkers "
-              "stay out of walls through a steep, short-range wall force (range 0.2 m) and ORCA's hard constraints, "
-              "which act in few frames, while on average their labels near walls point slightly toward the wall "
-              "(crowd pressure against it); the released loss (one-step acceleration and 10-frame position MSE) "
-              "has no wall term, so a small network fits the average and not the barrier. STDDN's stronger pull "
-              "toward the walls and its weaker wall response (both for every seed) go with more crossings of the "
-              "wall that holds the gap, which is where its bottleneck OT deficit comes from. Making the networks "
-              "respect walls would need a change the paper and the released code do not have (a wall term in the "
-              "loss, or a constraint at inference).",
-              *(["* " + guard_text(ev["wall_guard"]) + " Enforcing walls removes the leaks but not STDDN's pull "
-                 "toward the walls (near-wall bias above), and the bottleneck still carries its OT deficit. "
-                 "(`python -m backend.train crowd --walls` re-measures both wall diagnostics.)"]
-                if "wall_guard" in ev else []),
-              *(["* " + control_text(ev["density_control"], ab, ev.get("walls")) + " (`" + ev["density_control"]
-                 ["command"] + "`, then `python -m backend.train crowd --record-control DIR`.) So on our miniature "
-                 "the density term barely moves the trajectory network (its gradient is 0.0045 of the acceleration "
-                 "term's, and a seed whose best checkpoint falls in the trajectory stage never sees it): the control "
-                 "reproduces STDDN's MAE gain and OT loss against the ablation, its wall response and its pull "
-                 "toward the bottleneck's walls. Those differences come from the schedule the density ODE imposes "
-                 "-- the network is frozen for the 5 physics epochs (25 epochs of updates against the ablation's "
-                 "30) while the step-decayed learning rate runs on, and the batches differ from epoch 10 -- not "
-                 "from the density gradient. The claim therefore stays an honest xfail: neither against the "
-                 "ablation nor against the schedule-matched control does STDDN lead on both MAE and OT."]
-                if "density_control" in ev else []),
-              "* Latency: the paper's speed-up is against a multi-step diffusion sampler (SPDiff). No diffusion "
-              "baseline is included here; STDDN's inference cost per step equals its trajectory network alone (same "
-              "parameters and multiply-adds as the ablation, the ODE never runs at inference: "
-              "`test_inference_cost_per_step_equals_the_trajectory_network`); benchmarks/RESULTS_crowd.md shows only "
-              "the cost of K = 10 network passes per step as a proxy.",
-              f"* Training time (seed 0): {hist['stddn']['info']['train_seconds'] / 60:.0f} min (STDDN) and "
-              f"{hist['micro']['info']['train_seconds'] / 60:.0f} min (ablation, session 2 under load about 12) of "
-              "wall time on one thread, on 2 cores shared with other jobs (session 3: load average about 4-5)."]
-    path.write_text("\n".join(lines) + "\n")
-    print("wrote", path, flush=True)
-    return path
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m backend.train crowd", description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", choices=["stddn", "micro"], default=None)
@@ -430,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
                          "joint stage (0: the network never receives the density gradient, while the stages, the "
                          "frozen physics epochs and the batches stay those of STDDN)")
     ap.add_argument("--quick", action="store_true",
-                    help="a smoke run (tiny data and epochs) writing to /tmp/crowd_quick, not assets/")
+                    help="a smoke run (tiny data and epochs) writing to a temporary folder, not assets/")
     ap.add_argument("--evaluate", action="store_true", help="only evaluate the shipped weights")
     ap.add_argument("--out-dir", type=Path, default=None,
                     help="train into this folder (crowd_<kind>_seed<S>.safetensors and history; no evaluation), "
@@ -439,14 +275,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed-eval", action="store_true",
                     help="score the --out-dir models of --seed on the held-out clips (60 s) and the ci subset")
     ap.add_argument("--sample", action="store_true", help="only (re)write assets/crowd_sample_bottleneck.csv")
-    ap.add_argument("--manifest", action="store_true", help="only (re)write assets/MANIFEST_crowd.md")
     ap.add_argument("--record-control", type=Path, default=None, metavar="DIR",
-                    help="store the --joint-lambda2 0 control experiment scored in DIR into assets/crowd_eval.json "
-                         "and rewrite the manifest")
+                    help="store the --joint-lambda2 0 control experiment scored in DIR into assets/crowd_eval.json")
     ap.add_argument("--walls", action="store_true",
                     help="only (re)measure the wall diagnostics of every shipped seed into assets/crowd_eval.json "
-                         "(wall response, near-wall bias, crossings per wall, rollouts with walls enforced) and "
-                         "rewrite the manifest")
+                         "(wall response, near-wall bias, crossings per wall, rollouts with walls enforced)")
     args = ap.parse_args(argv)
     if args.walls:
         update_wall_diagnostics()
@@ -457,14 +290,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.sample:
         write_sample()
         return 0
-    if args.manifest:
-        write_manifest()
-        return 0
     if args.quick:
+        import tempfile
+
         from backend.forecast.crowd import methods
 
-        tmp = Path("/tmp/crowd_quick")
-        tmp.mkdir(exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix="crowd_quick_"))
         methods.WEIGHTS.update({"stddn": tmp / "crowd_stddn.safetensors", "micro": tmp / "crowd_micro.safetensors"})
         global ASSETS  # noqa: PLW0603
         ASSETS = tmp
@@ -490,8 +321,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.only is None or args.evaluate:
         out = evaluate_shipped(seconds=15.0 if args.quick else args.eval_seconds)
         (ASSETS / "crowd_eval.json").write_text(json.dumps(out, indent=1))
-        if not args.quick:
-            write_manifest()
     return 0
 
 

@@ -1,6 +1,6 @@
 """Train the shipped nowcasting weights: ``python -m backend.train nowcast [--steps N] [--unet-steps N] ...``.
 
-Writes (see assets/MANIFEST_nowcast.md):
+Writes (rows of assets/manifest.json):
 - ``assets/nowcast_model.safetensors``: the RainPro-8-style multi-source network (ordered exceedance bins, BCE + CRPS),
   with its config, the CSI probability cut-offs chosen on validation cases, and its validation scores as metadata;
 - ``assets/nowcast_unet.safetensors``: the deterministic U-Net baseline (same backbone and inputs, MSE on log1p rain);
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -181,6 +182,12 @@ def _hourly_fine_to_leads(nwp_fine: np.ndarray, n_leads: int, sph: int = 4) -> n
     return out
 
 
+def data_seeds(args: argparse.Namespace) -> dict[str, str]:
+    """The synthetic episodes a run trains and validates on (recorded in the weights' metadata)."""
+    return {"train_episodes": f"synthetic seeds 1000-{1000 + args.episodes - 1}, {args.windows} cases each",
+            "val_episodes": f"synthetic seeds 5000-{5000 + args.val_episodes - 1}, 4 cases each"}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m backend.train nowcast", description=__doc__.splitlines()[0])
     ap.add_argument("--episodes", type=int, default=120, help="training episodes (x windows cases)")
@@ -209,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    command = " ".join(["python -m backend.train nowcast", *(argv if argv is not None else sys.argv[1:])])
     t_all = time.perf_counter()
     log = lambda m: print(m, flush=True)
     log(f"torch threads {torch.get_num_threads()}; building {args.episodes} training episodes")
@@ -233,14 +241,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.resume and ckpt.is_file():
         from backend.forecast.precip.model import load_model
 
-        model, meta = load_model(str(ckpt))
-        curve_m, t_model = meta.get("curve", []), float(meta.get("seconds", 0.0))
+        model, meta = load_model(ckpt)
+        curve_m, t_model = meta.extra.get("curve", []), float(meta.extra.get("seconds", 0.0))
         log(f"resumed the trained model from {ckpt}")
     else:
         model, curve_m = train("prob", data, args.steps, args.batch, args.lr, args.seed, log, not args.no_input_skip,
                                args.skip_gain, args.crps_weight)
         t_model = time.perf_counter() - t
-        save_model(model, str(ckpt), {"curve": curve_m, "seconds": t_model})  # a crash later loses nothing
+        save_model(model, ckpt, command=command, extra={"curve": curve_m, "seconds": t_model})  # a crash later
+        # loses nothing
     t = time.perf_counter()
     unet, curve_u = (None, []) if args.skip_unet else train("mse", data, args.unet_steps, args.batch, args.lr,
                                                             args.seed + 1, log, not args.no_input_skip,
@@ -250,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     v = validate(model, unet, val, log)
     t_val = time.perf_counter() - t
     report = {
-        "command": "python -m backend.train nowcast " + " ".join(argv or []),
+        "command": command,
         "args": vars(args), "seconds": {"data": round(t_data, 1), "model": round(t_model, 1), "unet": round(t_unet, 1),
                                         "validation": round(t_val, 1), "total": round(time.perf_counter() - t_all, 1)},
         "parameters": {"model": count_parameters(model), "unet": count_parameters(unet) if unet else None},
@@ -258,12 +267,14 @@ def main(argv: list[str] | None = None) -> int:
         "curves": {"model": curve_m, "unet": curve_u}, "validation": v,
         "torch_threads": torch.get_num_threads(),
     }
-    save_model(model, str(out / "nowcast_model.safetensors"),
-               {"csi_cutoffs": v["csi_cutoffs"], "val_crps": v["val_crps"]["model"], "train_steps": args.steps,
-                "train_seed": args.seed, "crps_weight": args.crps_weight})
+    seeds = data_seeds(args)
+    save_model(model, out / "nowcast_model.safetensors", command=command, data_seeds={**seeds, "train_seed": args.seed},
+               quality={"val_crps": v["val_crps"]["model"]},
+               extra={"csi_cutoffs": v["csi_cutoffs"], "train_steps": args.steps, "crps_weight": args.crps_weight})
     if not args.skip_unet:
-        save_model(unet, str(out / "nowcast_unet.safetensors"),
-                   {"val_crps": v["val_crps"]["unet"], "train_steps": args.unet_steps, "train_seed": args.seed + 1})
+        save_model(unet, out / "nowcast_unet.safetensors", command=command,
+                   data_seeds={**seeds, "train_seed": args.seed + 1}, quality={"val_crps": v["val_crps"]["unet"]},
+                   extra={"train_steps": args.unet_steps})
     (out / "nowcast_training.json").write_text(json.dumps(report, indent=1))
     ckpt.unlink(missing_ok=True)
     log(f"done in {report['seconds']['total']:.0f} s; wrote {out}/nowcast_model.safetensors, nowcast_unet.safetensors")

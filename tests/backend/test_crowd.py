@@ -12,10 +12,18 @@ import torch
 from backend.errors import InputError
 from backend.forecast.crowd import csvio
 from backend.forecast.crowd.data import WARMUP, Clip
-from backend.forecast.crowd.density import (Grid, crossing_weight, density, hard_density, soft_assign,
-                                            soft_density, upwind_step)
+from backend.forecast.crowd.density import (
+    Grid,
+    crossing_weight,
+    density,
+    hard_density,
+    soft_assign,
+    soft_density,
+    upwind_step,
+)
 from backend.forecast.crowd.generate import GeneratorConfig, generate_clip
-from backend.forecast.crowd.methods import METHODS, ConstantVelocity, Learned, get_method
+from backend.forecast.crowd.interface import METHODS, get_method
+from backend.forecast.crowd.methods import ConstantVelocity, Learned
 from backend.forecast.crowd.metrics import mmd, sinkhorn_cost, summarize, wall_crossings
 from backend.forecast.crowd.physics import Orca, SocialForceConfig, social_force_step
 from backend.forecast.crowd.rollout import simulate
@@ -366,7 +374,7 @@ def test_registry() -> None:
     assert set(METHODS) == {"stddn", "micro", "social_force", "orca", "constant_velocity"}
     assert get_method("Constant-Velocity").name == "constant_velocity"
     assert isinstance(get_method("stddn", net=MicroNet()), Learned)
-    with pytest.raises(ValueError, match="valid: stddn, micro, social_force, orca, constant_velocity"):
+    with pytest.raises(InputError, match="Valid names: stddn, micro, social_force, orca, constant_velocity"):
         get_method("diffusion")
     with pytest.raises(ValueError, match="valid"):
         get_scene("stadium")
@@ -490,7 +498,10 @@ def test_cli_simulate_evaluate_and_bad_input(capsys: pytest.CaptureFixture[str],
     bad.write_text("frame,id,x,y\n0,1,1,abc\n")
     args = parser.parse_args(["crowd", "simulate", "--input", str(bad), "--json"])
     with pytest.raises(InputError, match="non-numeric"):
-        args.func(args)
+        args.func.handler(args)
+    assert args.func(args) == 2 and "non-numeric" in json.loads(capsys.readouterr().out)["error"]
     args = parser.parse_args(["crowd", "simulate", "--method", "diffusion", "--json"])
-    with pytest.raises(InputError, match="valid"):
-        args.func(args)
+    with pytest.raises(InputError, match="Valid names"):
+        args.func.handler(args)
+    args = parser.parse_args(["crowd", "scenes"])  # without --json: a short text listing
+    assert args.func(args) == 0 and "bottleneck" in capsys.readouterr().out

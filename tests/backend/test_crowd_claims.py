@@ -13,9 +13,8 @@ from __future__ import annotations
 import json
 
 import pytest
-import torch
 
-from backend.forecast.crowd.evaluate import evaluate, eval_clip
+from backend.forecast.crowd.evaluate import eval_clip, evaluate
 from backend.forecast.crowd.methods import WEIGHTS, Learned, load_model, seed_weights, shipped_seeds
 from backend.forecast.crowd.rollout import simulate
 from backend.forecast.crowd.scenes import get_scene
@@ -158,7 +157,7 @@ def test_recorded_density_control_covers_the_shipped_seeds() -> None:
     assert sorted(int(s) for s in ctl["seeds"]) == shipped_seeds()
     for s, rec in ctl["seeds"].items():
         meta = load_model("stddn", seed_weights("stddn", int(s)))[1]
-        assert rec["stddn_best_epoch"] == meta["training"]["best_epoch"]
+        assert rec["stddn_best_epoch"] == meta.extra["training"]["best_epoch"]
         assert set(rec["table"]) >= {"MAE", "OT"} and len(rec["per_scene"]) == 4
     text = control_text(ctl, ablation_summary(), ev.get("walls"))
     assert "Density control" in text and "STDDN against this control" in text

@@ -120,13 +120,14 @@ def test_network_costs_and_roundtrip(tmp_path):
     assert 0.3e6 < count_parameters(net) < 2e6  # "on the order of 1M parameters"
     assert count_macs(net) > 1e8
     path = tmp_path / "m.safetensors"
-    save_model(net, str(path), {"csi_cutoffs": [[0.5]]})
-    net2, meta = load_model(str(path))
+    save_model(net, path, data_seeds={"train_episodes": "none"}, extra={"csi_cutoffs": [[0.5]]})
+    net2, meta = load_model(path)
     x = torch.randn(1, net.cfg.in_channels, 64, 64)
     net.eval()
     with torch.no_grad():
         np.testing.assert_allclose(net(x).numpy(), net2(x).numpy(), atol=1e-5)
-    assert meta["csi_cutoffs"] == [[0.5]]
+    assert meta.extra["csi_cutoffs"] == [[0.5]] and meta.config == net.cfg.to_dict()
+    assert meta.command == "python -m backend.train nowcast" and meta.data_seeds == {"train_episodes": "none"}
 
 
 @pytest.fixture(scope="module")
@@ -349,12 +350,14 @@ def test_forecast_exports_roundtrip(tmp_path):
 
 # ------------------------------------------------------------------------------------------------------- CLI
 def _cli(argv: list[str]) -> int:
+    """Run one action's handler (an InputError propagates) and print its result the one way."""
+    from backend.cli_common import finish
     from backend.forecast.precip import cli
 
     ap = argparse.ArgumentParser()
     cli.add_parser(ap.add_subparsers(dest="group"))
     args = ap.parse_args(argv)
-    return args.func(args)
+    return finish(args, args.func.handler(args))
 
 
 def test_cli_run_and_evaluate(tmp_path, capsys):

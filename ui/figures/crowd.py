@@ -6,16 +6,17 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-METHOD_COLORS = {
-    "ground_truth": "#222222",
-    "stddn": "#d62728",
-    "micro": "#ff7f0e",
-    "social_force": "#1f77b4",
-    "orca": "#2ca02c",
-    "constant_velocity": "#9467bd",
-}
-LABELS = {"ground_truth": "Ground truth", "stddn": "STDDN", "micro": "Micro only (no ODE)",
-          "social_force": "Social force", "orca": "ORCA", "constant_velocity": "Constant velocity"}
+from backend.forecast.crowd.interface import METHODS
+
+GROUND_TRUTH = "ground_truth"  # the panel of the recorded / generated trajectories, not a method
+
+
+def label(name: str) -> str:
+    return "Ground truth" if name == GROUND_TRUTH else METHODS.label(name)
+
+
+def color(name: str) -> str:
+    return "#222222" if name == GROUND_TRUTH else METHODS.color(name)
 
 
 def _walls_xy(walls: np.ndarray) -> tuple[list, list]:
@@ -54,7 +55,7 @@ def rollout_animation(panels: dict[str, np.ndarray], times: np.ndarray, colors: 
     agents coloured by ``colors [N]`` (e.g. the direction of their goal, radians), over each panel's soft density."""
     names = list(panels)
     rows = int(np.ceil(len(names) / cols))
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[LABELS.get(n, n) for n in names],
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[label(n) for n in names],
                         horizontal_spacing=0.03, vertical_spacing=0.08)
     wx, wy = _walls_xy(walls)
     dens = {n: density_frames(panels[n], bounds) for n in names} if density else {}
@@ -115,8 +116,8 @@ def error_curves(curves: dict[str, dict[str, np.ndarray]]) -> go.Figure:
                         horizontal_spacing=0.06)
     for m, c in curves.items():
         for k, key in enumerate(("MAE", "OT", "MMD")):
-            fig.add_trace(go.Scatter(x=c["t"], y=c[key], mode="lines", name=LABELS.get(m, m), legendgroup=m,
-                                     showlegend=k == 0, line=dict(color=METHOD_COLORS.get(m))), 1, k + 1)
+            fig.add_trace(go.Scatter(x=c["t"], y=c[key], mode="lines", name=label(m), legendgroup=m,
+                                     showlegend=k == 0, line=dict(color=color(m))), 1, k + 1)
     fig.update_xaxes(title_text="simulated time (s)")
     fig.update_layout(height=340, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.25))
     return fig
@@ -128,8 +129,8 @@ def cost_quality(rows: list[dict]) -> go.Figure:
     for r in rows:
         m = r["method"]
         fig.add_trace(go.Scatter(x=[max(r["ms_per_sim_second"], 1e-3)], y=[r["MAE"]], mode="markers+text",
-                                 text=[LABELS.get(m, m)], textposition="top center", name=LABELS.get(m, m),
-                                 marker=dict(size=13, color=METHOD_COLORS.get(m)), showlegend=False))
+                                 text=[label(m)], textposition="top center", name=label(m),
+                                 marker=dict(size=13, color=color(m)), showlegend=False))
     fig.update_layout(title="Quality vs cost", xaxis=dict(type="log", title="wall ms per simulated second"),
                       yaxis=dict(title="MAE (m), lower is better", rangemode="tozero"), height=340,
                       margin=dict(l=10, r=10, t=50, b=10))

@@ -7,10 +7,22 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from backend.forecast.precip.baselines import METHODS
+
+TRUTH = "truth"  # the observed panel, not a method
+
+
+def _label(name: str, labels: dict[str, str] | None = None) -> str:
+    """``labels[name]`` if given, else "Observed" for the truth and the registry's label for a method."""
+    if labels and name in labels:
+        return labels[name]
+    return "Observed" if name == TRUTH else METHODS.label(name)
+
+
+def _color(name: str) -> str:
+    return "#000000" if name == TRUTH else METHODS.color(name)
+
 RAIN_TICKS = (0.1, 0.3, 1, 3, 10, 30, 100)
-COLORS = {"model": "#d62728", "unet": "#9467bd", "nwp": "#8c564b", "persistence": "#7f7f7f",
-          "extrapolation": "#1f77b4", "sprog": "#17becf", "steps": "#2ca02c", "steps_blended": "#ff7f0e",
-          "truth": "#000000"}
 RAIN_SCALE = [[0.0, "#ffffff"], [0.08, "#c6dbef"], [0.25, "#6baed6"], [0.45, "#2171b5"], [0.6, "#31a354"],
               [0.75, "#fed976"], [0.88, "#fd8d3c"], [1.0, "#bd0026"]]
 PROB_SCALE = "Viridis"
@@ -29,8 +41,7 @@ def animated_maps(panels: dict[str, np.ndarray], leads_min: list[float], title: 
                   labels: dict[str, str] | None = None) -> go.Figure:
     """Side-by-side rain maps (same colour scale and axes) animated over leads. panels: label -> (T, H, W) mm/h."""
     names = list(panels)
-    labels = labels or {}
-    fig = make_subplots(rows=1, cols=len(names), subplot_titles=[labels.get(n, n) for n in names],
+    fig = make_subplots(rows=1, cols=len(names), subplot_titles=[_label(n, labels) for n in names],
                         horizontal_spacing=0.02, shared_yaxes=True)
     zmin, zmax = np.log10(0.05), np.log10(150)
 
@@ -83,7 +94,6 @@ def probability_maps(probs: np.ndarray, truth: np.ndarray | None, threshold: flo
 def skill_curves(summaries: dict[str, dict], leads_min: list[float], metric: str = "crps", threshold: str = "1.0",
                  scale: str = "5", labels: dict[str, str] | None = None) -> go.Figure:
     """One line per method vs lead: ``crps`` (lower is better), ``csi`` at ``threshold``, ``fss`` at threshold/scale."""
-    labels = labels or {}
     fig = go.Figure()
     for name, s in summaries.items():
         if metric == "crps":
@@ -93,7 +103,7 @@ def skill_curves(summaries: dict[str, dict], leads_min: list[float], metric: str
         else:
             y = s["fss"][threshold][scale]
         fig.add_trace(go.Scatter(x=np.asarray(leads_min[: len(y)]) / 60, y=y, mode="lines+markers",
-                                 name=labels.get(name, name), line=dict(color=COLORS.get(name)), marker=dict(size=4)))
+                                 name=_label(name, labels), line=dict(color=_color(name)), marker=dict(size=4)))
     ytitle = {"crps": "CRPS (mm/h, lower is better)", "csi": f"CSI at {threshold} mm/h",
               "fss": f"FSS at {threshold} mm/h, {scale} px"}[metric]
     fig.update_layout(xaxis_title="lead (h)", yaxis_title=ytitle, height=360, margin=dict(l=10, r=10, t=40, b=10),
@@ -107,7 +117,6 @@ def skill_curves(summaries: dict[str, dict], leads_min: list[float], metric: str
 
 def reliability(summaries: dict[str, dict], labels: dict[str, str] | None = None) -> go.Figure:
     """Reliability diagram at the summaries' threshold (pooled over leads), with the diagonal."""
-    labels = labels or {}
     fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="grey"), name="perfect"))
     thr = None
     for name, s in summaries.items():
@@ -117,8 +126,8 @@ def reliability(summaries: dict[str, dict], labels: dict[str, str] | None = None
         thr = r["threshold"]
         x, y = np.asarray(r["forecast"]), np.asarray(r["observed"])
         ok = (x >= 0) & (y >= 0)
-        fig.add_trace(go.Scatter(x=x[ok], y=y[ok], mode="lines+markers", name=labels.get(name, name),
-                                 line=dict(color=COLORS.get(name))))
+        fig.add_trace(go.Scatter(x=x[ok], y=y[ok], mode="lines+markers", name=_label(name, labels),
+                                 line=dict(color=_color(name))))
     fig.update_layout(title=f"Reliability at {thr:g} mm/h" if thr else "Reliability", xaxis_title="forecast probability",
                       yaxis_title="observed frequency", height=360, margin=dict(l=10, r=10, t=50, b=10))
     fig.update_xaxes(range=[0, 1])
@@ -128,13 +137,12 @@ def reliability(summaries: dict[str, dict], labels: dict[str, str] | None = None
 
 def rank_histograms(summaries: dict[str, dict], labels: dict[str, str] | None = None) -> go.Figure:
     """Rank histograms of the ensemble methods (flat = well-dispersed)."""
-    labels = labels or {}
     fig = go.Figure()
     for name, s in summaries.items():
         h = s.get("rank_histogram")
         if h:
-            fig.add_trace(go.Bar(x=list(range(1, len(h) + 1)), y=h, name=labels.get(name, name),
-                                 marker_color=COLORS.get(name), opacity=0.75))
+            fig.add_trace(go.Bar(x=list(range(1, len(h) + 1)), y=h, name=_label(name, labels),
+                                 marker_color=_color(name), opacity=0.75))
             fig.add_hline(y=1 / len(h), line_dash="dot", line_color="grey")
     fig.update_layout(title="Rank histogram (ensembles)", barmode="group", xaxis_title="rank of the observation",
                       yaxis_title="frequency", height=320, margin=dict(l=10, r=10, t=50, b=10))

@@ -41,7 +41,7 @@ def read_trajectories(data: bytes | str, fps: float = 1 / DT, name: str = "the u
     try:
         df = pd.read_csv(io.StringIO(text), skipinitialspace=True, dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise InputError(f"{name} is not a readable CSV ({str(err).splitlines()[0]}). Use commas and one header row.")
+        raise InputError(f"{name} is not a readable CSV ({str(err).splitlines()[0]}). Use commas and one header row.") from None
     cols = {c.strip().lower(): c for c in df.columns}
     missing = [c for c in REQUIRED if c not in cols]
     if missing:

@@ -12,7 +12,7 @@ from backend.runtime import Progress, report, sub_progress
 
 from .data import WARMUP, Clip
 from .generate import GeneratorConfig, generate_clip
-from .methods import METHODS, get_method
+from .interface import METHODS, canonical, get_method
 from .metrics import Curves, collision_rate, summarize
 from .rollout import Rollout, simulate
 from .scenes import EVAL_SCENES, Scene, get_scene
@@ -34,7 +34,7 @@ class SceneRun:
         out = []
         for m, row in self.rows.items():
             r = self.rollouts[m]
-            out.append({"method": m, "label": METHODS[m].label if m in METHODS else m, **row,
+            out.append({"method": m, "label": METHODS.label(m), **row,
                         "ms_per_sim_second": 1000 * r.wall_per_sim_second,
                         "sim_s_per_wall_s": r.sim_seconds_per_wall_second})
         return out
@@ -44,10 +44,7 @@ def run_clip(clip: Clip, methods: list[str] | None = None, stride: int = 1, warm
              progress: Progress | None = None, nets: dict | None = None, guard_walls: bool = False) -> SceneRun:
     """Simulate ``clip`` with each method (registry names) and score it. ``nets`` may override learned networks.
     ``guard_walls`` wraps every method in :class:`WallGuard` (a diagnostic, not part of any method)."""
-    methods = list(methods or METHODS)
-    for m in methods:
-        if m not in METHODS:
-            raise ValueError(f"unknown crowd method {m!r}; valid: {', '.join(METHODS)}")
+    methods = [canonical(m) for m in (methods or METHODS)]
     rollouts, rows, curves = {}, {}, {}
     n = len(methods)
     for i, m in enumerate(methods):
@@ -78,7 +75,7 @@ def evaluate(scenes: list[str] | None = None, seconds: float = 60.0, seed: int =
     """Held-out evaluation: one clip per scene (seed ``seed + index``), every method, averaged over scenes.
     ``nets`` ({"stddn" | "micro": MicroNet}) overrides the shipped networks (e.g. other training seeds)."""
     sc = [get_scene(s) for s in scenes] if scenes else list(EVAL_SCENES)
-    methods = list(methods or METHODS)
+    methods = [canonical(m) for m in (methods or METHODS)]
     per_scene, runs = [], {}
     for i, s in enumerate(sc):
         sub = sub_progress(progress, i / len(sc), (i + 1) / len(sc))
@@ -91,7 +88,7 @@ def evaluate(scenes: list[str] | None = None, seconds: float = 60.0, seed: int =
     table = []
     for m in methods:
         rows = [r for r in per_scene if r["method"] == m]
-        agg = {"method": m, "label": METHODS[m].label}
+        agg = {"method": m, "label": METHODS.label(m)}
         for k in (*METRICS, "ms_per_sim_second", "sim_s_per_wall_s"):
             agg[k] = float(np.mean([r[k] for r in rows]))
         table.append(agg)

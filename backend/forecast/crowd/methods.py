@@ -1,30 +1,24 @@
-"""The registry of crowd simulators: STDDN and its baselines behind one interface (``rollout.CrowdSimulator``).
+"""The crowd simulators behind the registry of :mod:`.interface` (STDDN and its baselines, each a
+``rollout.CrowdSimulator``) and the shipped weights of the learned ones.
 
-| name              | method                                                                                          |
-|-------------------|-------------------------------------------------------------------------------------------------|
-| stddn             | STDDN's trajectory network trained with the density ODE (Liu et al., ICLR 2026)                |
-| micro             | the same network trained without the density ODE (lambda2 = 0; the paper's ablation)           |
-| social_force      | the social-force model with default parameters (Helbing & Molnar 1995, circular specification) |
-| orca              | ORCA (van den Berg et al. 2009) through pyrvo, the RVO2 library                                 |
-| constant_velocity | every agent keeps its last velocity                                                              |
-
-``get_method(name)`` is case-insensitive and raises ValueError listing the valid names. Learned methods load the
-shipped weights (``assets/crowd_stddn.safetensors``, ``assets/crowd_micro.safetensors``) unless given a network.
+Weights: ``assets/crowd_stddn.safetensors`` (STDDN) and ``assets/crowd_micro.safetensors`` (its no-density ablation),
+plus ``assets/crowd_<kind>_seed<S>.safetensors`` for other training seeds, all read and written through
+:mod:`backend.weights` (metadata: the model config, the training command, the data seeds and the training record).
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
+from backend import weights
 from backend.runtime import ASSETS
 
 from .data import Clip
 from .physics import Orca, OrcaConfig, SocialForceConfig, social_force_step
-from .rollout import CrowdState, CrowdSimulator
+from .rollout import CrowdState
 from .stddn import STDDN, MicroConfig, MicroNet, StddnConfig
 
 WEIGHTS = {"stddn": ASSETS / "crowd_stddn.safetensors", "micro": ASSETS / "crowd_micro.safetensors"}
@@ -40,23 +34,6 @@ def shipped_seeds() -> list[int]:
     """Training seeds for which both STDDN and its ablation are shipped (0 first)."""
     seeds = {0} | {int(p.stem.rsplit("seed", 1)[1]) for p in ASSETS.glob("crowd_stddn_seed*.safetensors")}
     return sorted(s for s in seeds if seed_weights("stddn", s).is_file() and seed_weights("micro", s).is_file())
-
-
-@dataclass(frozen=True)
-class MethodInfo:
-    name: str
-    label: str
-    kind: str  # "learned" | "physics" | "heuristic"
-    description: str
-
-
-METHODS: dict[str, MethodInfo] = {
-    "stddn": MethodInfo("stddn", "STDDN", "learned", "trajectory network trained with the density continuity ODE"),
-    "micro": MethodInfo("micro", "Micro only (no ODE)", "learned", "same network, lambda2 = 0 (ablation)"),
-    "social_force": MethodInfo("social_force", "Social force", "physics", "default-parameter social-force model"),
-    "orca": MethodInfo("orca", "ORCA", "physics", "optimal reciprocal collision avoidance (pyrvo / RVO2)"),
-    "constant_velocity": MethodInfo("constant_velocity", "Constant velocity", "heuristic", "keeps the last velocity"),
-}
 
 
 def _goal_dir(s: CrowdState) -> torch.Tensor:
@@ -134,36 +111,35 @@ class Learned:
 
 
 # ----------------------------------------------------------------------------------------------------- weights
-def save_weights(model: STDDN, path: Path, micro_only: bool, metadata: dict) -> None:
-    from safetensors.torch import save_file
+TRAIN_COMMAND = "python -m backend.train crowd"
+DATA_SEEDS = {"train_clips": "generator seeds 100-107 (one per training scene)", "val_clips": "generator seeds 200-207"}
 
+
+def save_weights(model: STDDN, path: Path, micro_only: bool, training: dict[str, Any], command: str = TRAIN_COMMAND,
+                 quality: dict[str, Any] | None = None) -> Path:
+    """Write a trained model (only its network with ``micro_only``) through :func:`backend.weights.save`."""
     sd = model.micro.state_dict() if micro_only else model.state_dict()
     if micro_only:
         sd = {f"micro.{k}": v for k, v in sd.items()}
-    meta = {"config": json.dumps(model.config_dict()), **{k: json.dumps(v) for k, v in metadata.items()}}
-    save_file({k: v.detach().contiguous() for k, v in sd.items()}, str(path), metadata=meta)
-    path.chmod(0o644)  # safetensors writes 0600; the app may run as another user
+    return weights.save(path, sd, config=model.config_dict(), command=command,
+                        data_seeds={**DATA_SEEDS, "train_seed": training.get("seed")}, quality=quality or {},
+                        extra={"training": training})
 
 
-def load_model(kind: str = "stddn", path: str | Path | None = None) -> tuple[STDDN, dict]:
+def load_model(kind: str = "stddn", path: str | Path | None = None) -> tuple[STDDN, weights.WeightsMeta]:
     """Load shipped weights (safetensors only). Returns the model (ODE untrained for ``micro``) and its metadata."""
-    from safetensors import safe_open
-    from safetensors.torch import load_file
-
     p = Path(path) if path is not None else WEIGHTS[kind]
-    if not p.is_file():
-        raise FileNotFoundError(f"{p} is missing; retrain with `python -m backend.train crowd`")
-    with safe_open(str(p), framework="pt") as f:
-        meta = {k: json.loads(v) for k, v in (f.metadata() or {}).items()}
-    cfg = meta.get("config", {})
+    state, meta = weights.load(p, made_by=TRAIN_COMMAND)
+    cfg = meta.config
     micro = MicroConfig(**cfg.get("micro", {}))
     macro_d = dict(cfg.get("macro", {}))
     if "bounds" in macro_d:
         macro_d["bounds"] = tuple(macro_d["bounds"])
     model = STDDN(micro, StddnConfig(**macro_d))
-    missing, unexpected = model.load_state_dict(load_file(str(p)), strict=False)
+    missing, unexpected = model.load_state_dict(state, strict=False)
     if unexpected or any(k.startswith("micro.") for k in missing):
-        raise ValueError(f"{p.name}: weights do not match the model (missing {missing}, unexpected {unexpected})")
+        raise weights.WeightsError(f"{p.name}: weights do not match the model (missing {missing}, unexpected "
+                                   f"{unexpected})")
     model.eval()
     return model, meta
 
@@ -175,21 +151,6 @@ def learned(kind: str) -> Learned:
     if kind not in _cache:
         _cache[kind] = load_model(kind)[0].micro
     return Learned(_cache[kind], kind)
-
-
-def get_method(name: str, **kwargs: object) -> CrowdSimulator:
-    """A fresh simulator by registry name (case-insensitive). ``net=MicroNet`` overrides learned weights."""
-    key = name.strip().lower().replace("-", "_").replace(" ", "_")
-    if key == "stddn" or key == "micro":
-        net = kwargs.get("net")
-        return Learned(net, key) if isinstance(net, MicroNet) else learned(key)
-    if key == "social_force":
-        return SocialForce()
-    if key == "orca":
-        return OrcaSim()
-    if key == "constant_velocity":
-        return ConstantVelocity()
-    raise ValueError(f"unknown crowd method {name!r}; valid: {', '.join(METHODS)}")
 
 
 def weights_sha(kind: str) -> str | None:
@@ -205,4 +166,5 @@ def param_count(kind: str) -> int | None:
     return int(sum(v.numel() for v in learned(kind).net.parameters()))
 
 
-__all__ = ["METHODS", "MethodInfo", "get_method", "load_model", "save_weights", "Learned"]
+__all__ = ["ConstantVelocity", "Learned", "OrcaSim", "SocialForce", "WEIGHTS", "learned", "load_model",
+           "save_weights", "seed_weights", "shipped_seeds"]

@@ -1,4 +1,5 @@
-"""The nowcasting methods of the page, one registry (``get_method(name)``, as pysteps' own interfaces):
+"""The nowcasting methods of the page, one :class:`~backend.registry.Registry` (``get_method(name)``, as pysteps'
+own interfaces):
 
 | name            | what                                                                           | needs        |
 |-----------------|--------------------------------------------------------------------------------|--------------|
@@ -30,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import InputError
+from ...registry import Registry
 from ...runtime import ASSETS, Progress, report, timed
 from .synthetic import Case, WorldConfig, nwp_to_leads, upsample
 from .verify import THRESHOLDS_MMH, Forecast, ensemble_exceedance, pysteps_quiet
@@ -272,16 +274,15 @@ _LOADED: dict[str, tuple] = {}
 
 
 def load_network(path: Path) -> tuple[object, dict, dict]:
-    """Load (and cache per process) a network's safetensors weights: (model, metadata, costs). Missing weights ->
-    InputError. Costs: parameters and multiply-accumulates of one forward pass."""
+    """Load (and cache per process) a network's safetensors weights: (model, metadata ``extra``, costs). Missing or
+    altered weights -> :class:`backend.weights.WeightsError` (an InputError). Costs: parameters and
+    multiply-accumulates of one forward pass."""
     key = str(path)
     if key not in _LOADED:
-        if not Path(path).is_file():
-            raise InputError(f"{Path(path).name} is missing: train it with `python -m backend.train nowcast`.")
         from .model import count_macs, count_parameters, load_model
 
-        net, meta = load_model(str(path))
-        _LOADED[key] = (net, meta, {"parameters": count_parameters(net), "macs": count_macs(net), "passes": 1})
+        net, meta = load_model(path)
+        _LOADED[key] = (net, meta.extra, {"parameters": count_parameters(net), "macs": count_macs(net), "passes": 1})
     return _LOADED[key]
 
 
@@ -342,19 +343,24 @@ def _median_from_probs(probs: np.ndarray, thresholds) -> np.ndarray:
     return t[idx]
 
 
-METHODS: dict[str, Callable[..., Forecast]] = {
-    "model": model, "unet": unet, "nwp": nwp, "persistence": persistence, "extrapolation": extrapolation,
-    "sprog": sprog, "steps": steps, "steps_blended": steps_blended,
-}
-LABELS = {"model": "RainPro-8 mini (ours)", "unet": "U-Net (MSE)", "nwp": "NWP channel", "persistence": "Persistence",
-          "extrapolation": "LK extrapolation", "sprog": "S-PROG", "steps": "STEPS (20)",
-          "steps_blended": "Blended STEPS (20)"}
+METHODS: Registry[Callable[..., Forecast]] = Registry("nowcasting method")
+METHODS.add("model", model, label="RainPro-8 mini (ours)", kind="ours", color="#d62728",
+            about="the RainPro-8-style multi-source network (assets/nowcast_model.safetensors)")
+METHODS.add("unet", unet, label="U-Net (MSE)", kind="baseline", color="#9467bd",
+            about="deterministic U-Net, same backbone and inputs, trained with MSE")
+METHODS.add("nwp", nwp, label="NWP channel", kind="reference", color="#8c564b",
+            about="the NWP-like channel itself (hourly, coarse; linear in time, bilinear in space)")
+METHODS.add("persistence", persistence, label="Persistence", kind="baseline", color="#7f7f7f",
+            about="pysteps eulerian: the last radar frame, unchanged")
+METHODS.add("extrapolation", extrapolation, label="LK extrapolation", kind="baseline", color="#1f77b4",
+            about="pysteps Lucas-Kanade motion + semi-Lagrangian extrapolation")
+METHODS.add("sprog", sprog, label="S-PROG", kind="baseline", color="#17becf",
+            about="pysteps S-PROG (cascade + AR(2) per level, Seed 2003)")
+METHODS.add("steps", steps, label="STEPS (20)", kind="baseline", color="#2ca02c",
+            about="pysteps STEPS ensemble (20 members; Bowler, Pierce and Seed 2006)")
+METHODS.add("steps_blended", steps_blended, label="Blended STEPS (20)", kind="baseline", color="#ff7f0e",
+            about="pysteps blending.steps: STEPS blended with the NWP channel (Imhoff 2023)")
 NEEDS_NWP = ("nwp", "steps_blended")
 
-
-def get_method(name: str) -> Callable[..., Forecast]:
-    """The forecast function of ``name`` (case-insensitive). Unknown names raise ValueError listing the valid ones."""
-    key = str(name).lower()
-    if key not in METHODS:
-        raise InputError(f"Unknown nowcasting method {name!r}. Valid names: {', '.join(METHODS)}.")
-    return METHODS[key]
+# The forecast function of ``name`` (case-insensitive); an unknown name raises InputError listing the valid ones.
+get_method = METHODS.get

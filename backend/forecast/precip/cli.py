@@ -16,16 +16,15 @@ Examples:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
+from ...cli_common import Output, add_action, add_group
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("nowcast", help="RainPro-8 style probabilistic nowcasts vs pysteps",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="action", metavar="<action>")
 
-    r = sub.add_parser("run", help="forecast one case (synthetic or uploaded)")
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    sub = add_group(subparsers, "nowcast", "RainPro-8 style probabilistic nowcasts vs pysteps", description=__doc__)
+
+    r = add_action(sub, "run", cmd_run, "forecast one case (synthetic or uploaded)")
     src = r.add_mutually_exclusive_group()
     src.add_argument("--case", default=None, help="synthetic case, e.g. seed=3 (default when no --input)")
     src.add_argument("--input", default=None, help="radar file: NPZ, NetCDF classic or ZIP of PNG frames")
@@ -39,26 +38,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     r.add_argument("--no-hold-out", action="store_true",
                    help="forecast from the last 4 uploaded frames (default: first 4 as input, the rest as truth)")
     r.add_argument("--out", default=None, help="write the forecasts to FILE.npz or FILE.nc")
-    r.add_argument("--json", action="store_true", help="print the JSON report")
-    r.set_defaults(func=cmd_run)
 
-    e = sub.add_parser("evaluate", help="score methods over held-out synthetic cases and check the claims")
+    e = add_action(sub, "evaluate", cmd_evaluate, "score methods over held-out synthetic cases and check the claims")
     e.add_argument("--cases", type=int, default=8, help="number of held-out cases (seeds 20000+)")
     e.add_argument("--start", type=int, default=20000, help="first seed (>= 20000: never used in training)")
     e.add_argument("--method", action="append", default=None, help="methods (default: all)")
     e.add_argument("--leads", type=int, default=32)
-    e.add_argument("--json", action="store_true")
-    e.set_defaults(func=cmd_evaluate)
 
-    m = sub.add_parser("methods", help="list the nowcasting methods")
-    m.add_argument("--json", action="store_true")
-    m.set_defaults(func=cmd_methods)
-    p.set_defaults(func=lambda a: (p.print_help(), 0)[1])
-    return p
+    add_action(sub, "methods", cmd_methods, "list the nowcasting methods")
+    return sub
 
 
 def _methods(arg: list[str] | None, default: tuple[str, ...]) -> list[str]:
-    from ...errors import InputError
     from .baselines import METHODS
 
     if not arg:
@@ -66,10 +57,7 @@ def _methods(arg: list[str] | None, default: tuple[str, ...]) -> list[str]:
     names = [n.strip().lower() for a in arg for n in a.split(",") if n.strip()]
     if "all" in names:
         return list(METHODS)
-    for n in names:
-        if n not in METHODS:
-            raise InputError(f"Unknown nowcasting method {n!r}. Valid names: {', '.join(METHODS)}, all.")
-    return names
+    return [METHODS.key(n) for n in names]
 
 
 def _case_seed(spec: str | None) -> int:
@@ -83,19 +71,15 @@ def _case_seed(spec: str | None) -> int:
     return int(val)
 
 
-def _print(result: dict, as_json: bool) -> None:
-    if as_json:
-        print(json.dumps(result, indent=2))
-        return
-    for row in result.get("table", []):
-        print("  ".join(f"{k}={v}" for k, v in row.items()))
-    for k, v in result.get("claims", {}).items():
-        print(f"{k}: {'holds' if v.get('holds') else 'does NOT hold'}")
+def _output(result: dict) -> Output:
+    lines = ["  ".join(f"{k}={v}" for k, v in row.items()) for row in result.get("table", [])]
+    lines += [f"{k}: {'holds' if v.get('holds') else 'does NOT hold'}" for k, v in result.get("claims", {}).items()]
     if result.get("out"):
-        print(f"wrote {result['out']}")
+        lines.append(f"wrote {result['out']}")
+    return Output(result, lines=lines)
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def cmd_run(args: argparse.Namespace) -> Output:
     from pathlib import Path
 
     from ...errors import InputError
@@ -137,11 +121,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     assets = [p for p, m in ((MODEL_FILE, "model"), (UNET_FILE, "unet")) if m in run.forecasts]
     result["provenance"] = provenance(args.seed, assets, command="nowcast run", methods=methods, leads=args.leads,
                                       **source)
-    _print(result, args.json)
-    return 0
+    return _output(result)
 
 
-def cmd_evaluate(args: argparse.Namespace) -> int:
+def cmd_evaluate(args: argparse.Namespace) -> Output:
     from ...errors import InputError
     from ...runtime import provenance
     from .baselines import MODEL_FILE, UNET_FILE
@@ -161,17 +144,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     result = {"seeds": seeds, "methods": methods, "summaries": summaries, "claims": check_claims(summaries),
               "provenance": provenance(None, [MODEL_FILE, UNET_FILE], command="nowcast evaluate", cases=args.cases,
                                        start=args.start, methods=methods, leads=args.leads)}
-    _print(result, args.json)
-    return 0
+    return _output(result)
 
 
-def cmd_methods(args: argparse.Namespace) -> int:
-    from .baselines import LABELS, METHODS, NEEDS_NWP
+def cmd_methods(args: argparse.Namespace) -> Output:  # noqa: ARG001
+    from .baselines import METHODS, NEEDS_NWP
 
-    rows = [{"name": k, "label": LABELS[k], "needs_nwp": k in NEEDS_NWP} for k in METHODS]
-    if args.json:
-        print(json.dumps({"methods": rows}, indent=2))
-    else:
-        for r in rows:
-            print(f"{r['name']:14s} {r['label']}")
-    return 0
+    rows = [{"name": k, "label": METHODS.label(k), "needs_nwp": k in NEEDS_NWP} for k in METHODS]
+    return Output({"methods": rows}, lines=[f"{r['name']:14s} {r['label']}" for r in rows])

@@ -28,12 +28,15 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from itertools import pairwise
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ... import weights
 from .verify import THRESHOLDS_MMH, bin_widths
 
 
@@ -284,29 +287,22 @@ def count_macs(model: NowcastNet) -> int:
     return int(macs)
 
 
-def save_model(model: NowcastNet, path: str, extra: dict | None = None) -> None:
-    """Write safetensors weights with the config (and ``extra``) as JSON metadata."""
-    import json
-
-    from safetensors.torch import save_file
-
-    meta = {"config": json.dumps(model.cfg.to_dict())}
-    for k, v in (extra or {}).items():
-        meta[k] = json.dumps(v)
-    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, path, metadata=meta)
+TRAIN_COMMAND = "python -m backend.train nowcast"
 
 
-def load_model(path: str) -> tuple[NowcastNet, dict]:
+def save_model(model: NowcastNet, path: str | Path, *, command: str = TRAIN_COMMAND,
+               data_seeds: dict[str, Any] | None = None, quality: dict[str, Any] | None = None,
+               extra: dict[str, Any] | None = None) -> Path:
+    """Write the weights through :func:`backend.weights.save` (the config is the model's)."""
+    return weights.save(path, model, config=model.cfg.to_dict(), command=command, data_seeds=data_seeds,
+                        quality=quality, extra=extra)
+
+
+def load_model(path: str | Path) -> tuple[NowcastNet, weights.WeightsMeta]:
     """Load weights written by :func:`save_model` (safetensors only). Returns (model in eval mode, metadata)."""
-    import json
-
-    from safetensors import safe_open
-    from safetensors.torch import load_file
-
-    with safe_open(path, framework="pt") as f:
-        meta = {k: json.loads(v) for k, v in (f.metadata() or {}).items()}
-    model = NowcastNet(NowcastConfig.from_dict(meta["config"]))
-    model.load_state_dict(load_file(path))
+    state, meta = weights.load(path, made_by=TRAIN_COMMAND)
+    model = NowcastNet(NowcastConfig.from_dict(meta.config))
+    model.load_state_dict(state)
     model.eval()
     return model, meta
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...errors import InputError
 from ...runtime import Progress, report, sub_progress
-from .baselines import LABELS, METHODS, NEEDS_NWP, NowcastInputs, get_method
+from .baselines import METHODS, NEEDS_NWP, NowcastInputs, get_method
 from .synthetic import Case, WorldConfig, make_case
 from .verify import Forecast, Scores
 
@@ -46,7 +46,7 @@ class NowcastRun:
         rows = []
         for name, fc in self.forecasts.items():
             s = self.scores.get(name)
-            row = {"method": LABELS.get(name, name), "kind": fc.kind, "seconds": round(fc.seconds, 3)}
+            row = {"method": METHODS.label(name), "kind": fc.kind, "seconds": round(fc.seconds, 3)}
             if s:
                 crps = np.asarray(s["crps"])
                 csi = np.asarray(s["csi"]["1.0"])
@@ -80,7 +80,7 @@ def run_nowcast(inp: NowcastInputs, methods: tuple[str, ...] | list[str] = DEFAU
     skipped: dict[str, str] = {}
     for i, name in enumerate(methods):
         part = sub_progress(progress, i / len(methods), (i + 1) / len(methods))
-        report(part, 0.0, f"{LABELS.get(name, name)} ({i + 1}/{len(methods)})")
+        report(part, 0.0, f"{METHODS.label(name)} ({i + 1}/{len(methods)})")
         if name in NEEDS_NWP and inp.nwp is None:
             skipped[name] = "needs the NWP channel (radar-only input)"
             continue
@@ -115,7 +115,7 @@ def evaluate(seeds: list[int], methods=DEFAULT_METHODS, n_leads: int = MAX_LEADS
         inp = NowcastInputs.from_case(case)
         for i, name in enumerate(methods):
             part = sub_progress(progress, (j + i / len(methods)) / len(seeds), (j + (i + 1) / len(methods)) / len(seeds))
-            report(part, 0.0, f"case {j + 1}/{len(seeds)}: {LABELS.get(name, name)}")
+            report(part, 0.0, f"case {j + 1}/{len(seeds)}: {METHODS.label(name)}")
             fc = get_method(name)(inp, n_leads, seed=int(seed), progress=part)
             acc.setdefault(name, Scores(n_leads)).add(fc, case.truth[:n_leads])
     report(progress, 1.0, "done")

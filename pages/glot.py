@@ -11,6 +11,7 @@ import streamlit as st
 
 from backend.runtime import ASSETS, provenance
 from backend.tokens import stress
+from backend.tokens.glot_backbone import BACKBONES
 from backend.tokens.pooling import POOLING_NAMES, POOLINGS
 from backend.tokens.stress import graph_effect
 from ui.figures import glot as figs
@@ -97,7 +98,7 @@ with tab_rec:
 
 with tab_run, st.form("glot_form"):
     c1, c2, c3 = st.columns(3)
-    backbone = c1.selectbox("Backbone", ["minilm", "smollm2", "other (name or folder)"], key="glot_backbone",
+    backbone = c1.selectbox("Backbone", [*BACKBONES, "other (name or folder)"], key="glot_backbone",
                             help="MiniLM: encoder, about 45 ms per text. SmolLM2-135M: decoder (CLS = last token), "
                                  "about 10x slower.")
     custom = c1.text_input("Model name or folder (for 'other')", key="glot_custom", max_chars=300)

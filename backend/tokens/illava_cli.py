@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..runtime import setup_torch
 
     setup_torch()
-    return standalone_main("python -m backend.tokens.illava_cli", add_parser,
+    return standalone_main("python -m backend", add_parser,
                            [GROUP, *(sys.argv[1:] if argv is None else argv)])
 
 

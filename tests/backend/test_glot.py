@@ -152,6 +152,27 @@ def test_registry_builds_every_pooling_and_lists_names() -> None:
         get_method("sum")
 
 
+def test_heads_round_trip_through_the_weights_layout(tmp_path) -> None:
+    """save_heads / load_heads: one file for every pooling, rebuilt from its config, same outputs."""
+    from backend.tokens.glot_heads import load_heads, save_heads
+
+    h, mask = _states()
+    cfg = GlotConfig(gat_hidden=8)
+    torch.manual_seed(0)
+    models = {name: PooledClassifier(name, 16, 2, config=cfg).eval() for name in ("mean", "adapool", "glot")}
+    path = save_heads(models, tmp_path / "glot_heads_toy.safetensors", command="python -m backend.train glot",
+                      config={"backbone": "minilm", "hidden_size": 16, "is_decoder": False, "n_classes": 2,
+                              "glot_config": {"num_layers": 2, "gat_hidden": 8, "tau": 0.6, "jk": "cat",
+                                              "negative_slope": 0.2, "scorer_hidden": None}, "max_tokens": 160},
+                      data_seeds={"variant": "hard", "data_seed": 0}, quality={"accuracy": {"glot": 0.5}})
+    loaded, meta = load_heads(path)
+    assert list(loaded) == list(models) and meta.config["poolings"] == list(models)
+    assert meta.command == "python -m backend.train glot" and meta.quality["accuracy"] == {"glot": 0.5}
+    with torch.no_grad():
+        for name, m in models.items():
+            torch.testing.assert_close(loaded[name](h, mask), m(h, mask), rtol=0, atol=0)
+
+
 def test_config_validation() -> None:
     with pytest.raises(InputError):
         GlotConfig(tau=1.5)

@@ -245,6 +245,29 @@ def test_lora_starts_at_zero_and_folds_into_a_copy():
     assert merged.model.layers[0].self_attn.q_proj.weight is not lm.model.layers[0].self_attn.q_proj.weight
 
 
+def test_projector_round_trip_through_the_weights_layout(tmp_path):
+    """save_projector / load_projector: projector and LoRA tensors in one file, the config rebuilds the projector, the
+    command and quality come back."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from backend.tokens.projector import LoRA, Projector, load_projector, save_projector
+
+    torch.manual_seed(0)
+    lm = LlamaForCausalLM(LlamaConfig(vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2))
+    proj, lora = Projector(d_vision=12, d_lm=32, hidden=20), LoRA(lm.model.layers, rank=4, alpha=8.0)
+    path = save_projector(proj, tmp_path / "illava_projector.safetensors", lora, command="python -m backend.train "
+                          "illava --quick --out x", quality={"train_accuracy_last20_steps": 0.5})
+    got = load_projector(path)
+    assert got.meta.command.endswith("--quick --out x") and got.meta.quality["train_accuracy_last20_steps"] == 0.5
+    assert got.meta.config["d_vision"] == 12 and got.meta.config["lora_rank"] == 4
+    assert got.meta.config["lora_alpha"] == 8.0
+    x = torch.randn(2, 5, 12)
+    with torch.no_grad():
+        torch.testing.assert_close(got(x), proj(x), rtol=0, atol=0)
+    assert set(got.lora) == set(lora.tensors())
+
+
 def test_training_questions_are_correct_and_cover_every_type():
     """The training generator asks everything the templates can ask about a scene (capped), with correct answers."""
     import numpy as np

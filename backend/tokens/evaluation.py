@@ -54,7 +54,7 @@ def evaluate(vlm: TinyVLM, scene_list: Sequence[scenes.Scene], plan: ReductionPl
     """Answer every question of ``scene_list`` with ``plan``. Each image is encoded once (with the plan's encoder
     merges) and its prefix cached; the questions of a scene then run as one batch (exactly the per-request answers,
     see :meth:`LlamaRunner.questions`). ``encoder_scores(scene, tokens)`` (diagnostics only) replaces the encoder
-    ranking signal (see :func:`run_vit`). ``image_positions``: the LM position ids of the image tokens that leave
+    ranking signal (see :func:`backend.tokens.patch.vit.run_vit`). ``image_positions``: the LM position ids of the image tokens that leave
     the encoder: ``"sequence"`` (consecutive, as LLaVA-style models feed them, the released code's behaviour) or
     ``"source"`` (a diagnostic: each token at the position its own patch has in the unreduced prompt, tokens in
     patch order, the question after all 256 patch positions)."""

@@ -152,7 +152,7 @@ class TinyVLM:
                scores_override: Callable[[merging.TokenSet], torch.Tensor] | None = None
                ) -> tuple[torch.Tensor, torch.Tensor, VitRun]:
         """Pixels -> projected image tokens ``[B, N', 576]``, their sources over the ``N0`` patches, the run
-        (``scores_override``: see :func:`run_vit`, diagnostics only)."""
+        (``scores_override``: see :func:`backend.tokens.patch.vit.run_vit`, diagnostics only)."""
         run = run_vit(self.adapter, pixels, plan, record=record, scores_override=scores_override)
         p = self.adapter.prefix
         with torch.inference_mode():

@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             ev = {"step": step, **quick_eval(model, val_images)}
             evals.append(ev)
             print("eval", json.dumps(ev), flush=True)
-            learned.save(model, args.out.with_suffix(".ckpt.safetensors"), extra={"trained_steps": str(step)})
+            learned.save(model, args.out.with_suffix(".ckpt.safetensors"), extra={"trained_steps": step})
         if args.stop_after is not None and step >= args.stop_after:
             print(f"stopping after step {step} (--stop-after)", flush=True)
             evals.append({"step": step, **quick_eval(model, val_images)})
@@ -193,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
             break
     model.eval()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    learned.save(model, args.out, extra={"trained_steps": str(step), "seed": str(args.seed)})
+    learned.save(model, args.out, command=" ".join(["python -m backend.train attribution", *(argv or [])]),
+                 data_seeds={"seed": args.seed}, extra={"trained_steps": step})
     record = {
         "command": "python -m backend.train attribution " + " ".join(argv or []),
         "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},

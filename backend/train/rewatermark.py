@@ -172,9 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     for v in variants:
         model, info = train_variant(v, bank, val, args.steps, args.seed, log=log, psnr_floor=args.psnr_floor)
         path = out_dir / f"rewatermark_{v}.safetensors"
-        L.save(model, path, {"steps": str(args.steps), "seed": str(args.seed),
-                             "command": f"python -m backend.train rewatermark --variants {v} --steps {args.steps} "
-                                        f"--seed {args.seed} --frames {args.frames} --psnr-floor {args.psnr_floor:g}"})
+        L.save(model, path, steps=args.steps, data_seeds={"seed": args.seed, "frames": args.frames},
+               command=f"python -m backend.train rewatermark --variants {v} --steps {args.steps} --seed {args.seed} "
+                       f"--frames {args.frames} --psnr-floor {args.psnr_floor:g}")
         info["final_val"] = validate(model, __import__("torch").from_numpy(val), *_val_msgs(val, args.seed),
                                      L.VARIANTS[v])
         report["variants"][v] = info
@@ -241,7 +241,7 @@ def _write_eval(path: Path, res: dict, sens: dict, secs: dict, n_images: int, se
             "each learned model's residual rescaled to 34 dB. Classical backends: no PGD (not differentiable); "
             "TinyHiDDeN: PGD at eps 0.03 with 20 iterations only (its decoder's scale/phase search makes PGD ~10x "
             "dearer).")
-    steps = {m: L.metadata(L.weights_path(m)).get("steps") for m in res if m in L.VARIANTS}
+    steps = {m: L.metadata(L.weights_path(m)).extra.get("steps") for m in res if m in L.VARIANTS}
     report = {"models": res, "sensitivity": sens, "spec_miniature": SPEC_MINIATURE, "note": note, "steps": steps,
               "model_seconds": secs, "n_images": n_images,
               "command": f"python -m backend.train rewatermark --evaluate --eval-images {n_images} --seed {seed} "

@@ -151,19 +151,22 @@ def _fit_denoiser(den, ddpm, lat, steps: int, lr: float, batch: int, seed: int, 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     import torch
-    from safetensors.torch import save_file
 
-    from backend.watermark.sigmark.channel import TinyConfig, build_models, config_json, schedulers, synthetic_clips
+    from backend import weights
+    from backend.watermark.sigmark.channel import (
+        TinyConfig,
+        build_models,
+        read_config,
+        save_weights,
+        schedulers,
+        synthetic_clips,
+    )
 
     seed_everything(args.seed)
     torch.manual_seed(args.seed)
     cfg = TinyConfig()
     if args.init:
-        from safetensors import safe_open
-        from safetensors.torch import load_file
-
-        with safe_open(args.init, "pt") as fh:
-            cfg = TinyConfig(**json.loads((fh.metadata() or {})["config"]))
+        cfg = read_config(args.init)
     if args.prediction_type:
         cfg.prediction_type = args.prediction_type
     elif not args.init:
@@ -172,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         cfg.den_temporal_attention = True
     vae, den = build_models(cfg)
     if args.init:
-        state = load_file(args.init)
+        state, _ = weights.load(args.init)
         vae.load_state_dict({k[4:]: v for k, v in state.items() if k.startswith("vae.")})
         den.load_state_dict({k[4:]: v for k, v in state.items() if k.startswith("den.")})
     log: dict = {"args": vars(args), "vae_loss": [], "den_loss": [], "cycle_loss": []}
@@ -289,10 +292,8 @@ def main(argv: list[str] | None = None) -> int:
                                        tag="den-final", t0=t0)
         den.eval()
 
-    state = {f"vae.{k}": v.contiguous() for k, v in vae.state_dict().items()}
-    state.update({f"den.{k}": v.contiguous() for k, v in den.state_dict().items()})
     out = Path(args.out)
-    save_file(state, str(out), metadata={"config": config_json(cfg), "seed": str(args.seed)})
+    save_weights(out, vae, den, cfg, command=" ".join(["python -m backend.train sigmark", *(argv or [])]), data_seeds={"seed": args.seed})
     log.update(vae_steps=vae_steps_done, den_steps=den_steps_done, cycle_steps=cycle_steps_done,
                den_final_steps=den_final_done,
                train_seconds=round(time.time() - t0, 1))

@@ -48,7 +48,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..errors import InputError
+from .. import weights
 from ..runtime import ASSETS
 
 DEFAULT_WEIGHTS = ASSETS / "attribution_tinyhidden.safetensors"
@@ -352,60 +352,41 @@ class TileHiDDeN(nn.Module):
 
 
 # ------------------------------------------------------------------------------------------------- weights i/o
-def save(model: TinyHiDDeN | TileHiDDeN, path: str | Path, extra: dict[str, str] | None = None) -> None:
-    """Save weights as safetensors, with the config in the metadata."""
-    from safetensors.torch import save_file
-
-    meta = {k: str(v) for k, v in asdict(model.cfg).items()}
-    meta.update(extra or {})
-    state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
-    save_file(state, str(path), metadata=meta)
+MADE_BY = "python -m backend.train attribution"
+# decode-time search settings: not stored with the weights, the class defaults apply at load time
+DECODE_SETTINGS = ("scales", "spectral_clip")
 
 
-def _parse_config(meta: dict[str, str]) -> TinyHiDDeNConfig | TileHiDDeNConfig:
-    kind = TileHiDDeNConfig if meta.get("arch") == "tile" else TinyHiDDeNConfig
-    kwargs: dict[str, object] = {}
-    for f in fields(kind):
-        if f.name not in meta:
-            continue
-        raw = meta[f.name]
-        if f.type in ("bool", bool):
-            kwargs[f.name] = raw == "True"
-        elif f.type in ("str", str):
-            kwargs[f.name] = raw
-        elif f.name in ("scales", "spectral_clip"):  # decode-time search settings: the class defaults win
-            continue
-        elif f.type in ("float", float):
-            kwargs[f.name] = float(raw)
-        else:
-            kwargs[f.name] = int(raw)
-    return kind(**kwargs)
+def save(model: TinyHiDDeN | TileHiDDeN, path: str | Path, *, command: str = "", data_seeds: dict | None = None,
+         quality: dict | None = None, extra: dict | None = None) -> Path:
+    """Save weights through :mod:`backend.weights` with the architecture config (no decode-time settings)."""
+    config = {k: v for k, v in asdict(model.cfg).items() if k not in DECODE_SETTINGS}
+    return weights.save(path, model, config=config, command=command, data_seeds=data_seeds, quality=quality,
+                        extra=extra)
+
+
+def config_from(config: dict) -> TinyHiDDeNConfig | TileHiDDeNConfig:
+    """The model config of a weights file's ``config`` (decode-time settings keep the class defaults)."""
+    kind = TileHiDDeNConfig if config.get("arch") == "tile" else TinyHiDDeNConfig
+    names = {f.name for f in fields(kind)} - set(DECODE_SETTINGS)
+    return kind(**{k: v for k, v in config.items() if k in names})
 
 
 def load(path: str | Path | None = None) -> TinyHiDDeN | TileHiDDeN:
-    """Load shipped or trained weights (safetensors only) into an eval-mode model."""
-    from safetensors import safe_open
-    from safetensors.torch import load_file
-
-    p = Path(path) if path is not None else DEFAULT_WEIGHTS
-    if not p.is_file():
-        raise InputError(f"No TinyHiDDeN weights at {p}. Train them with `python -m backend.train attribution`.")
-    with safe_open(str(p), framework="pt") as f:
-        meta = f.metadata() or {}
-    cfg = _parse_config(meta)
+    """Load shipped or trained weights (safetensors only, :func:`backend.weights.load`) into an eval-mode model."""
+    state, meta = weights.load(Path(path) if path is not None else DEFAULT_WEIGHTS, made_by=MADE_BY)
+    cfg = config_from(meta.config)
     model = TileHiDDeN(cfg) if isinstance(cfg, TileHiDDeNConfig) else TinyHiDDeN(cfg)
-    model.load_state_dict(load_file(str(p)))
+    model.load_state_dict(state)
     model.eval()
     for param in model.parameters():
         param.requires_grad_(False)
     return model
 
 
-def weights_metadata(path: str | Path | None = None) -> dict[str, str]:
-    from safetensors import safe_open
-
-    with safe_open(str(Path(path) if path is not None else DEFAULT_WEIGHTS), framework="pt") as f:
-        return dict(f.metadata() or {})
+def weights_metadata(path: str | Path | None = None) -> weights.WeightsMeta:
+    """The metadata of a weights file (:class:`backend.weights.WeightsMeta`)."""
+    return weights.read_meta(Path(path) if path is not None else DEFAULT_WEIGHTS)
 
 
 def count_parameters(module: nn.Module) -> int:

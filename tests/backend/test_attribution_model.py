@@ -53,8 +53,8 @@ def test_weights_are_small_safetensors_with_64_bits(backend):
 
     assert WEIGHTS.stat().st_size < 5 * 2**20
     meta = learned.weights_metadata()
-    assert int(meta["n_bits"]) >= 48 and backend.n_bits == 64
-    assert "UNTRAINED" not in meta.get("note", "")
+    assert int(meta.config["n_bits"]) >= 48 and backend.n_bits == 64
+    assert meta.command.startswith("python -m backend.train attribution")
 
 
 def test_any_size_embed_and_decode(backend):

@@ -88,7 +88,7 @@ def ablation_eval() -> dict:
     cfg = R.EvalConfig(rounds=1, pgd_eps=(), cross=False, distortions=(), matched_psnr=None, seed=1)
     res = R.evaluate([m for m in L.VARIANTS if L.weights_path(m).is_file()], imgs, cfg)
     for m, d in res.items():
-        print(m, L.metadata(L.weights_path(m)).get("steps"), "steps", {k: d[k] for k in ("clean_acc", "psnr",
+        print(m, L.metadata(L.weights_path(m)).extra.get("steps"), "steps", {k: d[k] for k in ("clean_acc", "psnr",
                                                                                        "self_acc_a", "self_acc_b")})
     return res
 
@@ -99,7 +99,7 @@ def test_ablation_reembedding_loss_carries_the_recovery(ablation_eval) -> None:
     defense. All variants share one training budget (checked here)."""
     if set(ablation_eval) != set(L.VARIANTS):
         pytest.skip("not every ablation variant is shipped")
-    steps = {L.metadata(L.weights_path(m)).get("steps") for m in L.VARIANTS}
+    steps = {L.metadata(L.weights_path(m)).extra.get("steps") for m in L.VARIANTS}
     assert len(steps) == 1, f"variants trained with different budgets: {steps}"
     with_re = {m: ablation_eval[m]["self_acc_a"][0] for m in ("reemb", "sn_reemb", "srw")}
     without = {m: ablation_eval[m]["self_acc_a"][0] for m in ("plain", "sn")}

@@ -223,9 +223,7 @@ def test_ddim_inversion_inverts_the_sampler_for_both_targets(tmp_path, predictio
     trained on (a fresh untrained net: the check is the bookkeeping of eps vs v, not the weights); the temporal
     attention layers load from the file's config."""
     torch = pytest.importorskip("torch")
-    from safetensors.torch import save_file
-
-    from backend.watermark.sigmark.channel import TinyChannel, TinyConfig, build_models, config_json
+    from backend.watermark.sigmark.channel import TinyChannel, TinyConfig, build_models, save_weights
 
     torch.manual_seed(0)
     cfg = TinyConfig(frames=9, prediction_type=prediction_type, steps=10, decoder_inv_steps=0,
@@ -234,10 +232,7 @@ def test_ddim_inversion_inverts_the_sampler_for_both_targets(tmp_path, predictio
     if attention:  # give the zero-initialised attention outputs weights, so that the check covers them
         for blk in den.blocks:
             torch.nn.init.normal_(blk.ta.attn.out_proj.weight, std=0.05)
-    state = {f"vae.{k}": v.contiguous() for k, v in vae.state_dict().items()}
-    state.update({f"den.{k}": v.contiguous() for k, v in den.state_dict().items()})
-    path = tmp_path / "tiny.safetensors"
-    save_file(state, str(path), metadata={"config": config_json(cfg)})
+    path = save_weights(tmp_path / "tiny.safetensors", vae, den, cfg)
     ch = TinyChannel(path)
     assert ch.ddim.config.prediction_type == ch.inverse.config.prediction_type == prediction_type
     z = np.random.default_rng(1).standard_normal(ch.latent_shape).astype(np.float32)

@@ -58,7 +58,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from backend.errors import InputError
+from backend import weights
 from backend.runtime import ASSETS
 
 VARIANTS: dict[str, dict[str, bool]] = {
@@ -451,43 +451,32 @@ def sensitivity(f: callable, x: torch.Tensor, n_random: int = 16, radius: float 
 
 
 # ------------------------------------------------------------------------------------------------- weights i/o
-def save(model: SRWModel, path: str | Path, extra: dict[str, str] | None = None) -> None:
-    from safetensors.torch import save_file
+MADE_BY = "python -m backend.train rewatermark"
 
-    meta = {k: str(v) for k, v in asdict(model.cfg).items()}
-    meta.update(extra or {})
-    save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(path), metadata=meta)
+
+def save(model: SRWModel, path: str | Path, *, command: str = "", steps: int | None = None,
+         data_seeds: dict | None = None, quality: dict | None = None) -> Path:
+    """Save an SRW-family model through :mod:`backend.weights` (config = :class:`SRWConfig`; training steps in
+    ``extra``)."""
+    return weights.save(path, model, config=asdict(model.cfg), command=command, data_seeds=data_seeds,
+                        quality=quality, extra={} if steps is None else {"steps": int(steps)})
 
 
 def load(path: str | Path) -> SRWModel:
     """Load an SRW-family model (eval mode, no gradients on parameters) from safetensors."""
-    from safetensors import safe_open
-    from safetensors.torch import load_file
-
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"No re-watermarking weights at {p}. Train them with `python -m backend.train rewatermark`.")
-    with safe_open(str(p), framework="pt") as f:
-        meta = f.metadata() or {}
-    kw: dict[str, object] = {}
-    for fl in fields(SRWConfig):
-        if fl.name in meta:
-            raw = meta[fl.name]
-            kw[fl.name] = (raw == "True") if fl.type in ("bool", bool) else raw if fl.type in ("str", str) else (
-                float(raw) if fl.type in ("float", float) else int(raw))
-    model = SRWModel(SRWConfig(**kw))
-    model.load_state_dict(load_file(str(p)))
+    state, meta = weights.load(path, made_by=MADE_BY)
+    names = {f.name for f in fields(SRWConfig)}
+    model = SRWModel(SRWConfig(**{k: v for k, v in meta.config.items() if k in names}))
+    model.load_state_dict(state)
     model.eval()
     for prm in model.parameters():
         prm.requires_grad_(False)
     return model
 
 
-def metadata(path: str | Path) -> dict[str, str]:
-    from safetensors import safe_open
-
-    with safe_open(str(path), framework="pt") as f:
-        return dict(f.metadata() or {})
+def metadata(path: str | Path) -> weights.WeightsMeta:
+    """The metadata of a weights file (:class:`backend.weights.WeightsMeta`; ``extra["steps"]``: training steps)."""
+    return weights.read_meta(path)
 
 
 def count_parameters(module: nn.Module) -> int:

@@ -34,7 +34,6 @@ Shapes: videos are float32 numpy/torch arrays ``[F, H, W, 3]`` in [0, 1] at the 
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import asdict, dataclass
@@ -49,6 +48,7 @@ from backend.runtime import ASSETS, Progress, report
 # the shipped weights; SIGMARK_WEIGHTS=<file> evaluates candidate weights (claims tests, benchmark) without replacing them
 WEIGHTS = Path(os.environ.get("SIGMARK_WEIGHTS") or ASSETS / "sigmark_tiny_vldm.safetensors")
 TEMPORAL = 4  # frames per latent frame after the first (causal VAE grouping)
+MADE_BY = "python -m backend.train sigmark"
 
 
 # ----------------------------------------------------------------------------------------------- synthetic clips
@@ -200,22 +200,16 @@ class TinyChannel(Channel):
 
     def __init__(self, path: Path | str = WEIGHTS, steps: int | None = None):
         torch = _torch()
-        from safetensors import safe_open
-        from safetensors.torch import load_file
+        from backend import weights
 
         path = Path(path)
-        if not path.is_file():
-            raise InputError(f"The tiny video diffusion weights are missing ({path.name}); run "
-                             "`python -m backend.train sigmark`.")
-        with safe_open(str(path), "pt") as fh:
-            meta = fh.metadata() or {}
-        self.cfg = TinyConfig(**json.loads(meta.get("config", "{}")))
+        state, meta = weights.load(path, made_by=MADE_BY)
+        self.cfg = TinyConfig(**meta.config)
         if steps is not None:
             self.cfg.steps = steps
         self.frames, self.size, self.latent_channels = self.cfg.frames, self.cfg.size, self.cfg.latent_channels
         self.spatial_factor = self.cfg.spatial
         self.vae, self.den = build_models(self.cfg)
-        state = load_file(str(path))
         self.vae.load_state_dict({k[4:]: v for k, v in state.items() if k.startswith("vae.")})
         self.den.load_state_dict({k[4:]: v for k, v in state.items() if k.startswith("den.")})
         self.vae.eval()
@@ -441,8 +435,21 @@ def get_channel(name: str = "tiny", **kwargs: Any) -> Channel:
     raise ValueError(f"unknown channel {name!r}; valid: {', '.join(_CHANNELS)}")
 
 
-def config_json(cfg: TinyConfig) -> str:
-    return json.dumps(asdict(cfg))
+def save_weights(path: str | Path, vae: Any, den: Any, cfg: TinyConfig, *, command: str = "",
+                 data_seeds: dict | None = None, quality: dict | None = None) -> Path:
+    """Write both networks (tensor names ``vae.*`` and ``den.*``) with ``cfg`` through :mod:`backend.weights`."""
+    from backend import weights
+
+    state = {f"vae.{k}": v for k, v in vae.state_dict().items()}
+    state.update({f"den.{k}": v for k, v in den.state_dict().items()})
+    return weights.save(path, state, config=asdict(cfg), command=command, data_seeds=data_seeds, quality=quality)
+
+
+def read_config(path: str | Path) -> TinyConfig:
+    """The :class:`TinyConfig` a weights file was trained with."""
+    from backend import weights
+
+    return TinyConfig(**weights.read_meta(path).config)
 
 
 def load_video_for(channel: Channel, data: bytes, name: str):

@@ -136,7 +136,7 @@ if r := res_all.get("run"):
     st.caption(f"Same random {r['params']['filters']}-filter model for every length. Continuous MACs per doubling: "
                f"{ratios} (claim 2.2-2.5; naive 4). Fitted slopes: about 2 (naive), 1.5 (epoched), 1.1-1.2 "
                "(continuous, L log^2 L). Wall time includes Python overhead per step, which favours naive at short "
-               "lengths; see benchmarks/RESULTS_futurefill.md for 2^12..2^16.")
+               "lengths; see benchmarks/results/futurefill.md for 2^12..2^16.")
     bench_df = pd.DataFrame(b["rows"])
     json_download("Download results (JSON)", {**r, "provenance": provenance(
         r["params"]["seed"], **{k: v for k, v in r["params"].items() if k != "seed"})},

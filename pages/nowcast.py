@@ -146,7 +146,7 @@ if res:
                              horizontal=True, key="nowcast_thr_s")
             st.plotly_chart(fig.skill_curves(scores, leads_min, metric, thr_s), key="nowcast_skill")
             st.caption("One case is noisy: `python -m backend nowcast evaluate` pools many held-out cases "
-                       "(benchmarks/RESULTS_nowcast.md).")
+                       "(benchmarks/results/nowcast.md).")
     with tabs[3]:
         if scores:
             st.plotly_chart(fig.reliability(scores), key="nowcast_rel")

@@ -125,7 +125,7 @@ def test_ode_rhs_conserves_mass_when_nobody_enters_or_leaves() -> None:
 def test_ode_edge_flux_carries_a_lone_agents_density_exactly() -> None:
     """The continuity structure: an agent's move is one edge whose flux ``s_i rho(sender_i)`` leaves its cells at t and
     enters its cells at t + 1. With that flux equal to 1, one Euler step maps the DDM at t onto the DDM at t + 1 (the
-    sessions 1-2 relaxation ``rho_j sum_i s_i P_ij(t)`` could not: it removed ``P(t)^2`` instead of ``P(t)``)."""
+    relaxation ``rho_j sum_i s_i P_ij(t)`` cannot: it removes ``P(t)^2`` instead of ``P(t)``)."""
     ode = DensityODE(GRID, embed_dim=4)
     p0 = torch.tensor([[[7.3, 9.6]]])
     p1 = p0 + torch.tensor([0.45, -0.3])
@@ -212,7 +212,7 @@ def test_training_lowers_the_density_loss(small_clip: Clip) -> None:
 
 def test_temperature_floor_stops_the_density_kernel_from_widening(small_clip: Clip) -> None:
     """With the released clamp [1e-3, 1e3] the density loss alone pulls T down (a wider kernel flattens every density
-    map, the collapse that made the density term inert in session 1); STDDN's ODE keeps T >= t_min = 1 (kernel std
+    map, a collapse that makes the density term inert); STDDN's ODE keeps T >= t_min = 1 (kernel std
     <= 0.71 m) by projecting the raw parameter after each step."""
     ct = ClipTensors.from_clip(small_clip)
     batch = collate([make_window(ct, t0, 10) for t0 in (10, 40)], small_clip.dt)

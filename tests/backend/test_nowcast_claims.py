@@ -6,7 +6,7 @@ hour on and at least the NWP channel's at every lead.
 
 ci tier: a fixed small subset (held-out seeds 20000-20002), averaged over the leads beyond the first hour.
 full tier (``-m full``): 24 held-out cases, and the same comparisons hour by hour.
-Numbers measured on the shipped weights are in assets/MANIFEST_nowcast.md and benchmarks/RESULTS_nowcast.md.
+Numbers measured on the shipped weights are in assets/manifest.json and benchmarks/results/nowcast.md.
 """
 
 from __future__ import annotations
@@ -40,13 +40,13 @@ def test_crps_beats_rival_beyond_the_first_hour(ci_claims, rival):
     assert c["holds"], c
 
 
-# Known failures on the ci subset with the shipped weights (assets/MANIFEST_nowcast.md; the bounds are unchanged).
+# Known failures on the ci subset with the shipped weights (the bounds are those of the claim).
 # Seeds 20000-20002 are three mostly dry cases: one (20002) holds ~70 % of the pixels >= 1 mm/h, so the CSI comparisons
 # rest on a few hundred pixels per lead.
 CSI_EXTRAPOLATION_XFAIL = pytest.mark.xfail(strict=False, reason=(
     "measured: CSI at 1 mm/h averaged from 1 h on is 0.092 for the model vs 0.140 for LK extrapolation on seeds "
     "20000-20002 (the model forecasts case 20002's rain to decay faster than it does); on 24 held-out cases see "
-    "benchmarks/RESULTS_nowcast.md"))
+    "benchmarks/results/nowcast.md"))
 CSI_NWP_XFAIL = pytest.mark.xfail(strict=False, reason=(
     "measured: the model's CSI at 1 mm/h is below the NWP channel's at leads 10 and 12-17 on seeds 20000-20002 "
     "(mean over leads 0.134 vs 0.100): in case 20001 the NWP run's position error is only ~1 px and it places a "

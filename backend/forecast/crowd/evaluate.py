@@ -177,7 +177,7 @@ def ablation_summary(assets: Path | None = None) -> dict:
             recs = [r["scenes"][sc][m] for r in per_seed if sc in r["scenes"]]
             out["scenes"][sc][m] = {k: float(np.mean([x[k] for x in recs])) for k in ("MAE", "OT")}
             walls = [x["wall_crossings"] for x in recs if "wall_crossings" in x]
-            if walls:  # recorded from session 3 on; mean over the seeds that have it
+            if walls:  # not every recorded evaluation has them; mean over the seeds that do
                 out["scenes"][sc][m]["wall_crossings"] = float(np.mean(walls))
     return out
 
@@ -194,7 +194,7 @@ def scene_text(summary: dict) -> str:
     return "Per held-out scene (60 s, mean over seeds, STDDN vs ablation): " + "; ".join(parts) + "."
 
 
-def ablation_text(summary: dict, tier: str = "full", why: str = " (assets/MANIFEST_crowd.md explains why)") -> str:
+def ablation_text(summary: dict, tier: str = "full", why: str = " (tests/backend/test_crowd_claims.py's ABLATION_NOTE says why)") -> str:
     """One markdown sentence reading :func:`ablation_summary` (means over seeds, min-max in brackets)."""
     if not summary["seeds"]:
         return "No recorded evaluation of the ablation yet."

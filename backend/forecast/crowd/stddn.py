@@ -32,7 +32,7 @@ Miniature choices and deviations (documented, deliberate):
   (step 0) is dropped (it is a bias).
 * The released head reads only the EGNN's invariant hidden state; we also add the last layer's equivariant aggregate
   ``mean_j (p_j - p_i) f_x(m_ij)`` (which the code computes and discards) so interactions keep their direction.
-* Environment (checked against the released code in session 4): the network sees (a) its current waypoint through the
+* Environment (checked against the released code): the network sees (a) its current waypoint through the
   goal term ``(v0 e_goal - v) / tau`` (GC: one waypoint per agent, its last observed position; an agent moves to its
   next waypoint within 0.5 m and leaves at the last), (b) the top-6 pedestrians within 4 m whose direction is within
   90 degrees of its heading, as relative (p, v, a), and (c) the top-5 obstacle points within 4 m under the same
@@ -42,7 +42,8 @@ Miniature choices and deviations (documented, deliberate):
   selection, and the obstacle EGNN's equivariant aggregate also reaches the output (see the previous point). Neither
   the released rollout (training or ``simulate``) nor ours has any wall or collision handling: positions are
   integrated as ``p + v dt``, never clamped or projected. ``evaluate.wall_response`` measures how much the trained
-  networks use the obstacle branch (very little: session 4 notes in assets/MANIFEST_crowd.md).
+  networks use the obstacle branch (very little: ``python -m backend.train crowd --walls`` records it in
+  assets/crowd_eval.json["walls"]).
 * Outflow: the code's outflow uses the extrapolated next move (t + 1 -> t + 2) times the DDM of predicted positions,
   which does not conserve mass. By default (``outflow="conservative"``) each agent's move is one directed edge of the
   graph carrying the flux ``f_i = s_i rho(sender_i)`` with ``rho(sender_i) = P_i(t) . rho`` (the paper's inflow
@@ -51,17 +52,17 @@ Miniature choices and deviations (documented, deliberate):
   released formula's "density at the cell times the strengths of the edges leaving it" with consistent time indices,
   i.e. the continuity equation on the learned graph; its right-hand side sums to zero when nobody enters or leaves, and
   with ``f_i = 1`` one Euler step carries an agent's soft density exactly from its cells at t to those at t + 1.
-  (Session 3: sessions 1-2 relaxed the outflow as ``rho_j sum_i s_i P_ij(t)``, which also conserves mass but cannot
-  move an agent's own kernel -- for a lone agent it removes ``P(t)^2`` and adds ``|P(t)|^2 P(t+1)`` -- so the fitted
-  ODE beat "density stays put" by only 13% on training windows and the density term barely reached the network; the
-  released formula does not beat it at all on our data. The edge flux beats it by about 60%.)
+  (Why the edge flux: the relaxation ``rho_j sum_i s_i P_ij(t)`` also conserves mass but cannot move an agent's own
+  kernel -- for a lone agent it removes ``P(t)^2`` and adds ``|P(t)|^2 P(t+1)`` -- so a fitted ODE with it beats
+  "density stays put" by only 13% on training windows and the density term barely reaches the network; the released
+  formula does not beat it at all on our data. The edge flux beats it by about 60%.)
   ``outflow="code"`` reproduces the released formula.
 * CGD of the inflow compares P(t) with P(t + 1) (the code compares P(t) with itself, a quirk).
 * The optional GC velocity-fusion CNN is not used (``fused_v`` off).
-* DDM temperature floor (session 2): the released code clamps T to [1e-3, 1e3] (on 0.2 m cells). With that range the
-  learned T collapsed in our training (1 -> 0.026, a kernel about 4 m wide on 1 m cells): widening the kernel makes every
+* DDM temperature floor: the released code clamps T to [1e-3, 1e3] (on 0.2 m cells). With that range the
+  learned T collapses in our training (1 -> 0.026, a kernel about 4 m wide on 1 m cells): widening the kernel makes every
   density map nearly uniform, so ``L_rho`` falls without any flow being modelled, and its gradient on the trajectory
-  network vanished (about 1e-7 of the acceleration term's; 5000x more at T = 1). The drift also happens when the
+  network vanishes (about 1e-7 of the acceleration term's; 5000x more at T = 1). The drift also happens when the
   label's T is detached (it runs through the ODE's own soft assignments), so we bound the kernel instead: T >= t_min =
   1, the released initial value, i.e. the kernel (standard deviation ``1 / sqrt(2 T)`` = 0.71 m) may sharpen but never
   grow wider than at the start; a physical length, since our cells are 5x coarser than the paper's. T stays learnable
@@ -446,7 +447,7 @@ def rollout_window(net: MicroNet, b: WindowBatch) -> tuple[torch.Tensor, torch.T
     """Autoregressive micro rollout over the window with ground-truth injection of forced (warm-up / entering) agents.
     As in the released code, the relational and history inputs are detached, while the current velocity (goal term) and
     acceleration (the denoiser's ``x``) stay attached, so later losses reach earlier steps through the network as well as
-    through the state update. (Session 1 detached every input, which cut that path.)"""
+    through the state update (detaching every input would cut that path)."""
     K1 = b.p.shape[1]
     dt = b.dt
     p, v, a = b.p[:, 0], b.v[:, 0], b.a[:, 0]

@@ -3,8 +3,8 @@
 Schedule (released code, ``st_supervisor.py``): three stages switched by early-stopping patience on the validation loss,
 "trajectory" (lambda1 = 1, lambda2 = 0.1) -> "physics" (0.1, 1) -> "joint" (1, 1); two Adam optimisers (trajectory
 network at ``lr``, physics parameters -- cell embeddings and T -- at ``lr / 2``) with StepLR. Windows of 10 frames with
-time decay 0.9 on the trajectory terms. What each stage updates follows the released supervisor (session 3; sessions
-1-2 back-propagated ``lam1 (a + p) + lam2 rho`` into both parts in every stage):
+time decay 0.9 on the trajectory terms. What each stage updates follows the released supervisor (back-propagating
+``lam1 (a + p) + lam2 rho`` into both parts in every stage instead trains a different method):
 
 * "trajectory": only the trajectory terms ``MSE(a) + MSE(p)`` are back-propagated, only the network is updated (the
   ODE's parameters, T included, are frozen; lambda2 = 0.1 only weights the logged total);

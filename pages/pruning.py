@@ -10,7 +10,7 @@ import streamlit as st
 
 from backend.compression import corpus
 from backend.compression.jobs import metrics_rows
-from backend.compression.pruning import COMPENSATION_LABELS, SCORES, PruneConfig, n_to_drop
+from backend.compression.pruning import COMPENSATIONS, SCORES, PruneConfig, n_to_drop
 from backend.errors import InputError
 from backend.runtime import ASSETS, provenance
 from ui.figures import pruning as figs
@@ -35,7 +35,7 @@ not comparable with the paper's WikiText-2 numbers. The pruned model is not kept
 (`python -m backend pruning run ... --out DIR`) writes it as a Hugging Face folder.
 """)
 
-SCORE_KEYS, COMP_KEYS = list(SCORES), list(COMPENSATION_LABELS)
+SCORE_KEYS, COMP_KEYS = list(SCORES), list(COMPENSATIONS)
 
 
 @st.cache_data(max_entries=2, show_spinner=False)
@@ -78,8 +78,10 @@ with tab_run:
                 st.error(str(err), icon=":material/error:")
     with st.form("pruning_form"):
         c1, c2 = st.columns(2)
-        score = c1.selectbox("Importance score", SCORE_KEYS, index=1, format_func=SCORES.label)
-        comp = c2.selectbox("Compensation", COMP_KEYS, index=2, format_func=COMPENSATION_LABELS.get)
+        score = c1.selectbox("Importance score", SCORE_KEYS, index=SCORE_KEYS.index(PruneConfig.score),
+                             format_func=SCORES.label)
+        comp = c2.selectbox("Compensation", COMP_KEYS, index=COMP_KEYS.index(PruneConfig.compensation),
+                            format_func=COMPENSATIONS.label)
         ratio = c1.slider("Prune ratio", 0.1, 0.5, 0.2, 0.05, format="%.2f")
         n_calib = c2.select_slider("Calibration segments N (x 128 tokens)", [8, 16, 32, 64, 128], value=32)
         n_eval = c1.slider("Held-out windows for perplexity", 4, 32, 16, 4)
@@ -220,7 +222,8 @@ with tab_enc:
     with st.form("enc_form"):
         e1, e2, e3 = st.columns(3)
         e_ratio = e1.slider("Prune ratio", 0.1, 0.5, 0.3, 0.05, key="enc_ratio")
-        e_comp = e2.selectbox("Compensation", COMP_KEYS, index=2, format_func=COMPENSATION_LABELS.get, key="enc_comp")
+        e_comp = e2.selectbox("Compensation", COMP_KEYS, index=COMP_KEYS.index(PruneConfig.compensation),
+                              format_func=COMPENSATIONS.label, key="enc_comp")
         e_n = e3.select_slider("Calibration paragraphs", [8, 16, 32, 64], 32, key="enc_n")
         go_enc = st.form_submit_button("Prune MiniLM", icon=":material/content_cut:")
     if go_enc:

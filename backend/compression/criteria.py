@@ -181,7 +181,6 @@ COMPENSATIONS.add("ls", _ridge_ls, label="ridge least squares", kind="baseline",
 COMPENSATIONS.add("rotation", _rotation, label="rotation (RCPU)", kind="ours", color="#1f77b4")
 COMPENSATIONS.add("rotation_scale", _rotation_scale, label="rotation + scale", kind="ours", color="#17becf")
 COMPENSATIONS.add("bias", _bias, label="mean bias (FLAP)", kind="baseline", color="#ff7f0e")
-COMPENSATION_LABELS = COMPENSATIONS.labels()
 
 
 def get_compensation(name: str) -> CompFn:
@@ -213,7 +212,7 @@ def output_error(W: torch.Tensor, X: torch.Tensor, keep: torch.Tensor, comp: Com
 
 
 __all__ = [
-    "COMPENSATIONS", "COMPENSATION_LABELS", "SCORES", "ColumnStats", "Compensated", "Score", "column_stats",
+    "COMPENSATIONS", "SCORES", "ColumnStats", "Compensated", "Score", "column_stats",
     "compensate", "get_compensation", "get_score", "head_scores", "n_to_drop", "output_error", "procrustes",
     "score_columns", "select_keep",
 ]

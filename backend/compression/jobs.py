@@ -18,7 +18,7 @@ from ..errors import InputError
 from ..runtime import Progress, provenance, report, sub_progress, timed
 from . import corpus, lmtools
 from .lab import capture_layer
-from .pruning import COMPENSATION_LABELS, SCORES, PruneConfig, check_llama_family, geometry, prune_llama
+from .pruning import COMPENSATIONS, SCORES, PruneConfig, check_llama_family, geometry, prune_llama
 
 DEFAULT_PROMPT = "Explain in one sentence what a Python list comprehension is."
 _DENSE_CACHE: dict[tuple, dict[str, Any]] = {}
@@ -105,7 +105,7 @@ def run_pruning(
                      "text_source": split.source, "calib_tokens_available": int(split.calib_tokens.numel()),
                      "heldout_tokens_available": int(split.heldout_tokens.numel()), "prompt": prompt,
                      "score_label": SCORES.label(cfg.score),
-                     "compensation_label": COMPENSATION_LABELS[cfg.compensation]},
+                     "compensation_label": COMPENSATIONS.label(cfg.compensation)},
         "model": {"source": getattr(lm, "source", ""), "layers": geo.layers, "heads": geo.num_heads,
                   "kv_heads": geo.num_kv_heads, "head_dim": geo.head_dim, "intermediate": geo.intermediate},
         "dense": dense,

@@ -61,7 +61,6 @@ from ..errors import InputError
 from ..registry import Registry
 from ..runtime import Progress, report, timed
 from .criteria import (  # noqa: F401 - the scores and compensations, re-exported for callers of this module
-    COMPENSATION_LABELS,
     COMPENSATIONS,
     SCORES,
     ColumnStats,

@@ -37,7 +37,7 @@ the nearest of all stored per-frame messages by edit distance; no temporal index
 video VAEs (frames permuted inside their groups, or one frame dropped at the start, put every latent frame at chance).
 SGO restores insertions. Drops need SGO's segmentation to find the cut; the tiny model's samples still flicker (frame
 difference about 2.3x the training clips, with jumps where one latent frame's group ends), so it misses some cuts
-(58% of 2-frame drop cuts found on the previous weights, 92% on the training clips); the row "SGO given the true cuts"
+(92% of 2-frame drop cuts found on the training clips); the row "SGO given the true cuts"
 shows what SGO's phase search does once the cut is known. A 32-bit message is a majority vote over all latent frames (the paper's "512 bits"):
 the frames before an edit keep it alive even without SGO; the 192-bit layout (32 bits per latent frame, the paper's
 "512x16 bits") shows the loss directly.

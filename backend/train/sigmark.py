@@ -8,15 +8,15 @@ textured backgrounds and bouncing shapes, 25 frames of 32x32):
    around the data latents, which keeps the decoder injective and the encoder its left inverse where the sampler goes;
    the watermark's extraction relies on it);
 2. the scaling factor ``1 / std`` of the latent means;
-3. the space-time denoiser on the scaled latents with diffusers' ``DDPMScheduler``, predicting v (default for fresh
-   runs since session 4; eps prediction left the tiny net an error floor at high noise that DDIM amplified into
+3. the space-time denoiser on the scaled latents with diffusers' ``DDPMScheduler``, predicting v (the default for fresh
+   runs; eps prediction left the tiny net an error floor at high noise that DDIM amplified into
    over-dispersed, flickering samples);
 4. a short joint fine-tune of the VAE on the denoiser's own DDIM samples (same cycle term, reconstruction kept);
 5. a fresh v-prediction denoiser with temporal attention (``--den-final-steps 2500``, ``--den-final-reinit``: the
-   defaults since session 5) trained on the final VAE's latents with a re-estimated scaling factor (stage 4 moves the
+   defaults) trained on the final VAE's latents with a re-estimated scaling factor (stage 4 moves the
    latent space); ``--no-den-final-reinit`` fine-tunes the stage-3 / loaded denoiser instead, ``--den-final-steps 0``
-   skips the stage. The session-4 weights are this stage run on the session-2/3 VAE; the defaults run stages 1-5 in
-   one command.
+   skips the stage. The defaults run stages 1-5 in one command (the shipped weights: ``python -m backend.train
+   sigmark --cycle-steps 481``).
 
 Writes ``assets/sigmark_tiny_vldm.safetensors`` (both nets, config in the metadata) and
 ``assets/sigmark_tiny_vldm_train.json`` (settings, loss curves, held-out quality: VAE PSNR, sample statistics vs data,
@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--den-final-steps", type=int, default=2500,
                    help="stage 5: re-estimate the scaling factor on the FINAL VAE's data latents and fine-tune the "
                         "denoiser on them (stage 4 moves the VAE's latent space away from the one the denoiser "
-                        "learnt: data latent std 1.0 -> 1.52 in session 2, which made the samples off-manifold and "
+                        "learnt: data latent std 1.0 -> 1.52 when it was skipped, which made the samples off-manifold and "
                         "flickery); 0 skips the stage")
     p.add_argument("--den-final-lr", type=float, default=1e-3)
     p.add_argument("--den-final-reinit", action=argparse.BooleanOptionalAction, default=True,
@@ -59,11 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prediction-type", choices=("epsilon", "v_prediction"), default=None,
                    help="denoiser target (default: the loaded weights' config, else v_prediction). eps prediction "
                         "left the tiny net an error floor at high noise that DDIM amplifies by 1/sqrt(alpha_bar) into "
-                        "over-dispersed, flickering samples (session 4); v prediction (Salimans & Ho 2022) does not")
+                        "over-dispersed, flickering samples; v prediction (Salimans & Ho 2022) does not")
     p.add_argument("--temporal-attention", action=argparse.BooleanOptionalAction, default=True,
                    help="give a FRESH denoiser (stage 3 without --init, or stage 5 with --den-final-reinit) a temporal "
-                        "self-attention layer per block, as the session-4 weights have (--no-temporal-attention: the "
-                        "session-2 architecture)")
+                        "self-attention layer per block, as the shipped weights have (--no-temporal-attention: none)")
     p.add_argument("--vae-batch", type=int, default=8)
     p.add_argument("--den-batch", type=int, default=16)
     p.add_argument("--lr", type=float, default=2e-3)

@@ -1,4 +1,4 @@
-"""The ``rewatermark`` CLI group through argparse (the lead wires ``python -m backend``): run, evaluate, bad input."""
+"""The ``rewatermark`` CLI group through argparse: run, evaluate, bad input."""
 
 from __future__ import annotations
 

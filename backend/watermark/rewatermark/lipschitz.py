@@ -28,7 +28,7 @@ The miniature (deviations, all stated on the page and in the manifest):
   weight is 0 for the first 30 % of steps and then ramps (the spec's warm-up against the encoder collapsing to identity).
 - A residual cap: the residual is scaled down (never up) so the frame PSNR is at least ``psnr_floor`` dB (32 dB). The
   paper controls strength only through the loss weights; the cap is the same for every variant, so the comparison between
-  variants is at a common maximum strength. Measured (session 3): without the cap (``--psnr-floor 0``, the paper's
+  variants is at a common maximum strength. Measured (``python -m backend.train rewatermark --psnr-floor 0``): without the cap (``--psnr-floor 0``, the paper's
   ``clamp(x + s_f * residual)``) the same plain recipe ends at 27.0 dB and still keeps A after one self-re-watermarking
   round (0.733 on 256 validation frames, 0.664 on the 8-image ci subset; capped: 0.744 / 0.727), so the cap is not what
   stops the one-round overwrite; it is kept so every variant meets the issue's 30 dB.

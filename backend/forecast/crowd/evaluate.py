@@ -194,7 +194,8 @@ def scene_text(summary: dict) -> str:
     return "Per held-out scene (60 s, mean over seeds, STDDN vs ablation): " + "; ".join(parts) + "."
 
 
-def ablation_text(summary: dict, tier: str = "full", why: str = " (tests/backend/test_crowd_claims.py's ABLATION_NOTE says why)") -> str:
+def ablation_text(summary: dict, tier: str = "full", why: str = " (the wall and density-control diagnostics say why)"
+                  ) -> str:
     """One markdown sentence reading :func:`ablation_summary` (means over seeds, min-max in brackets)."""
     if not summary["seeds"]:
         return "No recorded evaluation of the ablation yet."

@@ -29,8 +29,8 @@ from common import machine, median_ms  # noqa: E402  (benchmarks/common.py)
 
 
 def cost_table(repeats: int) -> tuple[list[dict], dict]:
-    from backend.watermark.attribution import bounds as A
     from backend.watermark import codes as C
+    from backend.watermark.attribution import bounds as A
     from backend.watermark.datasets import load_photo
     from backend.watermark.registry import get_method
 
@@ -103,8 +103,8 @@ def quality_table(n_images: int, seed: int = 0) -> list[dict]:
 def write_eval(path: Path, n_images: int, clean: int, seed: int = 0) -> dict:
     """The page's evaluation data: strength sweeps for both backends x both code strategies."""
     from backend.runtime import provenance
-    from backend.watermark.attribution import evaluation as E
     from backend.watermark.attacks import ATTACKS
+    from backend.watermark.attribution import evaluation as E
     from backend.watermark.datasets import heldout_images
 
     images = heldout_images(n_images, seed=seed, min_side=256, max_side=512)

@@ -62,9 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from backend.runtime import setup_torch
-    from backend.watermark.rewatermark import lipschitz as L
-    from backend.watermark.rewatermark import core as R
     from backend.watermark.datasets import load_photo
+    from backend.watermark.rewatermark import core as R
+    from backend.watermark.rewatermark import lipschitz as L
 
     setup_torch(1)
     print(machine())

@@ -14,9 +14,14 @@ All images are 8-bit RGB ``numpy`` arrays of shape ``(H, W, 3)``; functions are 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
+
+if TYPE_CHECKING:
+    from backend.io import ImageLimits
 
 HELDOUT_PHOTOS: tuple[str, ...] = ("astronaut", "camera", "coffee", "chelsea", "rocket")
 TRAIN_PHOTOS: tuple[str, ...] = (
@@ -171,3 +176,31 @@ def heldout_images(count: int, seed: int = 0, min_side: int = 128, max_side: int
 def preset_images() -> dict[str, Callable[[], np.ndarray]]:
     """Held-out photos for the page's presets (loaders, so nothing is decoded before it is needed)."""
     return {name: (lambda n=name: load_photo(n)) for name in HELDOUT_PHOTOS}
+
+
+# ------------------------------------------------------------------------------------------- user files (CLIs)
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
+
+
+def read_image_file(path: str | Path, limits: ImageLimits | None = None) -> np.ndarray:
+    """An image file as ``(H, W, 3)`` uint8 RGB, decoded safely (:func:`backend.io.decode_image`, its limits)."""
+    from backend.errors import InputError
+    from backend.io import decode_image
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"No such file: {p}")
+    return np.asarray(decode_image(p.read_bytes(), limits, name=p.name))
+
+
+def image_folder(folder: str | Path, limit: int) -> list[Path]:
+    """The first ``limit`` PNG/JPEG/WebP files of a folder, by name; InputError if it is not a folder or holds none."""
+    from backend.errors import InputError
+
+    d = Path(folder)
+    if not d.is_dir():
+        raise InputError(f"{d} is not a folder of images.")
+    files = sorted(p for p in d.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+    if not files:
+        raise InputError(f"No PNG/JPEG/WebP images in {d}.")
+    return files[:limit]

@@ -19,23 +19,13 @@ from pathlib import Path
 
 from backend.cli_common import add_action, add_group
 from backend.errors import InputError
+from backend.watermark.datasets import image_folder, read_image_file
 
 
 def _prov(args: argparse.Namespace, assets: list = (), **params: object) -> dict:
     from backend.runtime import provenance
 
     return provenance(getattr(args, "seed", None), assets, **params)
-
-
-def _read_image(path: str) -> np.ndarray:  # noqa: F821
-    import numpy as np
-
-    from backend.io import decode_image
-
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{path} does not exist or is not a file.")
-    return np.asarray(decode_image(p.read_bytes(), name=p.name))
 
 
 def _backend(args: argparse.Namespace):
@@ -115,7 +105,7 @@ def cmd_embed(args: argparse.Namespace) -> dict:
     be = _backend(args)
     if be.n_bits != reg.n_bits:
         raise InputError(f"the database holds {reg.n_bits}-bit codes but {args.backend} embeds {be.n_bits} bits.")
-    img = _read_image(args.input)
+    img = read_image_file(args.input)
     clock = timed()
     wm = be.embed(img, user.bits(reg.n_bits))
     seconds = clock()
@@ -140,7 +130,7 @@ def cmd_attribute(args: argparse.Namespace) -> dict:
     reg = UserRegistry(args.db, create=False)
     pool = reg.pool()
     be = _backend(args)
-    img = _read_image(args.file)
+    img = read_image_file(args.file)
     clock = timed()
     bits, ok = be.decode_batch([img])
     decode_s = clock()
@@ -173,13 +163,7 @@ def cmd_evaluate(args: argparse.Namespace) -> dict:
     from backend.watermark.datasets import heldout_images
 
     if args.images:
-        folder = Path(args.images)
-        if not folder.is_dir():
-            raise InputError(f"{args.images} is not a folder of images.")
-        files = sorted(p for p in folder.iterdir() if p.suffix.lower() in (".png", ".jpg", ".jpeg", ".webp"))
-        if not files:
-            raise InputError(f"{args.images} holds no PNG/JPEG/WebP images.")
-        images = [_read_image(str(p)) for p in files[: args.count]]
+        images = [read_image_file(p) for p in image_folder(args.images, args.count)]
         source = f"{len(images)} images from {args.images}"
     else:
         images = heldout_images(args.count, seed=args.seed)

@@ -36,13 +36,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _read(path: Path):
-    import numpy as np
+    from backend.io import ImageLimits
+    from backend.watermark.datasets import read_image_file
 
-    from backend.io import ImageLimits, decode_image
-
-    if not path.is_file():
-        raise InputError(f"No such file: {path}")
-    return np.asarray(decode_image(path.read_bytes(), ImageLimits(min_side=32), name=path.name).convert("RGB"))
+    return read_image_file(path, ImageLimits(min_side=32))
 
 
 def _assets(models) -> list[Path]:
@@ -96,13 +93,9 @@ def cmd_evaluate(args: argparse.Namespace) -> dict:
 
             images = heldout_images(args.limit, seed=args.seed, min_side=256, max_side=384)
         else:
-            folder = Path(args.images)
-            if not folder.is_dir():
-                raise InputError(f"{folder} is not a folder (or pass --images heldout).")
-            files = sorted(p for p in folder.iterdir() if p.suffix.lower() in (".png", ".jpg", ".jpeg", ".webp"))
-            if not files:
-                raise InputError(f"No PNG/JPEG/WebP images in {folder}.")
-            images = [_read(p) for p in files[: args.limit]]
+            from backend.watermark.datasets import image_folder
+
+            images = [_read(p) for p in image_folder(args.images, args.limit)]
         cfg = R.EvalConfig(rounds=args.rounds, pgd_iters=args.pgd_iters, seed=args.seed)
         res = R.evaluate(models, images, cfg)
     except ValueError as err:  # InputError included; a bad model name is a ValueError of the registry

@@ -5,12 +5,10 @@ Convolutional Sequence Models" (ICLR 2026; arXiv 2410.03766; project page dshah.
 
 A convolutional sequence model (STU, Hyena-style long convolutions) computes, for every filter ``phi`` of the model,
 the online convolution ``y_t = sum_{j=0}^{t} u_{t-j} phi_j`` (0-indexed here; the paper writes it 1-indexed). During
-generation ``u_{t+1}`` depends on ``y_t``, so the whole convolution cannot be done by one FFT. This module implements,
-exactly, four ways to run that online convolution (engines) and a small model to generate from:
-
-The engines (naive, epoched, continuous, prompted), the FutureFill primitive and the cost model (what ``macs``
-counts) are in :mod:`backend.generation.engines`; this module holds the model, generation with every method,
-their comparison, the benchmark and the series presets.
+generation ``u_{t+1}`` depends on ``y_t``, so the whole convolution cannot be done by one FFT. Four exact ways to run
+that online convolution (naive, epoched, continuous, prompted), the FutureFill primitive and the cost model (what
+``macs`` counts) are in :mod:`backend.generation.engines`; this module holds a small model to generate from,
+generation with every method, their comparison, the benchmark and the series presets.
 
 The model (:class:`ConvSeqModel`): ``F`` filters (spectral STU filters, i.e. the top eigenvectors of the Hankel matrix
 ``Z_ij = 2 / ((i+j)^3 - (i+j))`` scaled by their eigenvalue to the 1/4, as in the STU paper; or random decaying
@@ -19,6 +17,7 @@ sequence (so every engine sees the same draws). The readout can be fitted by rid
 (teacher forcing; one FFT convolution gives all features). What the paper has and this module leaves out: deep
 multi-layer STU/Hyena stacks, MLP blocks and GPU kernels; the online-convolution engines are exactly those of the paper.
 """
+
 from __future__ import annotations
 
 import io

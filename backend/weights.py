@@ -154,6 +154,7 @@ def save(path: str | Path, tensors: dict[str, Any] | Any, *, config: dict[str, A
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + f".tmp{os.getpid()}")
     save_file(state, str(tmp), metadata={META_KEY: meta.to_json()})
+    tmp.chmod(0o644)  # readable by the app's non-root user, whatever the trainer's umask
     os.replace(tmp, p)
     return p
 

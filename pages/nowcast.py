@@ -71,7 +71,8 @@ else:
         except InputError as err:
             st.error(str(err), icon=":material/error:")
 
-from backend.forecast.precip.baselines import METHODS, MODEL_FILE, UNET_FILE  # noqa: E402 - scipy: after the header is drawn
+# scipy loads here, after the header is drawn
+from backend.forecast.precip.baselines import METHODS, MODEL_FILE, UNET_FILE  # noqa: E402
 
 with st.form("nowcast_form"):
     methods = st.multiselect("Methods", list(METHODS), default=list(METHODS), format_func=METHODS.label,

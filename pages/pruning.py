@@ -10,6 +10,7 @@ import streamlit as st
 
 from backend.compression import corpus
 from backend.compression.jobs import metrics_rows
+from backend.compression.lab import LAB_SCORES
 from backend.compression.pruning import COMPENSATIONS, SCORES, PruneConfig, n_to_drop
 from backend.errors import InputError
 from backend.runtime import ASSETS, provenance
@@ -179,7 +180,8 @@ with tab_lab:
                 st.session_state["lab_layer"] = layer
     c1, c2, c3, c4 = st.columns(4)
     l_ratio = c1.select_slider("Ratio", [0.1, 0.2, 0.3, 0.4, 0.5], 0.3, key="lab_ratio")
-    l_score = c2.selectbox("Score", ["variance", "wanda_sp"], key="lab_score")
+    lab_scores = sorted(LAB_SCORES, key=lambda s: s != PruneConfig.score)  # the default score first
+    l_score = c2.selectbox("Score", lab_scores, format_func=SCORES.label, key="lab_score")
     l_sub = c3.radio("Sublayer", ["mlp", "attn"], format_func={"mlp": "down_proj", "attn": "o_proj"}.get,
                      key="lab_sub", horizontal=True)
     l_lam = c4.select_slider("Ridge lambda", [1e-6, 1e-4, 1e-2, 1.0, 100.0], 1e-4, key="lab_lam")

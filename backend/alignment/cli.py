@@ -39,7 +39,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     s.add_argument("--seed", type=int, default=0)
     common(s)
 
-    t = add_action(acts, "text", cmd_text, "SBoN over pasted candidate answers, MiniLM cosine to a reference as the proxy")
+    t = add_action(acts, "text", cmd_text,
+                   "SBoN over pasted candidate answers, MiniLM cosine to a reference as the proxy")
     t.add_argument("--candidates", type=Path, required=True, help="text file: candidates separated by blank lines")
     t.add_argument("--reference", required=True, help="the reference answer")
     t.add_argument("--scores", type=float_list, default=None, help="optional true scores, one per candidate")

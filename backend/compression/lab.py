@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from ..runtime import Progress, report
 from .pruning import (
+    COMPENSATIONS,
     SCORES,
     ColumnStats,
     _capture,
@@ -40,7 +41,8 @@ from .pruning import (
 if TYPE_CHECKING:
     import torch
 
-LAB_COMPENSATIONS = ("none", "ls", "rotation", "rotation_scale")
+LAB_COMPENSATIONS = tuple(c for c in COMPENSATIONS if c != "bias")  # those that change only the kept weights
+LAB_SCORES = ("wanda_sp", "variance")  # the scores the recorded lab covers (python -m backend.train pruning)
 SUBLAYERS = {"attn": "self_attn.o_proj", "mlp": "mlp.down_proj"}
 HIST_TOKENS = 1024
 

@@ -303,7 +303,8 @@ METHODS: Registry[Callable[..., Certificates | DualCertificates]] = Registry("ce
 METHODS.add("global", _global_method, label="global", kind="baseline", color="#1f77b4",
             about="Cohen et al.'s randomized smoothing with one global sigma (pass sigma_idx)")
 METHODS.add("dual", _dual_method, label="dual RS", kind="ours", color="#000000",
-            about="dual RS: smoothed variance estimator picks sigma(x), the expert at that sigma certifies; radius = min")
+            about="dual RS: smoothed variance estimator picks sigma(x), the expert at that sigma certifies; "
+                  "radius = min")
 METHOD_TABLE = {e.name: e.about for e in METHODS.entries()}
 
 # A certification method by name (case-insensitive): ``f(models, x, cfg, gen, **kw)``; an unknown name raises

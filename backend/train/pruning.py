@@ -134,7 +134,7 @@ def lab_preset(lm: Any, path: Path, layer: int, n_list: tuple[int, ...], ratios:
     rows: list[dict[str, Any]] = []
     points: dict[str, Any] = {}
     for key, cap in got["captured"].items():
-        for score in ("wanda_sp", "variance"):
+        for score in lab.LAB_SCORES:
             for ratio in ratios:
                 for r in lab.n_sweep(cap, ratio, 1e-4, score):
                     rows.append({**r, "score": score, "ratio": ratio})

@@ -47,7 +47,8 @@ def test_stddn_beats_constant_velocity_on_held_out_scenes(ci_table: dict[str, di
 ABLATION_NOTE = (
     "Not reproduced on our miniature. With the stages and the ODE's outflow of the released code (released "
     "supervisor: trajectory terms only / ODE only with the network frozen / joint; edge-flux outflow) the ODE's density "
-    "loss is 61% below 'the density stays put' and its gradient on the network 4.5e-3 of the acceleration term's. Mean over 3 training seeds (0-2, same data and budget), STDDN vs its "
+    "loss is 61% below 'the density stays put' and its gradient on the network 4.5e-3 of the acceleration term's. "
+    "Mean over 3 training seeds (0-2, same data and budget), STDDN vs its "
     "ablation: 60 s held-out MAE 2.273 vs 2.316 m (-1.8%, ahead for all 3 seeds) but OT 1.791 vs 1.601 (+11.9%, "
     "behind for all 3; spread 1.684-1.888 vs 1.557-1.653); ci subset MAE 1.204 vs 1.211 m (-0.6%), OT 0.950 vs 0.904 "
     "(+5.1%). The OT deficit is the held-out bottleneck (OT 1.91 vs 1.04; the other three scenes 1.75 vs 1.79), where "

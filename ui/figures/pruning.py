@@ -63,19 +63,21 @@ def ppl_vs_n(rows: list[dict[str, Any]], dense_ppl: float, score: str = "varianc
     fig = make_subplots(rows=1, cols=max(1, len(ratios)), shared_yaxes=True,
                         subplot_titles=[f"ratio {r:.0%}" for r in ratios] or [""])
     for j, ratio in enumerate(ratios, start=1):
-        for comp in ("none", "ls", "rotation", "rotation_scale"):
+        for comp in COMPENSATIONS:
             rs = sorted((r for r in rows if r["ratio"] == ratio and r["score"] == score and r["compensation"] == comp),
                         key=lambda r: r["n_calib"])
             if rs:
                 fig.add_trace(go.Scatter(x=[r["n_calib"] for r in rs], y=[r["perplexity"] for r in rs],
-                                         mode="lines+markers", name=COMPENSATIONS.label(comp), legendgroup=comp, showlegend=j == 1,
+                                         mode="lines+markers", name=COMPENSATIONS.label(comp), legendgroup=comp,
+                                         showlegend=j == 1,
                                          line=dict(color=COMPENSATIONS.color(comp))), 1, j)
         fig.add_hline(y=dense_ppl, line=dict(color=DENSE_COLOR, dash="dash"), row=1, col=j)
         cap = dense_ppl * 20  # a collapse (least squares at tiny N) would flatten every other line
         for r in rows:
             if r["ratio"] == ratio and r["score"] == score and r["perplexity"] > cap:
-                fig.add_annotation(x=np.log10(r["n_calib"]), y=np.log10(cap), text=f"{COMPENSATIONS.label(r['compensation'])}: "
-                                   f"{r['perplexity']:.3g} (off scale)", showarrow=True, arrowhead=2, ay=30,
+                fig.add_annotation(x=np.log10(r["n_calib"]), y=np.log10(cap),
+                                   text=f"{COMPENSATIONS.label(r['compensation'])}: {r['perplexity']:.3g} (off scale)",
+                                   showarrow=True, arrowhead=2, ay=30,
                                    font=dict(color=COMPENSATIONS.color(r["compensation"])), row=1, col=j)
     fig.update_xaxes(type="log", title="calibration segments N (x 128 tokens)")
     fig.update_yaxes(title="held-out perplexity", type="log", col=1, range=[np.log10(dense_ppl * 0.9),
@@ -86,16 +88,18 @@ def ppl_vs_n(rows: list[dict[str, Any]], dense_ppl: float, score: str = "varianc
 def error_vs_n(rows: list[dict[str, Any]], sublayer: str) -> go.Figure:
     """One sublayer: calibration (dashed) and held-out (solid) relative output error vs N for every compensation."""
     fig = go.Figure()
-    for comp in ("none", "ls", "rotation", "rotation_scale"):
+    for comp in COMPENSATIONS:
         rs = sorted((r for r in rows if r["compensation"] == comp and r["sublayer"] == sublayer),
                     key=lambda r: r["n_calib"])
         if not rs:
             continue
         x = [r["n_calib"] for r in rs]
         fig.add_trace(go.Scatter(x=x, y=[r["heldout_err"] for r in rs], mode="lines+markers",
-                                 name=f"{COMPENSATIONS.label(comp)} held-out", line=dict(color=COMPENSATIONS.color(comp))))
+                                 name=f"{COMPENSATIONS.label(comp)} held-out",
+                                 line=dict(color=COMPENSATIONS.color(comp))))
         fig.add_trace(go.Scatter(x=x, y=[r["calib_err"] for r in rs], mode="lines+markers",
-                                 name=f"{COMPENSATIONS.label(comp)} calibration", line=dict(color=COMPENSATIONS.color(comp), dash="dash"),
+                                 name=f"{COMPENSATIONS.label(comp)} calibration",
+                                 line=dict(color=COMPENSATIONS.color(comp), dash="dash"),
                                  marker=dict(symbol="circle-open")))
     fig.update_xaxes(type="log", title="calibration segments N (x 128 tokens)")
     fig.update_yaxes(title="relative error ||Y - Y_hat|| / ||Y||", rangemode="tozero")

@@ -1,12 +1,12 @@
 """The registry of crowd simulators (the pysteps ``interface`` pattern): every method behind one factory.
 
-| name              | kind     | method                                                                                  |
-|-------------------|----------|-----------------------------------------------------------------------------------------|
-| stddn             | ours     | STDDN's trajectory network trained with the density ODE (Liu et al., ICLR 2026)        |
-| micro             | ablation | the same network trained without the density ODE (lambda2 = 0; the paper's ablation)   |
-| social_force      | baseline | the social-force model, default parameters (Helbing & Molnar 1995, circular spec.)     |
-| orca              | baseline | ORCA (van den Berg et al. 2009) through pyrvo, the RVO2 library                         |
-| constant_velocity | baseline | every agent keeps its last velocity                                                     |
+| name              | kind     | method                                                                            |
+|-------------------|----------|-----------------------------------------------------------------------------------|
+| stddn             | ours     | STDDN's trajectory network trained with the density ODE (Liu et al., ICLR 2026)  |
+| micro             | ablation | the same network trained without the density ODE (lambda2 = 0)                   |
+| social_force      | baseline | the social-force model, default parameters (Helbing & Molnar 1995, circular)     |
+| orca              | baseline | ORCA (van den Berg et al. 2009) through pyrvo, the RVO2 library                   |
+| constant_velocity | baseline | every agent keeps its last velocity                                               |
 
 ``METHODS[name]`` is a factory ``(net=None) -> CrowdSimulator`` (see ``rollout.CrowdSimulator``); ``get_method(name,
 **kw)`` builds a fresh simulator (names case-insensitive, '-' and ' ' read as '_'; an unknown name raises InputError

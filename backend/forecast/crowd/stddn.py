@@ -59,8 +59,8 @@ Miniature choices and deviations (documented, deliberate):
   ``outflow="code"`` reproduces the released formula.
 * CGD of the inflow compares P(t) with P(t + 1) (the code compares P(t) with itself, a quirk).
 * The optional GC velocity-fusion CNN is not used (``fused_v`` off).
-* DDM temperature floor: the released code clamps T to [1e-3, 1e3] (on 0.2 m cells). With that range the
-  learned T collapses in our training (1 -> 0.026, a kernel about 4 m wide on 1 m cells): widening the kernel makes every
+* DDM temperature floor: the released code clamps T to [1e-3, 1e3] (on 0.2 m cells). With that range the learned T
+  collapses in our training (1 -> 0.026, a kernel about 4 m wide on 1 m cells): widening the kernel makes every
   density map nearly uniform, so ``L_rho`` falls without any flow being modelled, and its gradient on the trajectory
   network vanishes (about 1e-7 of the acceleration term's; 5000x more at T = 1). The drift also happens when the
   label's T is detached (it runs through the ODE's own soft assignments), so we bound the kernel instead: T >= t_min =

@@ -53,7 +53,7 @@ def test_quadratic_exact_optima_satisfy_kkt() -> None:
         prob = P.quadratic_problem(15, kappa=100.0, constraint=constraint, radius=0.7, seed=3)
         cons = [] if constraint == "box" else [{"type": "eq", "fun": lambda x: x.sum() - 0.7}]
         bounds = [(-0.7, 0.7)] * 15 if constraint == "box" else [(0, None)] * 15
-        ref = minimize(lambda x: float(prob.f(x)), prob.x0, jac=prob.grad, bounds=bounds, constraints=cons,
+        ref = minimize(lambda x, prob=prob: float(prob.f(x)), prob.x0, jac=prob.grad, bounds=bounds, constraints=cons,
                        method="SLSQP", options={"ftol": 1e-14, "maxiter": 1000})
         assert prob.f_star <= ref.fun + 1e-10
         assert prob.f_star >= ref.fun - 1e-6

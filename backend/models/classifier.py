@@ -65,7 +65,6 @@ def build_efficientnet_lite0(num_classes: int = 1000) -> torch.nn.Module:
 
     Input ``[B, 3, H, W]`` in [-1, 1]; output logits ``[B, num_classes]``.
     """
-    import torch
     import torch.nn.functional as F
     from torch import nn
 

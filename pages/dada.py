@@ -14,31 +14,33 @@ from ui.figures import dada as figs
 from ui.inputs import upload_bytes
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.runner import run_job
+from ui.state import bound, record_run, show_history
 
 page_header("dada", r"""
-**DADA** (Dual Averaging with Distance Adaptation) needs **no learning rate**. It averages normalised gradients around
-the start $x_0$ and sets the step from how far the iterates have travelled:
+**DADA** (Dual Averaging with Distance Adaptation) needs **no learning rate**: it sets its step from how far the
+iterates have travelled from the start. **The race**: DADA and DoG run once; gradient descent and AdaGrad-norm run
+once **per learning rate** of a 15-value grid (15x the gradient evaluations), and a slider shows how much they depend
+on that choice.
+""", details_md=r"""
+DADA averages normalised gradients around the start $x_0$ and sets the step from how far the iterates have travelled:
 $\bar r_k = \max(\bar r, \max_{t\le k}\|x_t - x_0\|)$, weights $a_k = \bar r_k/\|g_k\|$,
 $x_{k+1} = \mathrm{proj}_Q\big(x_0 - \tfrac{1}{\beta_{k+1}}\sum_{i\le k} a_i g_i\big)$ with
 $\beta_k = 2\sqrt2\,\sqrt{k+1}$. One setting works for nonsmooth, smooth and higher-order smooth convex problems, with
 or without constraints. The initial guess $\bar r = 10^{-6}(1+\|x_0\|)$ is deliberately tiny: the estimate grows
 geometrically, so a misjudgement $\rho$ costs about $\log^2\rho$ warm-up steps (the plateau at the start is that
-warm-up, not a bug).
-
-**The race**: DADA and DoG run once; gradient descent and AdaGrad-norm run once **per learning rate** of a 15-value
-grid (15x the gradient evaluations). Drag the slider to see how much the baselines depend on that choice. The
-constants follow the project spec (see `backend/optim/dada.py` for what was checked against the paper).
+warm-up, not a bug). The constants follow the project spec (see `backend/optim/dada.py` for what was checked against
+the paper).
 """)
 res_all: dict = st.session_state.setdefault("dada_result", {})
 
 c1, c2 = st.columns([1, 2])
-problem = c1.selectbox("Problem", ["quadratic", "l1", "powerchain", "logistic / softmax"], key="dada_problem",
+problem = bound(c1.selectbox, "Problem", ["quadratic", "l1", "powerchain", "logistic / softmax"], key="dada_problem",
                        format_func=lambda p: {"quadratic": "Ill-conditioned quadratic", "l1": "L1 (nonsmooth)",
                                               "powerchain": "|x|^p worst-case chain",
                                               "logistic / softmax": "Logistic / softmax regression"}[p])
 table, table_name = None, ""
 if problem == "logistic / softmax":
-    src = c2.radio("Data", ["breast_cancer", "wine", "iris", "Upload a CSV"], horizontal=True, key="dada_data",
+    src = bound(c2.radio, "Data", ["breast_cancer", "wine", "iris", "Upload a CSV"], horizontal=True, key="dada_data",
                    help="The first three ship with scikit-learn (no download).")
     if src == "Upload a CSV":
         with c2:
@@ -59,23 +61,23 @@ ready = problem != "logistic / softmax" or table is not None
 
 with st.form("dada_form"):
     c1, c2, c3, c4 = st.columns(4)
-    dim = c1.select_slider("Dimension d", [10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000], 100, key="dada_dim",
+    dim = bound(c1.select_slider, "Dimension d", [10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000], 100, key="dada_dim",
                            disabled=problem == "logistic / softmax")
-    iters = c2.select_slider("Iterations", [250, 500, 1000, 2000, 4000, 8000], 2000, key="dada_iters")
-    constraint = c3.selectbox("Constraint", ["none", "box", "simplex"], key="dada_constraint",
+    iters = bound(c2.select_slider, "Iterations", [250, 500, 1000, 2000, 4000, 8000], 2000, key="dada_iters")
+    constraint = bound(c3.selectbox, "Constraint", ["none", "box", "simplex"], key="dada_constraint",
                               help="The worst-case chain is unconstrained by construction.")
-    radius = c4.number_input("Box half-width / simplex sum", 1e-3, 1e4, 1.0, key="dada_radius")
+    radius = bound(c4.number_input, "Box half-width / simplex sum", 1e-3, 1e4, 1.0, key="dada_radius")
     c1, c2, c3, c4 = st.columns(4)
-    kappa = c1.select_slider("Condition number (quadratic)", [1e1, 1e2, 1e3, 1e4, 1e5, 1e6], 1e4, key="dada_kappa",
+    kappa = bound(c1.select_slider, "Condition number (quadratic)", [1e1, 1e2, 1e3, 1e4, 1e5, 1e6], 1e4, key="dada_kappa",
                              format_func=lambda v: f"{v:.0e}")
-    p_pow = c2.select_slider("Power p (chain)", [2, 3, 4, 6, 8], 4, key="dada_p")
-    chain = c2.radio("Chain variant", ["dada", "nesterov"], horizontal=True, key="dada_chain",
+    p_pow = bound(c2.select_slider, "Power p (chain)", [2, 3, 4, 6, 8], 4, key="dada_p")
+    chain = bound(c2.radio, "Chain variant", ["dada", "nesterov"], horizontal=True, key="dada_chain",
                      help="dada: the paper's experiment, x0 = (1, ..., 1), x* = 0. nesterov: with -x_1, x*_i = d-i+1 "
                           "(much harder: one coordinate of progress per gradient).")
-    lam = c3.select_slider("L2 coefficient (logistic)", [0.0, 1e-4, 1e-3, 1e-2, 1e-1], 1e-3, key="dada_lam")
-    log_rbar = c4.slider("log10 of the initial guess rbar (relative)", -10, 1, -6, key="dada_rbar",
+    lam = bound(c3.select_slider, "L2 coefficient (logistic)", [0.0, 1e-4, 1e-3, 1e-2, 1e-1], 1e-3, key="dada_lam")
+    log_rbar = bound(c4.slider, "log10 of the initial guess rbar (relative)", -10, 1, -6, key="dada_rbar",
                          help="rbar = 10^x (1 + ||x0||); the paper's default is 1e-6.")
-    sweep = st.checkbox("Also sweep rbar from 1e-8 to 10 (sensitivity)", value=True, key="dada_sweep")
+    sweep = bound(st.checkbox, "Also sweep rbar from 1e-8 to 10 (sensitivity)", value=True, key="dada_sweep")
     go = st.form_submit_button("Run the race", icon=":material/play_arrow:", type="primary", disabled=not ready)
 
 
@@ -105,6 +107,11 @@ if go and ready:
     out = run_job("DADA race", job, time_cap_s=300)
     if out is not None:
         res_all["race"] = out
+        finals = {f"final gap {row['key']}": row["final_gap"] for row in out["summary"]}
+        spread = {}
+        if sens := out.get("sensitivity"):
+            spread = {"DADA rbar spread (x)": max(sens["finals"]["dada"]) / min(sens["finals"]["dada"])}
+        record_run("dada", out["params"], {**finals, **spread})
 
 if r := res_all.get("race"):
     pr = r["problem"]
@@ -138,3 +145,4 @@ if r := res_all.get("race"):
         for v, g in zip(c["values"], c["gaps"]):
             rows[f"{m} {c['setting']}={v:.3g}"] = g
     csv_download("Download curves (CSV)", pd.DataFrame(rows), "dada_curves.csv", key="dada_dl_curves")
+show_history("dada")

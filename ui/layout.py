@@ -13,13 +13,17 @@ from PIL import Image
 from backend import catalog
 
 
-def page_header(id_: str, what_md: str) -> None:
-    """Title, section and paper reference from the catalog, then the page's explanation (markdown)."""
+def page_header(id_: str, what_md: str, details_md: str = "", details_label: str = "How it works") -> None:
+    """Title, section and paper reference from the catalog, then the page's short explanation (markdown: two or three
+    sentences, so the controls come next) and, folded in an expander, the longer one (``details_md``)."""
     entry = catalog.get(id_)
     st.title(entry.title)
     if isinstance(entry, catalog.Paper):
         st.caption(f"{entry.section} · ICLR 2026 · catalog id `{entry.id}` · {entry.summary}")
     st.markdown(what_md)
+    if details_md.strip():
+        with st.expander(details_label, icon=":material/menu_book:"):
+            st.markdown(details_md)
 
 
 def show_metrics_table(rows: list[dict[str, Any]] | pd.DataFrame, key: str | None = None) -> None:

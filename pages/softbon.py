@@ -6,22 +6,24 @@ import pandas as pd
 import streamlit as st
 
 from backend.alignment import softbon as sb
-from backend.errors import InputError
-from backend.io.text import decode_text
 from backend.runtime import provenance
 from ui.figures import softbon as figs
-from ui.inputs import upload_bytes
+from ui.inputs import file_input
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.runner import run_job
+from ui.state import bound, record_run, show_history
 
 page_header(
     "softbon",
     r"""
 **Soft Best-of-N (SBoN)** draws $N$ responses $Y_1..Y_N$ from a reference policy $\pi_{ref}$ and returns $Y_Z$ with
 $P(Z=i) \propto \exp(\beta\,\hat r(Y_i))$ for a proxy reward $\hat r$. $\beta = 0$ is plain sampling, $\beta\to\infty$
-is hard Best-of-N. The paper bounds $\mathrm{KL}(\pi_{SBoN}\|\pi_{ref}) \le \log\frac{N}{1+(N-1)e^{-\beta}}$
+is hard Best-of-N. With a faithful proxy reward hard BoN is best; with a hackable one a finite $\beta$ wins.
+""",
+    details_md=r"""
+The paper bounds $\mathrm{KL}(\pi_{SBoN}\|\pi_{ref}) \le \log\frac{N}{1+(N-1)e^{-\beta}}$
 (Lemma 4.1, rewards in [0, 1]) and splits the regret into proxy error, finite-sample error and a softening bias
-$\log C/\beta$: with a faithful proxy hard BoN is best, with a hackable one a finite $\beta$ wins.
+$\log C/\beta$.
 
 **What you see**: everything is *exact*: the SBoN policy of a finite response space is computed by a one-dimensional
 integral (the softmax choice is an exponential race), checked against enumeration of all $K^N$ tuples and against the
@@ -49,21 +51,22 @@ def apply_preset() -> None:
     st.session_state["softbon_noise"], st.session_state["softbon_hack"] = p["noise"], p["hack"]
 
 
-mode = st.radio(
+mode = bound(st.radio,
     "Input", ["Random discrete instance", "Your candidate answers (text)"], horizontal=True, key="softbon_mode"
 )
 if mode.startswith("Random"):
-    st.selectbox("Preset", list(PRESETS), key="softbon_preset", on_change=apply_preset)
-    st.session_state.setdefault("softbon_noise", 0.0)
-    st.session_state.setdefault("softbon_hack", 0.03)
+    bound(st.selectbox, "Preset", list(PRESETS), key="softbon_preset", on_change=apply_preset)
+    chosen = PRESETS[st.session_state["softbon_preset"]]  # a link may name the preset only: its knobs start there
+    st.session_state.setdefault("softbon_noise", chosen["noise"])
+    st.session_state.setdefault("softbon_hack", chosen["hack"])
     with st.form("softbon_form"):
         c1, c2, c3, c4, c5 = st.columns(5)
-        k = c1.select_slider("Responses K", [50, 100, 200, 500, 1000], 200, key="softbon_k")
-        alpha = c2.select_slider("Dirichlet alpha of pi_ref", [0.1, 0.3, 1.0, 3.0], 1.0, key="softbon_alpha")
-        noise = c3.slider("Proxy noise std", 0.0, 1.0, key="softbon_noise", step=0.05)
-        hack = c4.slider("Hackable fraction", 0.0, 0.2, key="softbon_hack", step=0.01)
-        seed = c5.number_input("Seed", 0, 10_000, 0, key="softbon_seed")
-        reward = st.radio(
+        k = bound(c1.select_slider, "Responses K", [50, 100, 200, 500, 1000], 200, key="softbon_k")
+        alpha = bound(c2.select_slider, "Dirichlet alpha of pi_ref", [0.1, 0.3, 1.0, 3.0], 1.0, key="softbon_alpha")
+        noise = bound(c3.slider, "Proxy noise std", 0.0, 1.0, key="softbon_noise", step=0.05)
+        hack = bound(c4.slider, "Hackable fraction", 0.0, 0.2, key="softbon_hack", step=0.01)
+        seed = bound(c5.number_input, "Seed", 0, 10_000, 0, key="softbon_seed")
+        reward = bound(st.radio,
             "SBoN selects with",
             ["calibrated", "proxy", "true"],
             horizontal=True,
@@ -83,6 +86,11 @@ if mode.startswith("Random"):
         out = run_job("Soft BoN sweep", job, time_cap_s=120)
         if out is not None:
             res_all["random"] = out
+            n_max = out["ns"][-1]
+            record_run("softbon", out["params"], {
+                f"true reward, best beta (N={n_max})": out["best_true_per_n"][-1],
+                f"true reward, hard BoN (N={n_max})": out["bon_true_per_n"][-1],
+                "true reward, plain sampling": out["sampling_true"]}, seed=out["seed"])
     if r := res_all.get("random"):
         tr, ns, betas = r["expected_true_reward"], r["ns"], r["betas"]
         st.plotly_chart(figs.heatmap(ns, betas, tr, r["best_beta_per_n"],
@@ -116,23 +124,19 @@ if mode.startswith("Random"):
                       "softbon_sweep.json", key="softbon_dl_json")
         csv_download("Download per-N table (CSV)", pd.DataFrame(rows), "softbon_table.csv", key="softbon_dl_csv")
 else:
-    got = upload_bytes("Or upload candidates (.txt, answers separated by blank lines)", key="softbon_upload",
-                       types=["txt"], max_mb=0.5, help="UTF-8 text, 2..64 answers, 2,000 characters each; 0.5 MB.")
+    got = file_input("candidates", "Or upload candidates (.txt, answers separated by blank lines)",
+                     key="softbon_upload", help="UTF-8 text, 2..64 answers, 2,000 characters each; 0.5 MB.")
     text = EXAMPLE
     if got is not None:
-        try:
-            text = decode_text(got[1], max_bytes=512 * 1024, name=got[0])
-            st.caption(f"Using {got[0]}.")
-        except InputError as err:
-            st.error(str(err), icon=":material/error:")
-            got = None
+        text = "\n\n".join(got[1])
+        st.caption(f"Using {got[0]}: {len(got[1])} answers.")
     with st.form("softbon_text_form"):
         cands = st.text_area("Candidate answers (separate by blank lines)", text, height=220, key="softbon_cands",
                              disabled=got is not None)
-        ref = st.text_input("Reference answer (the proxy is cosine similarity to it)",
+        ref = bound(st.text_input, "Reference answer (the proxy is cosine similarity to it)",
                             "The capital of France is Paris.", key="softbon_ref")
-        scores = st.text_input("Optional true scores, comma-separated, one per answer", "", key="softbon_scores")
-        n_text = st.select_slider("N draws", [1, 2, 4, 8, 16, 32], 4, key="softbon_text_n")
+        scores = bound(st.text_input, "Optional true scores, comma-separated, one per answer", "", key="softbon_scores")
+        n_text = bound(st.select_slider, "N draws", [1, 2, 4, 8, 16, 32], 4, key="softbon_text_n")
         go_t = st.form_submit_button("Score and select", icon=":material/play_arrow:", type="primary")
     if go_t:
         try:
@@ -148,6 +152,9 @@ else:
                 time_cap_s=120)
             if out is not None:
                 res_all["text"] = {**out, "encoder": enc.source}
+                record_run("softbon", {"mode": "text", "reference": ref, "N": int(n_text),
+                                       "answers": len(out["labels"])},
+                           {f"P(select best proxy), beta={b}": max(p) for b, p in out["probs"].items()})
     if t := res_all.get("text"):
         probs = {figs.beta_label(b): p for b, p in t["probs"].items()}
         st.plotly_chart(figs.selection_bars(t["labels"], t["proxy"], probs, t["n"]), key="softbon_bars")
@@ -160,3 +167,4 @@ else:
         json_download("Download results (JSON)", {**t, "provenance": provenance(None, n=t["n"], encoder=t["encoder"])},
                       "softbon_text.json", key="softbon_text_dl_json")
         csv_download("Download table (CSV)", df, "softbon_text.csv", key="softbon_text_dl_csv")
+show_history("softbon")

@@ -8,7 +8,7 @@ user with a warning beside the widget. Uploads and buttons are never bound.
 
 Run history: ``record_run(page_id, params, metrics, seed=...)`` after a run appends one small row (scalars only,
 at most ``MAX_RUNS`` rows), and ``show_history(page_id)`` draws the table, a comparison of two or more runs on the
-same axes and the downloads. Models, tensors and figures never enter the history.
+same axes and the downloads once there are two runs. Models, tensors and figures never enter the history.
 """
 
 from __future__ import annotations
@@ -133,15 +133,15 @@ def history_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 def show_history(page_id: str, title: str = "Your runs in this session") -> None:
-    """The history table, the comparison of chosen runs and the downloads (nothing while no run is recorded)."""
+    """The history table, the comparison of chosen runs and the downloads, from the second run on (a single run is
+    the page's own result, with its own downloads)."""
     hist = runs(page_id)
-    if not hist:
+    if len(hist) < 2:
         return
     from ui.figures.history import compare_runs
     from ui.layout import csv_download, json_download
 
-    with st.expander(f"{title} ({len(hist)} of at most {MAX_RUNS})", expanded=len(hist) >= 2,
-                     icon=":material/history:"):
+    with st.expander(f"{title} ({len(hist)} of at most {MAX_RUNS})", expanded=True, icon=":material/history:"):
         df = history_frame(hist)
         st.dataframe(df, hide_index=True, width="stretch", key=f"{page_id}_history_table")
         labels = {r["run"]: f"run {r['run']} ({r['time']})" for r in hist}

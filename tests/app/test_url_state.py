@@ -96,6 +96,8 @@ def test_dada_page_from_a_crafted_link_runs_those_settings() -> None:
     assert (params["iters"], params["dim"], params["kappa"]) == (500, 50, 1e3)
     assert "sensitivity" not in at.session_state["dada_result"]["race"]
     assert at.session_state["dada_history"][-1]["params"]["iters"] == 500
+    at.button[0].click().run()
+    assert len(at.session_state["dada_history"]) == 2 and at.get("expander")[-1].label.startswith("Your runs")
 
 
 @pytest.mark.parametrize("paper", [p.id for p in catalog.available()])
@@ -125,7 +127,7 @@ def test_history_compares_and_stays_small() -> None:
     at = AppTest.from_function(_history_app, default_timeout=30).run()
     assert not at.get("expander")  # nothing before the first run
     at.button[0].click().run()
-    assert not at.get("plotly_chart")  # one run: nothing to compare yet
+    assert not at.get("expander")  # one run is the page's own result: the history starts with the second
     at.button[0].click().run()
     assert at.multiselect(key="demo_history_compare").value == [1, 2]
     assert len(at.get("plotly_chart")) == 1 and len(at.get("download_button")) == 2

@@ -6,15 +6,20 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from backend.errors import InputError
 from backend.generation import futurefill as ff
 from backend.runtime import provenance
 from ui.figures import futurefill as figs
-from ui.inputs import upload_bytes
+from ui.inputs import file_input
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.runner import run_job
+from ui.state import bound, record_run, show_history
 
 page_header("futurefill", r"""
+A convolutional sequence model (STU, Hyena) generates through an **online convolution** $y_t = \sum_{j \le t}
+u_{t-j}\,\phi_j$, which costs $O(L^2)$ done naively. **FutureFill** precomputes, with FFTs, what finished inputs
+contribute to *future* outputs, and stays **exact**. Here a small spectral-STU model fitted to your series continues
+it with every method; the page compares their outputs and their costs.
+""", details_md=r"""
 A convolutional sequence model (STU, Hyena) computes for each filter $\phi$ the **online convolution**
 $y_t = \sum_{j \le t} u_{t-j}\,\phi_j$; while generating, $u_{t+1}$ depends on $y_t$, so one big FFT is impossible and
 the naive way costs $O(L^2)$. **FutureFill** precomputes the contribution of finished inputs to *future* outputs with
@@ -30,36 +35,33 @@ multiply-adds (a stated cost model: a size-$n$ real FFT = $n\log_2 n$) because w
 res_all: dict = st.session_state.setdefault("futurefill_result", {})
 
 c1, c2 = st.columns([1, 2])
-source = c1.radio("Series", ["Preset", "Upload a series"], key="futurefill_source", horizontal=True)
+source = bound(c1.radio, "Series", ["Preset", "Upload a series"], key="futurefill_source", horizontal=True)
 series, series_name = None, ""
 if source == "Preset":
-    preset = c2.selectbox("Preset", list(ff.PRESETS), key="futurefill_preset")
-    n_preset = c2.select_slider("Preset length", [128, 256, 512, 1024, 2048], 512, key="futurefill_plen")
+    preset = bound(c2.selectbox, "Preset", list(ff.PRESETS), key="futurefill_preset")
+    n_preset = bound(c2.select_slider, "Preset length", [128, 256, 512, 1024, 2048], 512, key="futurefill_plen")
     series, series_name = ff.preset_series(preset, n_preset, seed=0), f"preset:{preset}"
 else:
     with c2:
-        got = upload_bytes("A 1-D series: .txt or .csv, one number per line (or one numeric column)",
-                           key="futurefill_upload", types=["txt", "csv"], max_mb=5.0,
-                           help="16 to 65,536 finite numbers; a header row is fine. At most 5 MB.")
+        got = file_input("series", "A 1-D series: .txt or .csv, one number per line (or one numeric column)",
+                         key="futurefill_upload",
+                         help="16 to 65,536 finite numbers; a header row is fine. At most 5 MB.")
     if got is not None:
-        try:
-            series, series_name = ff.load_series(got[1]), got[0]
-        except InputError as err:
-            st.error(str(err), icon=":material/error:")
+        series_name, series = got
 if series is not None:
     st.caption(f"{series_name}: {len(series)} values, mean {series.mean():.3g}, std {series.std():.3g}.")
 
 with st.form("futurefill_form"):
     c1, c2, c3, c4 = st.columns(4)
-    n_new = c1.select_slider("Values to generate", [256, 512, 1024, 2048, 4096, 8192, 16384], 2048,
+    n_new = bound(c1.select_slider, "Values to generate", [256, 512, 1024, 2048, 4096, 8192, 16384], 2048,
                              key="futurefill_new")
-    n_filters = c2.slider("Filters F", 1, 32, 16, key="futurefill_filters")
-    kind = c3.selectbox("Filters", ["spectral", "random"], key="futurefill_kind")
-    epoch = c4.number_input("Epoch K (0 = sqrt(L log L))", 0, 16384, 0, key="futurefill_epoch")
+    n_filters = bound(c2.slider, "Filters F", 1, 32, 16, key="futurefill_filters")
+    kind = bound(c3.selectbox, "Filters", ["spectral", "random"], key="futurefill_kind")
+    epoch = bound(c4.number_input, "Epoch K (0 = sqrt(L log L))", 0, 16384, 0, key="futurefill_epoch")
     c1, c2, c3 = st.columns(3)
-    max_len = c1.select_slider("Cost chart: longest length", [2048, 4096, 8192, 16384], 8192, key="futurefill_maxlen")
-    anim_len = c2.select_slider("Animation length", [8, 16, 32, 64], 32, key="futurefill_anim")
-    seed = c3.number_input("Seed (generation noise)", 0, 10_000, 0, key="futurefill_seed")
+    max_len = bound(c1.select_slider, "Cost chart: longest length", [2048, 4096, 8192, 16384], 8192, key="futurefill_maxlen")
+    anim_len = bound(c2.select_slider, "Animation length", [8, 16, 32, 64], 32, key="futurefill_anim")
+    seed = bound(c3.number_input, "Seed (generation noise)", 0, 10_000, 0, key="futurefill_seed")
     go = st.form_submit_button("Generate with every method", icon=":material/play_arrow:", type="primary",
                                disabled=series is None)
 
@@ -99,6 +101,10 @@ if go and series is not None:
     out = run_job("FutureFill: every method on your series", job, time_cap_s=300)
     if out is not None:
         res_all["run"] = out
+        costs = {f"MACs {row['method']}": row["MACs"] for row in out["metrics"]}
+        record_run("futurefill", {k: v for k, v in out["params"].items() if k != "seed"},
+                   {"max |u - naive|": max(row["max |u - naive|"] for row in out["metrics"]), **costs,
+                    "fit R^2": out["fit"]["r2"]}, seed=out["params"]["seed"])
 
 if r := res_all.get("run"):
     worst = max(row["max |u - naive|"] for row in r["metrics"])
@@ -144,3 +150,4 @@ if r := res_all.get("run"):
     csv_download("Download metrics (CSV)", pd.DataFrame(r["metrics"]), "futurefill_metrics.csv",
                  key="futurefill_dl_csv")
     csv_download("Download cost vs length (CSV)", bench_df, "futurefill_costs.csv", key="futurefill_dl_bench")
+show_history("futurefill")

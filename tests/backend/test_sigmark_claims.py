@@ -17,13 +17,14 @@ from scipy import stats
 from backend.watermark import sigmark as S
 from backend.watermark.sigmark.channel import WEIGHTS
 
-# ci tier: fixed small subsets (32 bits: 2 videos undisturbed, 4 videos after drop:2, 16 videos after insert:2 with
-# the no-SGO ablation; 192 bits: 2 videos x 2 temporal attacks; 50 unwatermarked videos); @pytest.mark.full: 16 videos
-# x 9 attacks (32 bits) and x 2 (192 bits), 1,000 unwatermarked videos.
+# ci tier: fixed small subsets (32 bits: 2 videos undisturbed, 4 videos after drop:2 and after insert:2; 192 bits:
+# 2 videos x 2 temporal attacks with the no-SGO ablation; 50 unwatermarked videos); @pytest.mark.full: 16 videos x 9
+# attacks (32 bits, with the 32-bit no-SGO ablation) and x 2 (192 bits), 1,000 unwatermarked videos.
 pytestmark = pytest.mark.skipif(not WEIGHTS.is_file(), reason="tiny video diffusion weights not shipped")
 
 CI_VIDEOS = 2
-# SGO's accuracy after drop:2 at 32 bits: seeds 500-503 (every one of the 16 videos 500-515 is at 1.000 there)
+# SGO's accuracy after drop:2 and insert:2 at 32 bits: seeds 500-503 (each of the 16 videos 500-515 is at 1.000
+# after either edit)
 CI_SGO_VIDEOS_32 = 4
 # the unwatermarked videos of the ci false-detection check (the full tier checks 1,000)
 CI_FALSE_DETECTION_VIDEOS = 50
@@ -95,17 +96,10 @@ def ci_eval_192(channel):
     return AttackResults(channel, "ci_eval_192", CI_VIDEOS, 500, 192)
 
 
-# the 32-bit no-SGO ablation runs on more videos than the other ci claims: with a majority vote over the 6 latent
-# frames, the ablation keeps a video's message whenever the edit lands late, so a few videos decide it by where the
-# edits land (insert:2 on seeds 500-515: 2 videos 1.000 vs no-SGO 0.953, 4 videos 1.000 vs 0.977, 16 videos 1.000 vs
-# 0.912; the printed per-attack results of this file show the current numbers). Seeds 500-515 (the first 2 are
-# CI_VIDEOS'), not the full tier's 5000-5015.
-CI_TEMPORAL_VIDEOS_32 = 16
-
-
-@pytest.fixture(scope="module")
-def ci_temporal_32(channel):
-    return AttackResults(channel, "ci_temporal_32", CI_TEMPORAL_VIDEOS_32, 500, 32)
+# The 32-bit no-SGO ablation is a full-tier claim (16 videos): with a majority vote over the 6 latent frames, the
+# ablation keeps a video's message whenever the edit lands late, so a few videos decide it by where the edits land
+# (insert:2 on seeds 500-515: 2 videos 1.000 vs no-SGO 0.953, 4 videos 1.000 vs 0.977, 16 videos 1.000 vs 0.902).
+# The 192-bit layout (no vote across frames) shows the ablation on 2 videos in ci.
 
 
 def false_detections(channel, n: int, seed0: int = 90_000, batch: int = 50) -> int:
@@ -129,14 +123,12 @@ def _xfail(reason: str):
 
 
 # Measured on the shipped weights (`python -m pytest tests/backend/test_sigmark_claims.py -s` prints every result):
-# 32 bits: none 1.000; drop:2 1.000; insert:2 1.000 vs no-SGO 0.912 (16 videos); 192 bits: drop:2 0.878 vs 0.750;
-# insert:2 0.966 vs 0.794; no unwatermarked video detected.
+# 32 bits: none 1.000; drop:2 1.000; insert:2 1.000 (and 1.000 vs no-SGO 0.902 on 16 videos); 192 bits: drop:2
+# 0.878 vs 0.750; insert:2 0.966 vs 0.794; no unwatermarked video detected.
 # Our 192 bits (32 different bits per latent frame, no vote across frames) is the analogue of the paper's "512x16
 # bits" layout, where the paper's own UNDISTURBED bit accuracy is 0.885 (T2V) / 0.905 (I2V) (Table 1, HunyuanVideo);
 # the issue's ">= 0.95 undisturbed (paper 0.958-0.981)" is the "512 bits" layout, our 32 bits.
-# The 32-bit ablation after drop:2 is machine-dependent (see ABLATION_FULL) and checked in the full tier only; the
-# 192-bit layout (no vote) shows the ablation after both edits in ci.
-ABLATION = [pytest.param(32, "insert:2"), pytest.param(192, "drop:2"), pytest.param(192, "insert:2")]
+ABLATION = [pytest.param(192, "drop:2"), pytest.param(192, "insert:2")]
 SGO_192 = [pytest.param("drop:2"), pytest.param("insert:2")]
 # full tier (16 videos, seeds 5000-5015), `-m full -k "ablation or 192"`: two claims that hold in ci do not hold at
 # full scale (honest xfails with the measured numbers; bounds unchanged)
@@ -157,10 +149,10 @@ SGO_192_FULL = [
     pytest.param("insert:2")]
 
 
-@pytest.mark.parametrize("attack,subset", [("drop:2", "ci_sgo_32"), ("insert:2", "ci_temporal_32")])
-def test_sgo_accuracy_after_temporal_edits(request, attack, subset):
-    """32 bits; insert:2 shares its 16 videos with the no-SGO ablation, drop:2 runs on 4 (the full tier: 16)."""
-    r = request.getfixturevalue(subset)[attack]
+@pytest.mark.parametrize("attack", ["drop:2", "insert:2"])
+def test_sgo_accuracy_after_temporal_edits(ci_sgo_32, attack):
+    """32 bits on 4 videos (the full tier: 16, test_full_attacks)."""
+    r = ci_sgo_32[attack]
     assert r["sigmark"]["message_acc"] >= 0.85, r
 
 
@@ -172,8 +164,9 @@ def test_sgo_accuracy_after_temporal_edits_192_bits(ci_eval_192, attack):
 
 
 @pytest.mark.parametrize("bits,attack", ABLATION)
-def test_nosgo_ablation_clearly_lower(ci_temporal_32, ci_eval_192, bits, attack):
-    r = (ci_temporal_32 if bits == 32 else ci_eval_192)[attack]
+def test_nosgo_ablation_clearly_lower(ci_eval_192, bits, attack):
+    assert bits == 192  # the 32-bit ablation needs the full tier's 16 videos (see above)
+    r = ci_eval_192[attack]
     assert r["sigmark"]["message_acc"] - r["sigmark_nosgo"]["message_acc"] >= 0.05, r
 
 

@@ -15,8 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from ..registry import Registry
 
-METHODS = ("dwtDctSvd", "dwtDct")
+# invisible-watermark's method names (case-sensitive in the library; the registry's keys are lower-case)
+METHODS: Registry[str] = Registry("invisible-watermark method")
+METHODS.add("dwtDctSvd", "dwtDctSvd", label="invisible-watermark DWT-DCT-SVD", color="#d62728",
+            about="classical, strong")
+METHODS.add("dwtDct", "dwtDct", label="invisible-watermark DWT-DCT", color="#ff7f0e", about="classical, weak")
 MIN_PIXELS = 256 * 256
 
 
@@ -27,8 +32,7 @@ class ClassicalWatermark:
     differentiable = False
 
     def __init__(self, method: str = "dwtDctSvd", n_bits: int = 64):
-        if method not in METHODS:
-            raise ValueError(f"unknown invisible-watermark method {method!r}; valid: {', '.join(METHODS)}")
+        method = METHODS.get(method)  # the library's spelling; InputError listing the valid names
         self.method = method
         self.name = method
         self.n_bits = n_bits

@@ -135,10 +135,10 @@ BACKENDS: Registry[BackendSpec] = Registry("watermark backend")
 BACKENDS.add("tinyhidden", BackendSpec("tinyhidden", "the project's learned HiDDeN-family watermark (64 bits, PSNR "
                                                      "budget set per call)"),
              label="TinyHiDDeN (learned)", kind="ours", color="#1f77b4", about="learned, HiDDeN family")
-BACKENDS.add("dwtDctSvd", BackendSpec("dwtDctSvd", "invisible-watermark DWT-DCT-SVD (classical, strong)"),
-             label="invisible-watermark DWT-DCT-SVD", kind="baseline", color="#d62728", about="classical, strong")
-BACKENDS.add("dwtDct", BackendSpec("dwtDct", "invisible-watermark DWT-DCT (classical, weak)"),
-             label="invisible-watermark DWT-DCT", kind="baseline", color="#ff7f0e", about="classical, weak")
+for _key in CLASSICAL:  # the classical baselines, with invisible-watermark's labels
+    _e = CLASSICAL.entry(_key)
+    BACKENDS.add(_e.obj, BackendSpec(_e.obj, f"{_e.label} ({_e.about})"), label=_e.label, kind="baseline",
+                 color=_e.color, about=_e.about)
 ALIASES = {"learned": "tinyhidden", "hidden": "tinyhidden"}
 
 
@@ -156,6 +156,3 @@ def get_method(name: str, weights: str | Path | None = None, target_psnr: float 
     if target_psnr is not None and isinstance(backend, LearnedWatermark):
         return backend.with_psnr(target_psnr)
     return backend
-
-
-assert set(CLASSICAL) <= {BACKENDS[k].name for k in BACKENDS}

@@ -115,6 +115,27 @@ def split_candidates(text: str) -> list[str]:
     return blocks
 
 
+CANDIDATES_MAX_BYTES = 512 * 1024
+
+
+def read_candidates(data: bytes, name: str = "the upload", max_candidates: int = 64, max_chars: int = 2000) -> list[str]:
+    """Candidate answers from an uploaded UTF-8 text file (see :func:`split_candidates`): 2..``max_candidates``
+    answers of at most ``max_chars`` characters, else InputError."""
+    from ..io.text import decode_text
+
+    cands = split_candidates(decode_text(data, max_bytes=CANDIDATES_MAX_BYTES, name=name))
+    if len(cands) < 2:
+        raise InputError(f"{name} holds {len(cands)} answer(s); at least two are needed (separate them by blank lines "
+                         "or put one per line).")
+    if len(cands) > max_candidates:
+        raise InputError(f"{name} holds {len(cands)} answers; the limit is {max_candidates}.")
+    too_long = [i + 1 for i, c in enumerate(cands) if len(c) > max_chars]
+    if too_long:
+        raise InputError(f"Answer(s) {', '.join(map(str, too_long[:5]))} of {name} are longer than {max_chars} "
+                         "characters; shorten them.")
+    return cands
+
+
 def text_instance(
     candidates: Sequence[str],
     reference: str,

@@ -482,26 +482,27 @@ def preset_series(name: str, n: int = 512, seed: int = 0) -> np.ndarray:
     return np.asarray(fn(n, seed), dtype=np.float64)
 
 
-def load_series(data: bytes, max_bytes: int = 5 * 2**20, max_len: int = 1 << 16, min_len: int = 16) -> np.ndarray:
+def load_series(data: bytes, max_bytes: int = 5 * 2**20, max_len: int = 1 << 16, min_len: int = 16,
+                name: str = "The file") -> np.ndarray:
     """Parse an uploaded 1-D series: UTF-8 text, numbers separated by newlines, commas, semicolons or spaces; a CSV with
     a header is accepted if exactly one column is numeric (or the last numeric column is used, with a header row).
     Raises InputError with an actionable message on empty, binary, non-numeric, non-finite, too short/long or constant
     input."""
     if not data:
-        raise InputError("The file is empty (0 bytes). Upload a text or CSV file with one number per line.")
+        raise InputError(f"{name} is empty (0 bytes). Upload a text or CSV file with one number per line.")
     if len(data) > max_bytes:
-        raise InputError(f"The file is {len(data) / 2**20:.1f} MB; the limit is {max_bytes / 2**20:.0f} MB.")
+        raise InputError(f"{name} is {len(data) / 2**20:.1f} MB; the limit is {max_bytes / 2**20:.0f} MB.")
     if b"\x00" in data[:4096]:
-        raise InputError("The file looks binary. Upload a text or CSV file with one number per line.")
+        raise InputError(f"{name} looks binary. Upload a text or CSV file with one number per line.")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise InputError("The file is not UTF-8 text. Save it as a UTF-8 .csv or .txt file.") from None
+        raise InputError(f"{name} is not UTF-8 text. Save it as a UTF-8 .csv or .txt file.") from None
     import pandas as pd
 
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines:
-        raise InputError("The file has no numbers. Put one number per line (or one numeric CSV column).")
+        raise InputError(f"{name} has no numbers. Put one number per line (or one numeric CSV column).")
     sep = "," if "," in lines[0] else (";" if ";" in lines[0] else None)
     if sep is None and len(lines[0].split()) > 1 and len(lines) == 1:
         values = lines[0].split()
@@ -528,6 +529,8 @@ def load_series(data: bytes, max_bytes: int = 5 * 2**20, max_len: int = 1 << 16,
     x = col.to_numpy(dtype=np.float64)
     if not np.all(np.isfinite(x)):
         raise InputError("The series contains inf or NaN values. Remove them and upload again.")
+    if np.abs(x).max() > 1e150:  # its standard deviation (a sum of squares) would overflow float64
+        raise InputError(f"The series reaches {np.abs(x).max():.3g}; rescale it below 1e150.")
     if x.shape[0] < min_len:
         raise InputError(f"The series has {x.shape[0]} values; at least {min_len} are needed.")
     if x.shape[0] > max_len:

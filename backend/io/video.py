@@ -17,6 +17,8 @@ import numpy as np
 
 from backend.errors import InputError
 
+from .archives import load_npz, open_zip, read_member
+
 MAX_BYTES = 20 * 2**20
 MAX_FRAMES = 240
 MAX_SIDE = 1024
@@ -32,9 +34,13 @@ class DecodedVideo:
 
 
 def _kind(name: str, data: bytes) -> str:
-    ext = name.lower().rsplit(".", 1)[-1] if "." in name else ""
-    if data[:4] == b"PK\x03\x04":
-        return "npz" if ext == "npz" else "zip"
+    if data[:4] == b"PK\x03\x04":  # an NPZ is a ZIP of .npy members: told apart by content, not by the file name
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                names = zf.namelist()
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, KeyError):
+            raise InputError(f"'{name}' is a damaged or truncated ZIP archive.") from None
+        return "npz" if names and all(n.endswith(".npy") for n in names) else "zip"
     if data[:6] in (b"GIF87a", b"GIF89a"):
         return "gif"
     if data[4:8] == b"ftyp":
@@ -68,11 +74,14 @@ def decode_video(data: bytes, name: str = "upload") -> DecodedVideo:
     kind = _kind(name, data)
     try:
         if kind == "npz":
-            with np.load(io.BytesIO(data), allow_pickle=False) as z:
-                if "video" not in z.files:
-                    raise InputError(f"'{name}' has no 'video' array (expected a lossless download from this page).")
-                v = z["video"]
-                fps = float(z["fps"]) if "fps" in z.files else 8.0
+            z = load_npz(data, f"'{name}'", max_array_bytes=8 * MAX_BYTES, max_total=8 * MAX_BYTES)
+            if "video" not in z:
+                raise InputError(f"'{name}' has no 'video' array (expected a lossless download from this page).")
+            v = z["video"]
+            fps_arr = z.get("fps", np.float32(8.0))
+            if fps_arr.size != 1 or fps_arr.dtype.kind not in "fiu" or not 0.1 <= float(fps_arr.ravel()[0]) <= 240:
+                raise InputError(f"'{name}': 'fps' must be one number between 0.1 and 240.")
+            fps = float(fps_arr.ravel()[0])
             if v.ndim != 4 or v.shape[-1] != 3 or v.dtype != np.uint8:
                 raise InputError(f"'{name}': 'video' must be uint8 [frames, height, width, 3].")
             if len(v) > MAX_FRAMES:
@@ -82,7 +91,7 @@ def decode_video(data: bytes, name: str = "upload") -> DecodedVideo:
         if kind == "zip":
             from PIL import Image
 
-            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            with open_zip(data, f"'{name}'", max_total=8 * MAX_BYTES) as zf:
                 names = sorted(n for n in zf.namelist() if n.lower().endswith(".png"))
                 if not names:
                     raise InputError(f"'{name}' holds no PNG frames.")
@@ -90,9 +99,7 @@ def decode_video(data: bytes, name: str = "upload") -> DecodedVideo:
                     raise InputError(f"'{name}' has {len(names)} frames; the limit is {MAX_FRAMES}.")
                 frames = []
                 for n in names:
-                    if zf.getinfo(n).file_size > MAX_BYTES:
-                        raise InputError(f"Frame {n} of '{name}' is too large.")
-                    img = Image.open(io.BytesIO(zf.read(n)))
+                    img = Image.open(io.BytesIO(read_member(zf, n, f"'{name}'")), formats=["PNG"])
                     _check_size(img.height, img.width, name)
                     frames.append(np.asarray(img.convert("RGB"), np.float32) / 255.0)
             return DecodedVideo(_check_frames(frames, name), 8.0, kind)

@@ -36,13 +36,10 @@ def resolve_source(name: str, role: str) -> Path:
         raise InputError(f"Empty model name for the {role}: leave it blank for the embedded default.")
     path = Path(text).expanduser()
     looks_local = path.is_absolute() or text.startswith((".", "~")) or path.exists()
-    if path.is_dir():
-        if not (path / "config.json").is_file():
-            raise InputError(
-                f"The folder {path} has no config.json, so it is not a saved transformers model. Point the {role} at "
-                "a folder written by save_pretrained (config.json plus weights)."
-            )
-        return path.resolve()
+    if path.is_dir():  # the registered model-folder entry point (backend.io.registry, kind "model_folder")
+        from ..io.registry import read_path
+
+        return read_path("model_folder", path, role=role)
     if path.exists():
         raise InputError(f"{path} is a file; the {role} needs a model folder (config.json plus weights) or a hub name.")
     if looks_local or not _HUB_ID.match(text):

@@ -31,6 +31,7 @@ Constraints: ``none``, ``box`` (``[-radius, radius]^d``) or ``simplex`` (``{x >=
 from __future__ import annotations
 
 import io
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -306,11 +307,21 @@ def load_csv_table(data: bytes, label_column: str | None = None, name: str = "th
     head = data[:4096].split(b"\n", 1)[0]
     sep = max((",", ";", "\t"), key=lambda c: head.count(c.encode()))
     try:
-        frame = pd.read_csv(io.BytesIO(data), sep=sep, encoding="utf-8-sig")
+        with warnings.catch_warnings():
+            # rows longer than the header: refused rather than truncated (index_col=False) or made into an index
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(io.BytesIO(data), sep=sep, encoding="utf-8-sig", index_col=False)
+    except pd.errors.ParserWarning:
+        raise InputError(f"{name} has rows with more fields than its header row.") from None
     except UnicodeDecodeError:
         raise InputError(f"{name} is not UTF-8 text. Save it as a UTF-8 CSV.") from None
     except Exception as err:  # pandas parser errors
         raise InputError(f"Could not parse {name} as CSV ({err}). Use a header row and comma separators.") from None
+    names = [h.strip() for h in head.decode("utf-8-sig", "replace").rstrip("\r").split(sep)]
+    repeated = sorted({h for h in names if names.count(h) > 1})
+    if repeated:
+        raise InputError(f"{name} names the column(s) {', '.join(repeated[:5])} more than once; column names must "
+                         "be unique.")
     if frame.shape[1] < 2:
         raise InputError(f"{name} has {frame.shape[1]} column; it needs at least one feature column and a label "
                          "column (the last column, or the one you name).")
@@ -335,6 +346,8 @@ def load_csv_table(data: bytes, label_column: str | None = None, name: str = "th
     X = numeric.to_numpy(dtype=np.float64)
     if not np.all(np.isfinite(X)):
         raise InputError(f"{name} contains inf values; remove them.")
+    if X.size and np.abs(X).max() > 1e150:  # the standard deviation (a sum of squares) would overflow float64
+        raise InputError(f"{name} has feature values of magnitude {np.abs(X).max():.3g}; rescale them below 1e150.")
     classes, y = np.unique(y_raw.astype(str).to_numpy(), return_inverse=True)
     if len(classes) < 2:
         raise InputError(f"The label column {label!r} has a single class ({classes[0]!r}); two or more are needed.")

@@ -139,6 +139,8 @@ def load_csv(
             raise InputError(f"Row {i}: x and y must be numbers, got {r[0]!r} and {r[1]!r}.") from None
         if not (np.isfinite(a) and np.isfinite(b)):
             raise InputError(f"Row {i}: x and y must be finite numbers.")
+        if max(abs(a), abs(b)) > 1e12:  # beyond this the spread (a sum of squares) overflows float64
+            raise InputError(f"Row {i}: |x| or |y| is above 1e12; rescale the features.")
         xs.append((a, b))
         labels.append(r[2].strip())
     names, y = np.unique(np.array(labels), return_inverse=True)

@@ -314,6 +314,9 @@ def parse_labelled_csv(data: bytes, name: str = "the CSV") -> LabelledTexts:
         raise InputError(f"{name} is not a readable CSV file ({err}).") from None
     if not header:
         raise InputError(f"{name} has no header row; the first line must be: text,label")
+    repeated = sorted({c for c in header if c in ("text", "label") and header.count(c) > 1})
+    if repeated:
+        raise InputError(f"{name} names the column(s) {', '.join(repeated)} more than once; keep one of each.")
     missing = [c for c in ("text", "label") if c not in header]
     if missing:
         raise InputError(f"{name} lacks the column(s) {', '.join(missing)}; found {', '.join(header)}. "

@@ -12,7 +12,9 @@ Everything that is wrong with a file raises :class:`backend.errors.InputError` w
 
 from __future__ import annotations
 
+import csv
 import io
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -38,11 +40,24 @@ def read_trajectories(data: bytes | str, fps: float = 1 / DT, name: str = "the u
     text = decode_text(data, MAX_BYTES, name) if isinstance(data, bytes) else data
     if not text.strip():
         raise InputError(f"{name} is empty.")
+    header = next(csv.reader(io.StringIO(text.lstrip())), [])
+    names = [h.strip().lower() for h in header]
+    repeated = sorted({c for c in names if c in REQUIRED and names.count(c) > 1})
+    if repeated:
+        raise InputError(f"{name} names the column(s) {', '.join(repeated)} more than once; keep one of each.")
     try:
-        df = pd.read_csv(io.StringIO(text), skipinitialspace=True, dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        with warnings.catch_warnings():
+            # a row longer than the header would otherwise be truncated silently (index_col=False) or turned into
+            # an index of thousands of levels (the default)
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            df = pd.read_csv(io.StringIO(text), skipinitialspace=True, dtype=str, keep_default_na=False,
+                             index_col=False)
+    except pd.errors.ParserWarning:
+        raise InputError(f"{name} has rows with more fields than its header. Use one header row naming every "
+                         "column.") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, csv.Error) as err:
         raise InputError(f"{name} is not a readable CSV ({str(err).splitlines()[0]}). Use commas and one header row.") from None
-    cols = {c.strip().lower(): c for c in df.columns}
+    cols = {str(c).strip().lower(): c for c in df.columns}
     missing = [c for c in REQUIRED if c not in cols]
     if missing:
         found = ", ".join(map(str, df.columns)) or "none"

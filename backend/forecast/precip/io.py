@@ -13,7 +13,8 @@ Accepted layouts (the type is sniffed from the bytes, never from the file name):
   level, stated by the user; default 0.25, so 255 = 63.75 mm/h), with the time step and pixel size stated by the user.
 
 Limits: at most 20 MB, 3-96 frames, 16-1024 px per side, 5-60 minutes per frame, values in [0, 500] mm/h, no NaNs.
-Every violation raises ``InputError`` with what to change.
+NPZ and ZIP archives may expand to at most 160 MB, checked from their headers before anything is decompressed
+(:mod:`backend.io.archives`). Every violation raises ``InputError`` with what to change.
 
 Resampling to the model (``to_model_grid``): the centre square is cropped, resized to 64 x 64 with anti-aliasing
 (the pixel size becomes side x pixel_km / 64), and frames are interpolated linearly in time to 15-minute steps.
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import InputError
+from ...io.archives import load_npz, open_zip, read_member
 
 MAX_BYTES = 20 * 2**20
 MAX_FRAMES = 96
@@ -35,6 +37,7 @@ MIN_FRAMES = 3
 MIN_SIDE, MAX_SIDE = 16, 1024
 MAX_RATE = 500.0
 STEP_RANGE = (5.0, 60.0)
+MAX_UNPACKED = 8 * MAX_BYTES  # uncompressed bytes of an NPZ or a PNG ZIP, checked from the archive's headers
 LIMITS_TEXT = (f"NPZ, NetCDF classic, or a ZIP of PNG frames; at most {MAX_BYTES // 2**20} MB, {MIN_FRAMES}-"
                f"{MAX_FRAMES} frames of {MIN_SIDE}-{MAX_SIDE} px, {STEP_RANGE[0]:g}-{STEP_RANGE[1]:g} min apart, "
                f"rain rate in mm/h (0-{MAX_RATE:g})")
@@ -54,8 +57,11 @@ def sniff(data: bytes) -> str | None:
     if data[:6] == b"\x93NUMPY":
         return "NPY"
     if data[:4] == b"PK\x03\x04":
-        with zipfile.ZipFile(io.BytesIO(data)) as z:
-            names = z.namelist()
+        try:  # a damaged archive is still a ZIP: the loader says what is wrong with it
+            with zipfile.ZipFile(io.BytesIO(data)) as z:
+                names = z.namelist()
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, KeyError):
+            return "ZIP"
         return "NPZ" if names and all(n.endswith(".npy") for n in names) else "ZIP"
     if data[:4] in (b"CDF\x01", b"CDF\x02"):
         return "NETCDF3"
@@ -115,8 +121,8 @@ def validate(seq: RadarSequence) -> None:
         raise InputError(f"The sequence has {t} frames; the limit is {MAX_FRAMES}.")
     if not (MIN_SIDE <= h <= MAX_SIDE and MIN_SIDE <= w <= MAX_SIDE):
         raise InputError(f"Frames are {h} x {w} px; each side must be {MIN_SIDE}-{MAX_SIDE} px.")
-    if not np.issubdtype(f.dtype, np.number):
-        raise InputError(f"The radar array must be numeric; got {f.dtype}.")
+    if f.dtype.kind not in "fiu":
+        raise InputError(f"The radar array must hold real numbers; got {f.dtype}.")
     if np.isnan(f).any():
         raise InputError(f"The radar array has {int(np.isnan(f).sum())} NaN values; fill missing data (e.g. with 0) "
                          "before uploading.")
@@ -148,28 +154,32 @@ def _regular_step(times: np.ndarray, what: str) -> float:
     return float(d[0])
 
 
+def _scalar(z: dict[str, np.ndarray], key: str, name: str) -> float:
+    """A real number stored as an NPZ array (0-d or the first element)."""
+    a = np.asarray(z[key])
+    if a.size == 0 or a.dtype.kind not in "fiu":
+        raise InputError(f"`{key}` in {name} must be a real number; got an array of {a.dtype} with {a.size} "
+                         "element(s).")
+    return float(a.ravel()[0])
+
+
 def _load_npz(data: bytes, name: str) -> RadarSequence:
-    try:
-        z = np.load(io.BytesIO(data), allow_pickle=False)
-        keys = set(z.files)
-        arr_key = next((k for k in ("precip", "rainrate", "rr", "R") if k in keys), None)
-        if arr_key is None:
-            raise InputError(f"{name} has no `precip` array (found: {', '.join(sorted(keys)) or 'nothing'}).")
-        frames = np.asarray(z[arr_key])
-        step = None
-        if "timestep_min" in keys:
-            step = float(np.asarray(z["timestep_min"]).ravel()[0])
-        elif "times_min" in keys:
-            step = _regular_step(z["times_min"], "`times_min`")
-        if frames.ndim == 3 and "times_min" in keys and len(np.asarray(z["times_min"]).ravel()) != frames.shape[0]:
-            raise InputError("`times_min` and `precip` disagree on the number of frames.")
-        px = float(np.asarray(z["pixel_km"]).ravel()[0]) if "pixel_km" in keys else None
-    except InputError:
-        raise
-    except ValueError as err:  # pickled objects, broken members
-        raise InputError(f"{name} could not be read as a plain NPZ ({err}). Object arrays are not accepted.") from None
-    except (OSError, zipfile.BadZipFile, EOFError) as err:
-        raise InputError(f"{name} is a damaged NPZ ({err}).") from None
+    z = load_npz(data, name, max_array_bytes=MAX_UNPACKED, max_total=MAX_UNPACKED)
+    keys = set(z)
+    arr_key = next((k for k in ("precip", "rainrate", "rr", "R") if k in keys), None)
+    if arr_key is None:
+        raise InputError(f"{name} has no `precip` array (found: {', '.join(sorted(keys)) or 'nothing'}).")
+    frames = np.asarray(z[arr_key])
+    step = None
+    if "timestep_min" in keys:
+        step = _scalar(z, "timestep_min", name)
+    elif "times_min" in keys:
+        if z["times_min"].dtype.kind not in "fiu":
+            raise InputError(f"`times_min` in {name} must hold numbers (minutes); got {z['times_min'].dtype}.")
+        step = _regular_step(z["times_min"], "`times_min`")
+    if frames.ndim == 3 and "times_min" in keys and len(np.asarray(z["times_min"]).ravel()) != frames.shape[0]:
+        raise InputError("`times_min` and `precip` disagree on the number of frames.")
+    px = _scalar(z, "pixel_km", name) if "pixel_km" in keys else None
     return RadarSequence(frames.astype(np.float32) if frames.dtype.kind in "fiu" else frames, step, px,
                          [f"NPZ array `{arr_key}`"])
 
@@ -209,34 +219,43 @@ def _load_netcdf(data: bytes, name: str) -> RadarSequence:
 
 
 def _load_png_zip(data: bytes, name: str, scale: float) -> RadarSequence:
-    from PIL import Image
-
     if not 0 < scale <= 10:
         raise InputError("The PNG scale must be between 0 and 10 mm/h per grey level.")
     frames = []
-    with zipfile.ZipFile(io.BytesIO(data)) as z:
+    with open_zip(data, name, MAX_UNPACKED) as z:
         infos = sorted((i for i in z.infolist() if not i.is_dir() and i.filename.lower().endswith(".png")),
                        key=lambda i: i.filename)
         if not infos:
             raise InputError(f"{name} holds no PNG frames.")
         if len(infos) > MAX_FRAMES:
             raise InputError(f"{name} holds {len(infos)} PNG frames; the limit is {MAX_FRAMES}.")
-        if sum(i.file_size for i in infos) > 8 * MAX_BYTES:
-            raise InputError(f"{name} expands to more than {8 * MAX_BYTES // 2**20} MB; refused.")
         for info in infos:
-            raw = z.read(info)
+            raw = read_member(z, info, name)
             if raw[:8] != b"\x89PNG\r\n\x1a\n":
                 raise InputError(f"{info.filename} is not a PNG (checked from its content).")
-            img = Image.open(io.BytesIO(raw))
-            if img.width > MAX_SIDE or img.height > MAX_SIDE:
-                raise InputError(f"{info.filename} is {img.width} x {img.height} px; the limit is {MAX_SIDE} per side.")
-            a = np.asarray(img.convert("L") if img.mode not in ("L", "I;16", "I") else img, np.float32)
-            frames.append(a)
+            frames.append(_png_frame(raw, info.filename))
     shapes = {f.shape for f in frames}
     if len(shapes) != 1:
         raise InputError(f"The PNG frames differ in size ({', '.join(f'{h}x{w}' for h, w in sorted(shapes))}).")
     return RadarSequence(np.stack(frames) * scale, None, None,
                          [f"{len(frames)} PNG frames, {scale:g} mm/h per grey level"])
+
+
+def _png_frame(raw: bytes, member: str) -> np.ndarray:
+    """One grayscale frame of a PNG stack; the size is read from the header before any pixel is decoded."""
+    from PIL import Image
+
+    try:
+        img = Image.open(io.BytesIO(raw), formats=["PNG"])
+        if img.width > MAX_SIDE or img.height > MAX_SIDE:
+            raise InputError(f"{member} is {img.width} x {img.height} px; the limit is {MAX_SIDE} per side.")
+        img.load()
+        return np.asarray(img.convert("L") if img.mode not in ("L", "I;16", "I") else img, np.float32)
+    except InputError:
+        raise
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as err:
+        raise InputError(f"{member} could not be decoded as PNG ({type(err).__name__}); it looks truncated or "
+                         "corrupt.") from None
 
 
 # ----------------------------------------------------------------------------------------------- resampling

@@ -1,0 +1,161 @@
+"""Every entry point through which user data enters the lab: one row per kind of input, its decoder and its limits.
+
+| kind | decoder | accepts | limits | read by |
+|------|---------|---------|--------|---------|
+| ``image`` | ``backend.io.images.decode_image`` | PNG, JPEG, WebP | 20 MB, 40 megapixels, 16-12,000 px per side | attribution, illava, models, rewatermark pages; ``illava run --image``; watermark CLIs |
+| ``video`` | ``backend.io.video.decode_video`` | MP4, WebM, GIF, NPZ, ZIP of PNG | 20 MB, 5-240 frames, 1,024 px per side | sigmark page; ``sigmark`` CLI |
+| ``radar`` | ``backend.forecast.precip.io.load_radar`` | NPZ, NetCDF classic, ZIP of PNG | 20 MB (160 MB unpacked), 3-96 frames, 0-500 mm/h | nowcast page; ``nowcast run --input`` |
+| ``trajectories`` | ``backend.forecast.crowd.csvio.read_trajectories`` | CSV ``frame,id,x,y`` | 5 MB, 600 pedestrians, 180 s | crowd page; ``crowd simulate --input`` |
+| ``series`` | ``backend.generation.futurefill.load_series`` | text / CSV of numbers | 5 MB, 16-65,536 finite values | futurefill page; ``futurefill generate --series`` |
+| ``table`` | ``backend.optim.problems.load_csv_table`` | CSV, numeric features + label | 20 MB, 10-100,000 rows, 2-50 classes | dada page; ``dada race --csv`` |
+| ``points2d`` | ``backend.robustness.data2d.load_csv`` | CSV ``x,y,label`` | 5 MB, 20-20,000 rows, 2-10 classes | dualrs page; ``dualrs certify --csv`` |
+| ``labelled_texts`` | ``backend.tokens.stress.parse_labelled_csv`` | CSV ``text,label`` | 2 MB, 10-4,000 rows, 2-20 classes | glot page; ``glot train --csv`` |
+| ``text_corpus`` | ``backend.compression.corpus.decode_upload`` | UTF-8 text | 2 MB | pruning page; ``pruning --calib/--eval/--text`` |
+| ``candidates`` | ``backend.alignment.softbon.read_candidates`` | UTF-8 text, answers split by blank lines | 0.5 MB, 2-64 answers of 2,000 characters | softbon page; ``softbon text --candidates`` |
+| ``model_folder`` | ``backend.io.folders.check_model_folder`` | a folder with ``config.json`` | config.json 1 MB, a JSON object | models page source boxes; ``models check --source``; every ``--backbone``/``--encoder`` path |
+
+Pages read uploads with ``ui.inputs.upload(kind, ...)`` / ``ui.inputs.file_input(kind, ...)`` and CLI handlers read a
+path with :func:`read_path`; both go through :func:`decode`. Each kind also names a small valid example and its
+valid-but-odd variants (:mod:`backend.io.examples`), from which ``tests/data/bad/make_corpus.py`` builds the bad-input
+corpus and the fuzzing tests build their mutations. A new kind of input is one row in ``KINDS`` below and one in the
+table above: the corpus, the fuzzing and the bypass scan (``tests/test_inputs.py``) then cover it.
+
+Decoders are named by import path and imported on first use, so this table stays import-light (no torch, no pandas).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+
+MB = 2**20
+
+
+@dataclass(frozen=True)
+class InputKind:
+    """One entry point.
+
+    ``decoder``/``example``/``odd`` are ``"module:function"``. A ``source="bytes"`` decoder is called as
+    ``decoder(data, name=..., **options)``; a ``source="folder"`` one as ``decoder(path, name=..., **options)``, and
+    its corpus files are the folder's ``config.json``. ``family`` chooses the corpus mutations (``image``, ``archive``,
+    ``netcdf``, ``csv``, ``text``, ``json``).
+    """
+
+    name: str
+    what: str
+    decoder: str
+    extensions: tuple[str, ...]
+    max_bytes: int
+    limits: str
+    example: str
+    odd: str
+    family: str
+    source: str = "bytes"
+
+    def load(self, attr: str = "decoder") -> Callable[..., Any]:
+        module, _, func = getattr(self, attr).partition(":")
+        return getattr(importlib.import_module(module), func)
+
+    @property
+    def max_mb(self) -> float:
+        return self.max_bytes / MB
+
+
+def _k(name: str, what: str, decoder: str, ext: tuple[str, ...], max_bytes: int, limits: str, family: str,
+       source: str = "bytes", example: str | None = None) -> InputKind:
+    ex = f"backend.io.examples:{example or name}"
+    return InputKind(name, what, decoder, ext, max_bytes, limits, ex, f"{ex}_odd", family, source)
+
+
+KINDS: dict[str, InputKind] = {k.name: k for k in (
+    _k("image", "an image", "backend.io.images:decode_image", ("png", "jpg", "jpeg", "webp"), 20 * MB,
+       "PNG, JPEG or WebP; at most 20 MB, 40 megapixels and 12,000 px per side", "image"),
+    _k("video", "a video", "backend.io.video:decode_video", ("mp4", "webm", "gif", "npz", "zip"), 20 * MB,
+       "MP4, WebM, GIF, or a lossless NPZ / ZIP of PNG frames; at most 20 MB, 5-240 frames, 1,024 px per side",
+       "archive"),
+    _k("radar", "a radar sequence", "backend.forecast.precip.io:load_radar", ("npz", "nc", "zip"), 20 * MB,
+       "NPZ, NetCDF classic or a ZIP of PNG frames; at most 20 MB, 3-96 frames of 16-1024 px, 0-500 mm/h",
+       "archive"),
+    _k("trajectories", "pedestrian trajectories", "backend.forecast.crowd.csvio:read_trajectories", ("csv", "txt"),
+       5 * MB, "UTF-8 CSV with columns frame, id, x, y (metres); at most 5 MB, 600 pedestrians, 180 s", "csv"),
+    _k("series", "a 1-D series", "backend.generation.futurefill:load_series", ("txt", "csv"), 5 * MB,
+       "UTF-8 text or CSV, one number per line (or one numeric column); 16 to 65,536 finite values, 5 MB", "csv"),
+    _k("table", "a labelled numeric table", "backend.optim.problems:load_csv_table", ("csv", "txt"), 20 * MB,
+       "CSV with a header row, numeric features, the label last; 10-100,000 rows, 2-50 classes, 20 MB", "csv"),
+    _k("points2d", "2-D labelled points", "backend.robustness.data2d:load_csv", ("csv", "txt"), 5 * MB,
+       "CSV x, y, label (header optional); 20-20,000 rows, 2-10 classes of at least 5 rows; 5 MB", "csv"),
+    _k("labelled_texts", "labelled texts", "backend.tokens.stress:parse_labelled_csv", ("csv", "txt"), 2 * MB,
+       "UTF-8 CSV with header text,label; 10-4,000 rows, 2-20 classes, texts of at most 2,000 characters; 2 MB",
+       "csv"),
+    _k("text_corpus", "a text corpus", "backend.compression.corpus:decode_upload", ("txt", "md"), 2 * MB,
+       "UTF-8 text (.txt, .md), at most 2 MB", "text"),
+    _k("candidates", "candidate answers", "backend.alignment.softbon:read_candidates", ("txt",), MB // 2,
+       "UTF-8 text, 2-64 answers separated by blank lines (or one per line), 2,000 characters each; 0.5 MB", "text"),
+    _k("model_folder", "a model folder", "backend.io.folders:check_model_folder", (), MB,
+       "a folder written by save_pretrained: config.json (a JSON object, at most 1 MB) plus weights", "json",
+       source="folder", example="model_config"),
+)}
+
+
+def get(kind: str) -> InputKind:
+    """The registered kind; an unknown name raises InputError listing the registered ones."""
+    try:
+        return KINDS[kind]
+    except KeyError:
+        raise InputError(f"Unknown input kind {kind!r}; registered: {', '.join(KINDS)}.") from None
+
+
+def _too_large(size: int, name: str, k: InputKind) -> InputError:
+    return InputError(f"{name} is {size / MB:.1f} MB; the limit for {k.what} is {k.max_mb:g} MB. ({k.limits}.)")
+
+
+def decode(kind: str, data: bytes, name: str = "the upload", **options: Any) -> Any:
+    """Decode user bytes as ``kind``: the size is checked first, then the registered decoder runs.
+
+    Raises InputError for anything wrong with the data (the decoder's own messages); any other exception is a bug.
+    """
+    k = get(kind)
+    if k.source != "bytes":
+        raise TypeError(f"{kind} is read from a folder path: use read_path")
+    if len(data) > k.max_bytes:
+        raise _too_large(len(data), name, k)
+    return k.load()(data, name=name, **options)
+
+
+def read_path(kind: str, path: str | Path, **options: Any) -> Any:
+    """Read a file (or folder) a user names on the command line and decode it as ``kind``.
+
+    Missing paths, directories given for files, unreadable files and files above the kind's limit (checked with
+    ``stat`` before reading) raise InputError.
+    """
+    k = get(kind)
+    p = Path(path).expanduser()
+    if k.source == "folder":
+        return k.load()(p, name=str(path), **options)
+    if not p.exists():
+        raise InputError(f"No such file: {path}")
+    if not p.is_file():
+        raise InputError(f"{path} is not a file; give the path of {k.what} ({k.limits}).")
+    try:
+        size = p.stat().st_size
+        if size > k.max_bytes:
+            raise _too_large(size, p.name, k)
+        data = p.read_bytes()
+    except OSError as err:
+        raise InputError(f"Cannot read {path}: {err.strerror or err}.") from None
+    return decode(kind, data, name=p.name, **options)
+
+
+def example(kind: str, seed: int = 0) -> bytes:
+    """A small valid file of ``kind`` (for a folder kind: its config.json)."""
+    return get(kind).load("example")(seed)
+
+
+def odd_examples(kind: str) -> dict[str, bytes]:
+    """Valid-but-odd files of ``kind``: each is processed or refused with an InputError."""
+    return get(kind).load("odd")()

@@ -10,8 +10,9 @@ import streamlit as st
 
 from backend.forecast.crowd.interface import METHODS
 from backend.runtime import ASSETS, provenance
+from ui.claims import claims_panel
 from ui.figures import crowd as figs
-from ui.inputs import upload_bytes
+from ui.inputs import upload as trajectory_upload
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.runner import run_job
 
@@ -29,6 +30,7 @@ hidden per-agent parameters and noise; no public crowd data can be downloaded he
 (25 frames) from the ground truth, then each method simulates it until it leaves. Panels share axes and the density
 colour scale; dots are coloured by the direction of their destination.
 """)
+claims_panel("crowd")
 
 SCENES = {"Bottleneck (gap 1.6 m)": "bottleneck", "Corridor, counter-flow (5 m)": "corridor",
           "Crossing flows (6 m streets)": "crossing", "Concourse (GC-like, layout C)": "concourse"}
@@ -55,18 +57,18 @@ with st.form("crowd_form"):
                              format_func=METHODS.label)
     c1, c2 = st.columns([3, 1])
     with c1:
-        upload = upload_bytes("Your trajectories (used with 'Upload your own CSV')", "crowd_upload", ["csv", "txt"],
-                              5.0, "frame,id,x,y in metres; at most 5 MB")
+        upload = trajectory_upload("trajectories", "Your trajectories (used with 'Upload your own CSV')",
+                                   "crowd_upload", "frame,id,x,y in metres; at most 5 MB")
     fps = c2.number_input("Frame rate of the CSV (fps)", 0.1, 100.0, 12.5, key="crowd_fps")
     run = st.form_submit_button("Simulate", icon=":material/play_arrow:", type="primary")
 
 
 def job(source: str, seconds: float, seed: int, methods: list[str], upload, fps: float, progress=None) -> dict:
     from backend.errors import InputError
-    from backend.forecast.crowd.csvio import read_trajectories
     from backend.forecast.crowd.evaluate import eval_clip, run_clip
     from backend.forecast.crowd.methods import WEIGHTS
     from backend.forecast.crowd.scenes import get_scene
+    from backend.io.registry import decode
 
     if not methods:
         raise InputError("Pick at least one method.")
@@ -81,7 +83,7 @@ def job(source: str, seconds: float, seed: int, methods: list[str], upload, fps:
             raise InputError("Upload a CSV first (or pick a scene).")
         else:
             (name, data), rate = upload, fps
-        clip = read_trajectories(data, fps=rate, name=name)
+        clip = decode("trajectories", data, name=name, fps=rate)
         params = {"input": name, "fps": rate}
     run = run_clip(clip, methods, stride=2, progress=progress)
     learned = [m for m in methods if m in WEIGHTS]

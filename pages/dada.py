@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from backend.errors import InputError
 from backend.optim import baselines as B
 from backend.optim import problems as P
 from backend.runtime import provenance
+from ui.claims import claims_panel
 from ui.figures import dada as figs
-from ui.inputs import upload_bytes
+from ui.inputs import file_input
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.runner import run_job
 from ui.state import bound, record_run, show_history
@@ -31,6 +31,7 @@ geometrically, so a misjudgement $\rho$ costs about $\log^2\rho$ warm-up steps (
 warm-up, not a bug). The constants follow the project spec (see `backend/optim/dada.py` for what was checked against
 the paper).
 """)
+claims_panel("dada")
 res_all: dict = st.session_state.setdefault("dada_result", {})
 
 c1, c2 = st.columns([1, 2])
@@ -44,14 +45,11 @@ if problem == "logistic / softmax":
                    help="The first three ship with scikit-learn (no download).")
     if src == "Upload a CSV":
         with c2:
-            got = upload_bytes("CSV with a header row: numeric feature columns, the label in the last column",
-                               key="dada_upload", types=["csv", "txt"], max_mb=20.0,
-                               help="10 to 100,000 rows, 2 to 50 classes, features x classes <= 10,000; 20 MB.")
+            got = file_input("table", "CSV with a header row: numeric feature columns, the label in the last column",
+                             key="dada_upload",
+                             help="10 to 100,000 rows, 2 to 50 classes, features x classes <= 10,000; 20 MB.")
         if got is not None:
-            try:
-                table, table_name = P.load_csv_table(got[1], name=got[0]), got[0]
-            except InputError as err:
-                st.error(str(err), icon=":material/error:")
+            table_name, table = got
     else:
         table, table_name = P.bundled_table(src), f"sklearn:{src}"
     if table is not None:

@@ -10,7 +10,7 @@ from backend.errors import InputError
 from backend.robustness import data2d
 from backend.runtime import provenance
 from ui.figures import dualrs as figs
-from ui.inputs import upload_bytes
+from ui.inputs import file_input
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.runner import run_job
 
@@ -44,23 +44,19 @@ source = c1.radio(
 data = None
 if source == "Upload a CSV":
     with c2:
-        got = upload_bytes(
+        got = file_input(
+            "points2d",
             "CSV with columns x, y, label (header optional)",
             key="dualrs_upload",
-            types=["csv", "txt"],
-            max_mb=5.0,
             help="20..20,000 rows, 2..10 classes with >= 5 rows each; 5 MB. Features are "
             "centred and divided by one scale; radii are in those units.",
         )
     if got is not None:
-        try:
-            data = data2d.load_csv(got[1], name=got[0])
-            c2.caption(
-                f"{got[0]}: {len(data.x_train)} train / {len(data.x_test)} test points, classes "
-                f"{', '.join(data.class_names)}; scale {data.scale:.4g} (radius x scale = your units)."
-            )
-        except InputError as err:
-            st.error(str(err), icon=":material/error:")
+        data = got[1]
+        c2.caption(
+            f"{got[0]}: {len(data.x_train)} train / {len(data.x_test)} test points, classes "
+            f"{', '.join(data.class_names)}; scale {data.scale:.4g} (radius x scale = your units)."
+        )
 else:
     c2.caption(data2d.PRESETS[source])
 

@@ -14,8 +14,9 @@ from backend.tokens import stress
 from backend.tokens.glot_backbone import BACKBONES
 from backend.tokens.pooling import POOLING_NAMES, POOLINGS
 from backend.tokens.stress import graph_effect
+from ui.claims import claims_panel
 from ui.figures import glot as figs
-from ui.inputs import upload_bytes
+from ui.inputs import decoded, upload
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.models import get_model
 from ui.runner import run_job
@@ -30,6 +31,7 @@ distractor words. The **released** generator has word-count shortcuts, the **har
 **relational** variant asks whether two far-apart needles name the *same* noun: a bag of words cannot tell, and a
 per-token readout can only if the backbone has already mixed the two nouns into the token states.
 """)
+claims_panel("glot")
 RESULTS = ASSETS / "glot_results.json"
 res_all: dict = st.session_state.setdefault("glot_result", {})
 tab_rec, tab_run, tab_csv = st.tabs(["Recorded results", "Run the stress test", "Your labelled texts"])
@@ -185,20 +187,15 @@ with tab_csv:
         data = sample_csv.to_csv(index=False).encode()
         csv_download("Download the preset (to see the format)", sample_csv, "glot_sample.csv", key="glot_dl_sample")
     else:
-        got = upload_bytes("Labelled CSV (text,label)", key="glot_upload", types=["csv", "txt"], max_mb=2.0,
-                           help="UTF-8, header row text,label; at most 4000 rows and 2 MB.")
+        got = upload("labelled_texts", "Labelled CSV (text,label)", key="glot_upload",
+                     help="UTF-8, header row text,label; at most 4000 rows and 2 MB.")
         if got is not None:
             data = got[1]
     parsed = None
     if data is not None:
-        from backend.errors import InputError
-        from backend.tokens.stress import parse_labelled_csv
-
-        try:
-            parsed = parse_labelled_csv(data, name="The CSV")
+        parsed = decoded("labelled_texts", ("The CSV", data))
+        if parsed is not None:
             st.caption(f"{len(parsed.texts)} rows, classes: {', '.join(parsed.classes[:20])}")
-        except InputError as err:
-            st.error(str(err), icon=":material/error:")
     if st.button("Train every pooling", key="glot_csv_go", disabled=parsed is None, icon=":material/play_arrow:"):
         def csv_job(progress):
             from backend.tokens.glot import train_on_texts

@@ -7,7 +7,9 @@ import pandas as pd
 import streamlit as st
 
 from backend.runtime import provenance
-from ui.inputs import upload_bytes
+from ui.claims import claims_panel
+from ui.inputs import decoded
+from ui.inputs import upload as radar_upload
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.runner import run_job
 
@@ -40,6 +42,7 @@ itself, and a U-Net of the same size trained with MSE. Every method is scored on
 **What you see.** Forecast vs observation animated on one colour scale; exceedance-probability maps; skill vs lead for
 every method (CRPS: lower is better; CSI and FSS: higher is better); reliability and rank histograms; run times.
 """)
+claims_panel("nowcast")
 
 src = st.radio("Input", ["Synthetic case", "Upload radar"], horizontal=True, key="nowcast_src")
 upload = None
@@ -48,7 +51,7 @@ if src == "Synthetic case":
     preset = c1.selectbox("Preset", list(PRESETS), key="nowcast_preset")
     seed = int(c2.number_input("Seed", 0, 10**6, PRESETS[preset], key=f"nowcast_seed_{preset}"))
 else:
-    got = upload_bytes("Radar sequence", key="nowcast_upload", types=["npz", "nc", "zip"], max_mb=20,
+    got = radar_upload("radar", "Radar sequence", key="nowcast_upload",
                        help="NPZ with `precip` (T, H, W) in mm/h and `timestep_min`; NetCDF classic with `precip` "
                             "(time, y, x) and `time` in minutes; or a ZIP of grayscale PNG frames (scale below).")
     c1, c2, c3 = st.columns(3)
@@ -61,12 +64,13 @@ else:
                "radar-only path (no satellite or NWP: blended STEPS and the NWP channel are skipped).")
     st.download_button("Example upload (NPZ)", _example(), "nowcast_example.npz", key="nowcast_example",
                        on_click="ignore", icon=":material/download:")
-    if got is not None:
+    seq = decoded("radar", got, timestep_min=step, pixel_km=px, png_scale=scale)
+    if seq is not None:
         from backend.errors import InputError
-        from backend.forecast.precip.io import load_radar, to_model_grid
+        from backend.forecast.precip.io import to_model_grid
 
         try:
-            upload = to_model_grid(load_radar(got[1], got[0], step, px, scale))
+            upload = to_model_grid(seq)
             st.success(f"{got[0]}: {upload.frames.shape[0]} frames on the model grid. " + "; ".join(upload.notes))
         except InputError as err:
             st.error(str(err), icon=":material/error:")

@@ -12,10 +12,10 @@ from backend.compression import corpus
 from backend.compression.jobs import metrics_rows
 from backend.compression.lab import LAB_SCORES
 from backend.compression.pruning import COMPENSATIONS, SCORES, PruneConfig, n_to_drop
-from backend.errors import InputError
 from backend.runtime import ASSETS, provenance
+from ui.claims import claims_panel
 from ui.figures import pruning as figs
-from ui.inputs import upload_bytes
+from ui.inputs import file_input
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.models import get_model
 from ui.runner import run_job
@@ -35,6 +35,7 @@ your own UTF-8 text split the same way. Perplexity is on held-out windows of 128
 not comparable with the paper's WikiText-2 numbers. The pruned model is not kept; the CLI
 (`python -m backend pruning run ... --out DIR`) writes it as a Hugging Face folder.
 """)
+claims_panel("pruning")
 
 SCORE_KEYS, COMP_KEYS = list(SCORES), list(COMPENSATIONS)
 
@@ -69,14 +70,11 @@ with tab_run:
     src = st.radio("Text", ["Built-in: Python reference docs", "Upload your own"], horizontal=True, key="pruning_src")
     upload_text, upload_name = None, None
     if src == "Upload your own":
-        got = upload_bytes("UTF-8 text (.txt, .md), at most 2 MB", "pruning_upload", ["txt", "md"], 2.0,
-                           help="Split 70 % calibration / 30 % held-out. N segments need N x 128 calibration tokens.")
+        got = file_input("text_corpus", "UTF-8 text (.txt, .md), at most 2 MB", "pruning_upload",
+                         help="Split 70 % calibration / 30 % held-out. N segments need N x 128 calibration tokens.")
         if got is not None:
-            try:
-                upload_text, upload_name = corpus.decode_upload(got[1], got[0]), got[0]
-                st.caption(f"{upload_name}: {len(upload_text):,} characters (about {len(upload_text) // 4:,} tokens).")
-            except InputError as err:
-                st.error(str(err), icon=":material/error:")
+            upload_name, upload_text = got
+            st.caption(f"{upload_name}: {len(upload_text):,} characters (about {len(upload_text) // 4:,} tokens).")
     with st.form("pruning_form"):
         c1, c2 = st.columns(2)
         score = c1.selectbox("Importance score", SCORE_KEYS, index=SCORE_KEYS.index(PruneConfig.score),

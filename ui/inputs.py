@@ -1,5 +1,10 @@
 """Input pickers: a preset or the user's own upload, decoded through ``backend.io`` (content sniffed, limits enforced).
-Bad input is shown in the page with its message; the caller gets None."""
+Bad input is shown in the page with its message; the caller gets None.
+
+Every upload names a registered input kind (:mod:`backend.io.registry`): ``upload(kind, ...)`` shows the uploader
+with that kind's file types and size limit, ``decoded(kind, got, ...)`` decodes it with the kind's decoder, and
+``file_input`` does both. ``tests/test_inputs.py`` fails when a page calls ``st.file_uploader`` or reads a file itself.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,8 @@ import streamlit as st
 from PIL import Image
 
 from backend.errors import InputError
-from backend.io import ImageLimits, decode_image
+from backend.io import ImageLimits
+from backend.io import registry as inputs
 
 UPLOAD = "Upload your own"
 
@@ -26,6 +32,32 @@ def upload_bytes(label: str, key: str, types: list[str], max_mb: float, help: st
         st.error(f"{f.name} is {len(data) / 2**20:.1f} MB; the limit here is {max_mb:g} MB.")
         return None
     return f.name, data
+
+
+def upload(kind: str, label: str, key: str, help: str = "") -> tuple[str, bytes] | None:
+    """The uploader of a registered input kind: its file types, its size limit, its limits as the help text."""
+    k = inputs.get(kind)
+    return upload_bytes(label, key, list(k.extensions), k.max_mb, help or f"{k.limits}.")
+
+
+def decoded(kind: str, got: tuple[str, bytes] | None, **options: object) -> object | None:
+    """``got`` (from :func:`upload`) decoded as ``kind``; None when nothing was uploaded or the file is refused (the
+    reason is shown with ``st.error``, and the next upload starts afresh)."""
+    if got is None:
+        return None
+    name, data = got
+    try:
+        return inputs.decode(kind, data, name=name, **options)
+    except InputError as err:
+        st.error(str(err), icon=":material/error:")
+        return None
+
+
+def file_input(kind: str, label: str, key: str, help: str = "", **options: object) -> tuple[str, object] | None:
+    """Upload and decode in one: ``(file name, decoded value)`` or None."""
+    got = upload(kind, label, key, help)
+    value = decoded(kind, got, **options)
+    return None if got is None or value is None else (got[0], value)
 
 
 def skimage_presets() -> dict[str, Callable[[], Image.Image]]:
@@ -55,18 +87,13 @@ def image_input(
     if choice != UPLOAD:
         return choice, _preset(choice, presets)
     got = upload_bytes(
-        "Upload an image", key=f"{key}_upload", types=["png", "jpg", "jpeg", "webp"],
+        "Upload an image", key=f"{key}_upload", types=list(inputs.get("image").extensions),
         max_mb=lim.max_bytes / 2**20, help=lim.describe(),
     )
     if got is None:
         st.caption(f"Limits: {lim.describe()}. The type is checked from the content, not the file name.")
         return UPLOAD, None
-    name, data = got
-    try:
-        return name, decode_image(data, lim, name=name)
-    except InputError as err:
-        st.error(str(err), icon=":material/error:")
-        return name, None
+    return got[0], decoded("image", got, limits=lim)
 
 
 def _preset(choice: str, presets: dict[str, Callable[[], Image.Image]]) -> Image.Image:

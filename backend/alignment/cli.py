@@ -97,17 +97,14 @@ def cmd_sweep(args: argparse.Namespace) -> Output:
 
 
 def cmd_text(args: argparse.Namespace) -> Output:
-    from ..errors import InputError
+    from ..io.registry import read_path
     from ..models.text import load_text_encoder
     from . import softbon as sb
 
-    try:
-        raw = args.candidates.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"Cannot read {args.candidates}: {err}") from err
+    cands = read_path("candidates", args.candidates)
     enc = load_text_encoder(args.encoder)
     inst = sb.text_instance(
-        sb.split_candidates(raw), args.reference, lambda xs: enc.embed(xs).numpy(), true_scores=args.scores
+        cands, args.reference, lambda xs: enc.embed(xs).numpy(), true_scores=args.scores
     )
     extra = {"encoder": enc.source, "candidates": inst.labels, "proxy_cosine": [round(float(v), 6) for v in inst.proxy]}
     return _output(_report(inst, args, None, extra))

@@ -72,18 +72,11 @@ def add_parser(subparsers: Any) -> argparse._SubParsersAction:
 
 
 def _read_text(path: str | None, what: str) -> str | None:
-    from backend.errors import InputError
-
-    from .corpus import MAX_UPLOAD_BYTES, decode_upload
+    from backend.io.registry import read_path
 
     if path is None:
         return None
-    p = Path(path).expanduser()
-    if not p.is_file():
-        raise InputError(f"The {what} file {p} does not exist.")
-    if p.stat().st_size > MAX_UPLOAD_BYTES:
-        raise InputError(f"The {what} file {p} is larger than {MAX_UPLOAD_BYTES // 2**20} MB.")
-    return decode_upload(p.read_bytes(), name=f"The {what} file {p.name}")
+    return read_path("text_corpus", path)
 
 
 def _check_out(out: str | None) -> None:

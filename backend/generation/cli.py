@@ -115,16 +115,12 @@ def cmd_bench(args: argparse.Namespace) -> Output:
 def cmd_generate(args: argparse.Namespace) -> Output:
     import numpy as np
 
-    from ..errors import InputError
+    from ..io.registry import read_path
     from ..runtime import provenance
     from . import futurefill as ff
 
     if args.series is not None:
-        try:
-            data = args.series.read_bytes()
-        except OSError as err:
-            raise InputError(f"cannot read {args.series}: {err}") from None
-        series = ff.load_series(data)
+        series = read_path("series", args.series)
         source = str(args.series)
     else:
         series = ff.preset_series(args.preset, args.length, args.seed)

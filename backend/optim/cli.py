@@ -70,16 +70,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
 
 
 def build_problem(args: argparse.Namespace):  # noqa: ANN201 - returns a Problem
-    from ..errors import InputError
+    from ..io.registry import read_path
     from . import problems as P
 
     table = None
     if args.csv is not None:
-        try:
-            data = args.csv.read_bytes()
-        except OSError as err:
-            raise InputError(f"cannot read {args.csv}: {err}") from None
-        table = P.load_csv_table(data, args.label, name=str(args.csv))
+        table = read_path("table", args.csv, label_column=args.label)
     return P.make_problem(args.problem, args.dim, constraint=args.constraint, radius=args.radius, kappa=args.kappa,
                           p=args.p, chain=args.chain, lam=args.lam, table=table, dataset=args.dataset, seed=args.seed)
 

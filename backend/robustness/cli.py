@@ -37,17 +37,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
 
 
 def cmd_certify(args: argparse.Namespace) -> Output:
-    from ..errors import InputError
+    from ..io.registry import read_path
     from ..runtime import provenance
     from . import attack, data2d
     from . import dualrs as dr
 
     if args.csv is not None:
-        try:
-            raw = args.csv.read_bytes()
-        except OSError as err:
-            raise InputError(f"Cannot read {args.csv}: {err}") from err
-        data = data2d.load_csv(raw, seed=args.seed, name=args.csv.name)
+        data = read_path("points2d", args.csv, seed=args.seed)
     else:
         data = data2d.make_dataset(args.data, seed=args.seed)
     train = dr.TrainConfig(sigmas=args.sigmas, sigma_e=args.sigma_e, finetune_steps=args.finetune_steps)

@@ -66,15 +66,12 @@ def cmd_stress(args: argparse.Namespace) -> Output:
 
 def cmd_train(args: argparse.Namespace) -> Output:
     """Train every pooling on a labelled CSV (text,label)."""
-    from ..errors import InputError
+    from ..io.registry import read_path
     from ..runtime import provenance
     from .glot import train_on_texts
-    from .stress import parse_labelled_csv
 
     path = Path(args.csv)
-    if not path.is_file():
-        raise InputError(f"{path} does not exist or is not a file.")
-    data = parse_labelled_csv(path.read_bytes(), name=path.name)
+    data = read_path("labelled_texts", path)
     glot, train = _configs(args)
     res = train_on_texts(data, _poolings(args.pooling), glot, train, backbone=args.backbone, seed=args.seed,
                          max_tokens=args.max_tokens)

@@ -44,16 +44,11 @@ def build_plan(args: argparse.Namespace, n_tokens: int = 256) -> Any:
 
 
 def _load_image(args: argparse.Namespace) -> tuple[Any, str, list[str]]:
-    from ..errors import InputError
-    from ..io import ImageLimits, decode_image
+    from ..io.registry import read_path
 
     notes: list[str] = []
     if args.image:
-        try:
-            data = open(args.image, "rb").read()  # noqa: SIM115
-        except OSError as err:
-            raise InputError(f"Cannot read {args.image}: {err.strerror or err}.") from None
-        img = decode_image(data, ImageLimits(), name=args.image)
+        img = read_path("image", args.image)
         if max(img.size) > 224:
             notes.append(f"the {img.size[0]}x{img.size[1]} image is downscaled to 224x224 for the encoder")
         return img, args.image, notes

@@ -62,9 +62,10 @@ def _table_lines(rows: list[dict]) -> list[str]:
 
 def cmd_simulate(args: argparse.Namespace) -> Output:
     from backend.errors import InputError
+    from backend.io.registry import read_path
     from backend.runtime import provenance
 
-    from .csvio import read_trajectories, rollouts_to_frame
+    from .csvio import rollouts_to_frame
     from .evaluate import eval_clip, run_clip
     from .scenes import get_scene
 
@@ -72,9 +73,7 @@ def cmd_simulate(args: argparse.Namespace) -> Output:
     if not (1.0 <= args.seconds <= 300.0):
         raise InputError("--seconds must be between 1 and 300")
     if args.input is not None:
-        if not args.input.is_file():
-            raise InputError(f"{args.input} does not exist")
-        clip = read_trajectories(args.input.read_bytes(), fps=args.fps, name=args.input.name)
+        clip = read_path("trajectories", args.input, fps=args.fps)
         source = {"input": str(args.input), "fps": args.fps}
     else:
         try:

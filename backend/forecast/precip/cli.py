@@ -83,6 +83,7 @@ def cmd_run(args: argparse.Namespace) -> Output:
     from pathlib import Path
 
     from ...errors import InputError
+    from ...io.registry import read_path
     from ...runtime import provenance
     from . import io as pio
     from .baselines import MODEL_FILE, UNET_FILE, NowcastInputs
@@ -93,12 +94,8 @@ def cmd_run(args: argparse.Namespace) -> Output:
         raise InputError("--out must end in .npz or .nc.")
     if args.input:
         path = Path(args.input)
-        if not path.is_file():
-            raise InputError(f"No such file: {path}")
-        if path.stat().st_size > pio.MAX_BYTES:
-            raise InputError(f"{path.name} is {path.stat().st_size / 2**20:.1f} MB; the limit is "
-                             f"{pio.MAX_BYTES // 2**20} MB.")
-        seq = pio.load_radar(path.read_bytes(), path.name, args.timestep_min, args.pixel_km, args.png_scale)
+        seq = read_path("radar", path, timestep_min=args.timestep_min, pixel_km=args.pixel_km,
+                        png_scale=args.png_scale)
         grid = pio.to_model_grid(seq)
         x, truth = pio.split_sequence(grid.frames, 4, hold_out=not args.no_hold_out)
         inp = NowcastInputs(radar=x, pixel_km=grid.pixel_km, timestep_min=grid.timestep_min)

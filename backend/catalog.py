@@ -74,6 +74,7 @@ class ToolPage:
 TOOLS: tuple[ToolPage, ...] = (
     ToolPage("home", "Catalog", ":material/home:"),
     ToolPage("models", "Embedded models", ":material/memory:", cli="backend.models.cli"),
+    ToolPage("claims", "Claims scoreboard", ":material/leaderboard:"),
 )
 
 # Filled paper by paper; ids of the method issues: attribution, rewatermark, sigmark, glot, pruning, illava, crowd,

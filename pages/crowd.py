@@ -10,6 +10,7 @@ import streamlit as st
 
 from backend.forecast.crowd.interface import METHODS
 from backend.runtime import ASSETS, provenance
+from ui.claims import claims_panel
 from ui.figures import crowd as figs
 from ui.inputs import upload as trajectory_upload
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
@@ -29,6 +30,7 @@ hidden per-agent parameters and noise; no public crowd data can be downloaded he
 (25 frames) from the ground truth, then each method simulates it until it leaves. Panels share axes and the density
 colour scale; dots are coloured by the direction of their destination.
 """)
+claims_panel("crowd")
 
 SCENES = {"Bottleneck (gap 1.6 m)": "bottleneck", "Corridor, counter-flow (5 m)": "corridor",
           "Crossing flows (6 m streets)": "crossing", "Concourse (GC-like, layout C)": "concourse"}

@@ -9,6 +9,7 @@ import streamlit as st
 from backend.optim import baselines as B
 from backend.optim import problems as P
 from backend.runtime import provenance
+from ui.claims import claims_panel
 from ui.figures import dada as figs
 from ui.inputs import file_input
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
@@ -30,6 +31,7 @@ geometrically, so a misjudgement $\rho$ costs about $\log^2\rho$ warm-up steps (
 warm-up, not a bug). The constants follow the project spec (see `backend/optim/dada.py` for what was checked against
 the paper).
 """)
+claims_panel("dada")
 res_all: dict = st.session_state.setdefault("dada_result", {})
 
 c1, c2 = st.columns([1, 2])

@@ -9,6 +9,7 @@ import streamlit as st
 from backend.errors import InputError
 from backend.robustness import data2d
 from backend.runtime import provenance
+from ui.claims import claims_panel
 from ui.figures import dualrs as figs
 from ui.inputs import file_input
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
@@ -32,6 +33,7 @@ number) to draw its two certified discs. The curves compare certified accuracy; 
 votes that PGD + random search reach inside each certified ball (the certificate says they stay above 1/2).
 """,
 )
+claims_panel("dualrs")
 res_all: dict = st.session_state.setdefault("dualrs_result", {})
 
 c1, c2 = st.columns([1, 2])

@@ -8,6 +8,7 @@ import streamlit as st
 
 from backend.generation import futurefill as ff
 from backend.runtime import provenance
+from ui.claims import claims_panel
 from ui.figures import futurefill as figs
 from ui.inputs import file_input
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
@@ -32,6 +33,7 @@ Here a one-layer model with spectral STU filters (top eigenvectors of the Hankel
 and a tanh readout, fitted to your series by ridge regression, continues it with every method. Costs are counted in
 multiply-adds (a stated cost model: a size-$n$ real FFT = $n\log_2 n$) because wall time on a shared CPU is noisy.
 """)
+claims_panel("futurefill")
 res_all: dict = st.session_state.setdefault("futurefill_result", {})
 
 c1, c2 = st.columns([1, 2])

@@ -14,6 +14,7 @@ from backend.tokens import stress
 from backend.tokens.glot_backbone import BACKBONES
 from backend.tokens.pooling import POOLING_NAMES, POOLINGS
 from backend.tokens.stress import graph_effect
+from ui.claims import claims_panel
 from ui.figures import glot as figs
 from ui.inputs import decoded, upload
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
@@ -30,6 +31,7 @@ distractor words. The **released** generator has word-count shortcuts, the **har
 **relational** variant asks whether two far-apart needles name the *same* noun: a bag of words cannot tell, and a
 per-token readout can only if the backbone has already mixed the two nouns into the token states.
 """)
+claims_panel("glot")
 RESULTS = ASSETS / "glot_results.json"
 res_all: dict = st.session_state.setdefault("glot_result", {})
 tab_rec, tab_run, tab_csv = st.tabs(["Recorded results", "Run the stress test", "Your labelled texts"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from backend import catalog
+from ui.claims import summary_line
 
 st.title("Method Lab")
 st.markdown(
@@ -18,6 +19,9 @@ c1.metric("Papers", len(catalog.PAPERS))
 c2.metric("Pages available", n_live)
 c3.metric("Sections", len(catalog.SECTIONS))
 
+st.markdown(summary_line())
+st.page_link("pages/claims.py", label="Claims scoreboard: every paper's claims, re-measured here",
+             icon=":material/leaderboard:")
 st.page_link("pages/models.py", label="Embedded models: what runs offline, and a live check on your input",
              icon=":material/memory:")
 

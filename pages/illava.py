@@ -11,6 +11,7 @@ from backend.runtime import ASSETS, provenance
 from backend.tokens import scenes
 from backend.tokens.evaluation import SWEEP_METHODS
 from backend.tokens.merging import METHODS, get_method
+from ui.claims import claims_panel
 from ui.figures import illava as figs
 from ui.inputs import image_input, skimage_presets
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
@@ -30,6 +31,7 @@ Baselines at the same token budget: **ToMe** (bipartite merging in every encoder
 layer 2), **random dropping**. Each panel below shows a merging step: coloured patches share one token, dark patches
 were dropped. Images are resized to 224 × 224; scenes are held-out (never trained on).
 """)
+claims_panel("illava")
 SWEEP = ASSETS / "illava_sweep.json"
 DIAG = ASSETS / "illava_diagnosis.json"
 state: dict = st.session_state.setdefault("illava_result", {})

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.runtime import provenance
+from ui.claims import claims_panel
 from ui.inputs import decoded
 from ui.inputs import upload as radar_upload
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
@@ -41,6 +42,7 @@ itself, and a U-Net of the same size trained with MSE. Every method is scored on
 **What you see.** Forecast vs observation animated on one colour scale; exceedance-probability maps; skill vs lead for
 every method (CRPS: lower is better; CSI and FSS: higher is better); reliability and rank histograms; run times.
 """)
+claims_panel("nowcast")
 
 src = st.radio("Input", ["Synthetic case", "Upload radar"], horizontal=True, key="nowcast_src")
 upload = None

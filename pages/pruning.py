@@ -13,6 +13,7 @@ from backend.compression.jobs import metrics_rows
 from backend.compression.lab import LAB_SCORES
 from backend.compression.pruning import COMPENSATIONS, SCORES, PruneConfig, n_to_drop
 from backend.runtime import ASSETS, provenance
+from ui.claims import claims_panel
 from ui.figures import pruning as figs
 from ui.inputs import file_input
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
@@ -34,6 +35,7 @@ your own UTF-8 text split the same way. Perplexity is on held-out windows of 128
 not comparable with the paper's WikiText-2 numbers. The pruned model is not kept; the CLI
 (`python -m backend pruning run ... --out DIR`) writes it as a Hugging Face folder.
 """)
+claims_panel("pruning")
 
 SCORE_KEYS, COMP_KEYS = list(SCORES), list(COMPENSATIONS)
 

@@ -7,6 +7,7 @@ import streamlit as st
 
 from backend.alignment import softbon as sb
 from backend.runtime import provenance
+from ui.claims import claims_panel
 from ui.figures import softbon as figs
 from ui.inputs import file_input
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
@@ -33,6 +34,7 @@ proxy score and a low true reward. In text mode, pasted answers get MiniLM cosin
 as the proxy, with $\pi_{ref}$ uniform over them.
 """,
 )
+claims_panel("softbon")
 res_all: dict = st.session_state.setdefault("softbon_result", {})
 PRESETS = {
     "3% hackable items (reward hacking)": {"noise": 0.0, "hack": 0.03},

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# the claims records: record_claim, outcomes of the cited tests, --claims-write (tests/claims_plugin.py)
+pytest_plugins = ["tests.claims_plugin"]
+
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 os.environ["HF_HUB_OFFLINE"] = "1"

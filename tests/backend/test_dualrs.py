@@ -127,7 +127,7 @@ def moons_run() -> dr.DualRSResult:
     )
 
 
-def test_claim_attack_never_flips_inside_certified_radius(moons_run: dr.DualRSResult) -> None:
+def test_claim_attack_never_flips_inside_certified_radius(moons_run: dr.DualRSResult, record_claim) -> None:
     r, m = moons_run, moons_run.models
     args = (m["estimator"], m["dual_experts"], m["sigmas"], m["sigma_e"], r.x_test, r.dual["pred"], r.dual["sigma_idx"])
     inside = attack.attack_dual(*args, r.dual["radius"], attack.AttackConfig(factor=1.0), seed=1)
@@ -137,12 +137,16 @@ def test_claim_attack_never_flips_inside_certified_radius(moons_run: dr.DualRSRe
     # control: the same attack in twice the certified radius finds many real flips (the attack has teeth)
     cheap = attack.AttackConfig(factor=2.0, pgd_steps=8, random_points=16, keep=2, eval_samples=2000)
     outside = attack.attack_dual(*args, r.dual["radius"], cheap, seed=1)
+    record_claim(attacked=inside.attacked, flips_inside=inside.flips, attacked_at_2x=outside.attacked,
+                 flips_at_2x=outside.flips)
     assert outside.flips >= 0.1 * outside.attacked
 
 
-def test_claim_dual_at_least_best_single_sigma_at_most_radii(moons_run: dr.DualRSResult) -> None:
+def test_claim_dual_at_least_best_single_sigma_at_most_radii(moons_run: dr.DualRSResult, record_claim) -> None:
     s = moons_run.summary()
     share = s["dual_vs_best_single"]["share_of_radii_where_dual_ge_best"]
+    record_claim(share_of_radii_dual_ge_best=share,
+                 **{f"{row['method']} acc@0.5": row["acc@0.5"] for row in s["table"]})
     assert share > 0.5, s["dual_vs_best_single"]
     # the mechanism: far blobs routed to the largest sigma, the moons to a smaller one
     assert max(s["chosen_sigma_share_test"][:-1]) > 0.5 and s["chosen_sigma_share_test"][-1] > 0.2

@@ -78,12 +78,13 @@ def test_epoched_refills_cover_history() -> None:
 
 
 # ----------------------------------------------------------------------------------------------- generation claims
-def test_claim_all_methods_equal_naive_at_2_14() -> None:
+def test_claim_all_methods_equal_naive_at_2_14(record_claim) -> None:
     """Issue 10 claim: continuous and epoched (and prompted) equal naive to 1e-10 in float64 at L = 2^14."""
     T = 1 << 14
     model = ff.make_model(T, n_filters=8, kind="spectral", seed=0)
     prompt = np.random.default_rng(3).standard_normal(64)
     cmp = ff.compare_methods(model, prompt, T - 64, seed=0)
+    record_claim(**{f"max_error_{m}": cmp.max_err_y[m] for m in ("epoched", "continuous", "prompted")})
     for m in ("epoched", "continuous", "prompted"):
         assert cmp.max_err_u[m] <= 1e-10, (m, cmp.max_err_u[m])
         assert cmp.max_err_y[m] <= 1e-10, (m, cmp.max_err_y[m])
@@ -100,13 +101,15 @@ def test_claim_exact_at_2_16_full() -> None:
     assert max(cmp.max_err_u[m] for m in ("epoched", "continuous", "prompted")) <= 1e-10
 
 
-def test_claim_mac_growth_per_doubling() -> None:
+def test_claim_mac_growth_per_doubling(record_claim) -> None:
     """Issue 10 claim: continuous MACs grow 2.2-2.5x per doubling (L = 2^8 .. 2^14); naive grows 4x."""
     lengths = [1 << k for k in range(8, 15)]
     cont = [ff.continuous_macs(L, n_filters=8) for L in lengths]
     naive = [ff.naive_macs(L, n_filters=8) for L in lengths]
     cont_ratios = [b / a for a, b in zip(cont, cont[1:])]
     naive_ratios = [b / a for a, b in zip(naive, naive[1:])]
+    record_claim(continuous_growth_min=min(cont_ratios), continuous_growth_max=max(cont_ratios),
+                 naive_growth=naive_ratios[-1], loglog_slope=ff.loglog_slope(lengths, cont))
     assert all(2.2 <= r <= 2.5 for r in cont_ratios), cont_ratios
     assert all(3.98 <= r <= 4.0 for r in naive_ratios), naive_ratios
     # ratios shrink towards 2 (L log^2 L): the fitted slope is between 1 and 1.5

@@ -78,16 +78,32 @@ def _bow_unigram(variant: str, meta: dict, data: stress.StressData) -> float:
     return stress.bag_of_words(train.texts, train.labels, data.texts, data.labels, ngrams=1).accuracy
 
 
-def test_released_generator_glot_at_least_090(ci_acc) -> None:
+def test_released_generator_glot_at_least_090(ci_acc, record_claim) -> None:
     acc, meta, _ = ci_acc["released"]
+    record_claim(glot=acc["glot"], adapool=acc["adapool"], mean=acc["mean"], n_eval=N_CI)
     assert acc["glot"] >= 0.90, acc
 
 
-def test_hard_variant_glot_beats_set_poolings_and_bag_of_words(ci_acc) -> None:
+def test_hard_variant_glot_beats_set_poolings_and_bag_of_words(ci_acc, record_claim) -> None:
     acc, meta, data = ci_acc["hard"]
     bow = _bow_unigram("hard", meta, data)
+    record_claim(glot=acc["glot"], mean=acc["mean"], max=acc["max"], cls=acc["cls"], bow_unigram=bow, n_eval=N_CI)
     for rival, value in {"mean": acc["mean"], "max": acc["max"], "cls": acc["cls"], "bow-unigram": bow}.items():
         assert acc["glot"] >= value + 0.10, (rival, acc, bow)
+
+
+@pytest.mark.xfail(strict=False, reason=(
+    "measured on the shipped heads (500 eval texts, 90% distractors): hard variant GLOT 0.976 vs AdaPool 0.956, "
+    "released generator 0.998 vs 0.976, relational 0.925 +- 0.100 vs 0.965 +- 0.020 (3 head seeds): AdaPool does "
+    "not collapse on our miniature as it does in the paper (about 60%). MiniLM's self-attention already mixes the "
+    "needle's context into each token's state, so a per-token attention readout suffices and the token graph adds "
+    "no measurable accuracy"))
+def test_hard_variant_glot_beats_adapool(ci_acc, record_claim) -> None:
+    """The paper's stress test at 90% distractors: GLOT above attention pooling (AdaPool) by the same 10-point margin
+    as the set poolings above."""
+    acc, _, _ = ci_acc["hard"]
+    record_claim(glot=acc["glot"], adapool=acc["adapool"], n_eval=N_CI)
+    assert acc["glot"] >= acc["adapool"] + 0.10, acc
 
 
 def test_shipped_heads_match_their_recorded_accuracy(ci_acc) -> None:

@@ -193,7 +193,8 @@ def ci_claim(vlm) -> dict:
 # failure that states the measured numbers and their diagnosed cause (a pass shows as XPASS).
 
 
-def test_shipped_vlm_answers_well_above_chance(ci_claim):
+def test_shipped_vlm_answers_well_above_chance(ci_claim, record_claim):
+    record_claim(acc_full=ci_claim["acc_full"], chance=ci_claim["chance"], n_questions=ci_claim["n_questions"])
     assert PROJECTOR_FILE.is_file()
     assert ci_claim["n_questions"] >= 200
     assert ci_claim["acc_full"] >= ci_claim["chance"] + 0.25, ci_claim
@@ -206,7 +207,9 @@ def test_shipped_vlm_is_above_chance(ci_claim):
     assert ci_claim["acc_full"] >= ci_claim["chance"] + 3 * se, ci_claim
 
 
-def test_illava_two_thirds_fewer_tokens_keeps_accuracy(ci_claim):
+def test_illava_two_thirds_fewer_tokens_keeps_accuracy(ci_claim, record_claim):
+    record_claim(acc_full=ci_claim["acc_full"], acc_illava=ci_claim["acc_illava"],
+                 tokens_to_llm=ci_claim["tokens_to_llm"], llm_tokens=ci_claim["llm_tokens"])
     assert ci_claim["tokens_to_llm"] <= 256 // 2 and ci_claim["llm_tokens"] <= 90
     assert ci_claim["acc_illava"] >= ci_claim["acc_full"] - 0.03, ci_claim
 
@@ -221,13 +224,27 @@ def test_illava_two_thirds_fewer_tokens_keeps_accuracy(ci_claim):
                    "add nothing measurable. What is left is the LM's cost per pass that does not shrink with tokens on "
                    "one CPU thread: SmolLM2 takes 0.286 s at 99 tokens and 0.645 s at 270 (about 0.08 s fixed: "
                    "weights streamed once per pass), so 2.3x fewer multiply-adds give about 1.9-2.0x")
-def test_illava_two_thirds_fewer_tokens_halves_prefill(ci_claim):
+def test_illava_two_thirds_fewer_tokens_halves_prefill(ci_claim, record_claim):
+    record_claim(prefill_speedup=ci_claim["speedup"], prefill_speedup_medians=ci_claim["speedup_medians"])
     assert ci_claim["speedup"] >= 2.0, ci_claim
 
 
+@pytest.mark.xfail(strict=False, reason="measured on the shipped weights (ci subset, 210 questions on held-out "
+                   "scenes 0-35): at 85 of 256 image tokens iLLaVA (code variant) and ToMe both answer 0.933 of the "
+                   "questions (unreduced 0.957): a tie on our miniature, not the paper's lead over the merging "
+                   "baselines (the page and benchmarks/results/illava.md show every method at every budget)")
+def test_illava_beats_tome_at_the_same_budget(vlm, ci_claim, record_claim):
+    """The paper's comparison with the merging baselines: at the same budget (85 of 256 tokens) iLLaVA answers more
+    questions than ToMe."""
+    tome = evaluate(vlm, scenes.scenes(CI_SCENES, "heldout"), plan_for_budget("tome", HEADLINE_KEEP))
+    record_claim(acc_illava=ci_claim["acc_illava"], acc_tome=tome.accuracy, tokens_to_llm_tome=tome.tokens_to_llm)
+    assert ci_claim["acc_illava"] > tome.accuracy, (ci_claim["acc_illava"], tome.accuracy)
+
+
 @pytest.mark.full
-def test_full_tier_claim(vlm):
+def test_full_tier_claim(vlm, record_claim):
     res = _claim(vlm, FULL_SCENES)
+    record_claim(acc_full=res["acc_full"], acc_illava=res["acc_illava"], prefill_speedup=res["speedup"])
     assert res["acc_full"] >= res["chance"] + 0.25, res
     # shipped weights (1,154 questions on held-out scenes 0-199): unreduced 0.977, iLLaVA (code) at 85 of 256 tokens 0.957
     assert res["acc_illava"] >= res["acc_full"] - 0.03, res

@@ -97,14 +97,17 @@ BETAS = tuple(float(b) for b in np.geomspace(0.5, 32, 13))
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_claim_kl_bound_exact(seed: int) -> None:
+def test_claim_kl_bound_exact(seed: int, record_claim) -> None:
     """Lemma 4.1: KL(pi_SBoN || pi_ref) <= log(N / (1 + (N-1) e^-beta)) for N = 2..32, beta in 0.5..32."""
+    worst = 0.0
     for kw in ({"k": 200}, {"k": 50, "dirichlet_alpha": 0.2}, {"k": 500, "dirichlet_alpha": 3.0}):
         inst = sb.make_instance(sb.InstanceConfig(**kw), seed)
         for which in ("true", "calibrated"):
             res = sb.sweep(inst, sb.SweepConfig(ns=tuple(range(2, 33)), betas=BETAS, reward=which))
             assert res.reward_range <= 1.0
             bound = sb.kl_bound(np.array(res.ns)[:, None], np.array(BETAS)[None, :])  # rewards in [0, 1]: R = 1
+            worst = max(worst, float((res.kl[:, :-1] / bound).max()))
+            record_claim(max_kl_over_bound=worst)
             assert (res.kl[:, :-1] <= bound).all()
             assert (res.kl[:, -1] <= sb.bon_kl_bound(np.array(res.ns)) + 1e-12).all()
 
@@ -131,12 +134,15 @@ def test_claim_clean_proxy_reward_rises_with_beta(which: str) -> None:
 
 
 @pytest.mark.parametrize("which", ["proxy", "calibrated"])
-def test_claim_hackable_interior_beta_beats_bon(which: str) -> None:
+def test_claim_hackable_interior_beta_beats_bon(which: str, record_claim) -> None:
+    gains = []
     for seed in range(5):
         inst = sb.make_instance(sb.InstanceConfig(k=200, hack_frac=0.03), seed)
         res = sb.sweep(inst, sb.SweepConfig(ns=(32,), betas=(0, 0.5, 1, 2, 4, 8, 16, 32, 64, 128), reward=which))
         best = res.best_beta[0]
         assert 0 < best < math.inf, (seed, best)
+        gains.append(res.best_true[0] - res.bon_true[0])
+        record_claim(min_gain_over_bon=min(gains), max_gain_over_bon=max(gains), instances=len(gains))
         assert res.best_true[0] > res.bon_true[0] + 0.05
 
 

@@ -1,0 +1,52 @@
+"""Claims scoreboard: every claim of every method's paper, what our miniature measured, and the mechanical verdict."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from backend import catalog
+from backend import claims as C
+from ui.claims import load_records, summary_line
+from ui.layout import csv_download
+
+st.title("Claims scoreboard")
+st.markdown(
+    "Every paper's claims, re-measured here on a miniature (small models, small data, one CPU thread). A verdict is "
+    "never typed: it follows from the claim test's outcome (pass at the paper's setting: holds; pass only under a "
+    "named deviation: holds with caveat; an expected failure: does not hold on our miniature; no test: not "
+    "measurable here, with the reason). `make claims` reruns the claim tests and rewrites the measured numbers."
+)
+st.markdown(summary_line())
+
+rows = C.rows(load_records())
+counts = C.count_verdicts([])
+for r in rows:
+    counts[r["verdict"]] += 1
+cols = st.columns(4)
+for col, verdict in zip(cols, (C.HOLDS, C.CAVEAT, C.DOES_NOT_HOLD, C.NOT_MEASURABLE), strict=True):
+    col.metric(verdict, counts[verdict])
+others = {v: n for v, n in counts.items() if n and v in (C.FAILS, C.PENDING)}
+if others:
+    st.warning(", ".join(f"{n} claim(s): {v}" for v, n in others.items()))
+
+left, right = st.columns(2)
+sections = left.multiselect("Section", [s for s in catalog.SECTIONS if any(r["section"] == s for r in rows)],
+                            key="claims_sections", placeholder="every section")
+verdicts = right.multiselect("Verdict", [v for v in C.VERDICTS if counts[v]], key="claims_verdicts",
+                             placeholder="every verdict")
+shown = [r for r in rows if (not sections or r["section"] in sections) and (not verdicts or r["verdict"] in verdicts)]
+st.caption(f"{len(shown)} of {len(rows)} claims shown.")
+
+df = pd.DataFrame(shown, columns=["page", "section", "claim", "paper", "here", "verdict", "deviation", "setting",
+                                  "command", "tests"])
+st.dataframe(
+    df, hide_index=True, width="stretch", key="claims_table",
+    column_config={
+        "page": st.column_config.LinkColumn("method", display_text=r"/(.*)"),
+        "claim": st.column_config.TextColumn("claim", width="large"),
+        "paper": st.column_config.TextColumn("paper's number (where)", width="medium"),
+        "here": st.column_config.TextColumn("here (measured)", width="medium"),
+    },
+)
+csv_download("Download the scoreboard (CSV)", df, "claims.csv", key="claims_csv")

@@ -79,6 +79,26 @@ def bound(widget: Callable[..., T], *args: Any, key: str, **kwargs: Any) -> T:
     return value
 
 
+def preset_choice(page_id: str, presets: Mapping[str, Mapping[str, object]], label: str = "Run size",
+                  container: Any = None, **kwargs: Any) -> str:
+    """A radio of named presets (the first is the default), bound to the URL as ``<page_id>_size``. Choosing one
+    sets the widgets it names (``{widget key: value}``) before they are drawn; the widgets' own defaults must be
+    the first preset's values, so a link carries only what differs. Returns the chosen name."""
+    key = f"{page_id}_size"
+
+    def apply() -> None:
+        for k, v in presets[st.session_state[key]].items():
+            st.session_state[k] = v
+
+    first = key not in st.session_state
+    chosen = bound((container or st).radio, label, list(presets), key=key, on_change=apply, **kwargs)
+    if first:  # opened from a link that names a preset: its values start where the link says nothing
+        for k, v in presets[chosen].items():
+            if k not in st.query_params and k not in st.session_state:
+                st.session_state[k] = v
+    return chosen
+
+
 # ------------------------------------------------------------------------------------------------ run history
 def _small(v: object) -> object:
     """A history cell: numbers, booleans, None and short text; short lists become text; anything else its type."""

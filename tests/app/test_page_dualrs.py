@@ -23,6 +23,9 @@ def test_opens_without_running_anything() -> None:
 def test_moons_preset_certify_attack_and_inspect() -> None:
     at = AppTest.from_file(PAGE, default_timeout=300)
     at.run()
+    assert at.checkbox(key="dualrs_attack").value is False  # the light default
+    at.radio(key="dualrs_size").set_value("Full: 200 test points and the attack check").run()
+    assert at.checkbox(key="dualrs_attack").value is True and at.select_slider(key="dualrs_test").value == 200
     at.select_slider(key="dualrs_n").set_value(1000)
     at.select_slider(key="dualrs_test").set_value(100)
     at.button[0].click().run()

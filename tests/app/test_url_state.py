@@ -140,3 +140,12 @@ def test_history_compares_and_stays_small() -> None:
     assert row["params"]["weights"] == "<ndarray>" and len(row["params"]["note"]) <= 80
     assert isinstance(row["metrics"]["loss"], float) and row["seed"] == MAX_RUNS  # len(history) before the run
     assert at.multiselect(key="demo_history_compare").value == [MAX_RUNS + 4, MAX_RUNS + 5]
+
+
+def test_a_link_naming_a_run_size_sets_its_values() -> None:
+    at = AppTest.from_file(str(ROOT / "pages" / "dualrs.py"), default_timeout=60)
+    at.query_params.update({"dualrs_size": "Full: 200 test points and the attack check", "dualrs_seed": "4"})
+    at.run()
+    assert not at.exception and not at.warning
+    assert at.select_slider(key="dualrs_test").value == 200 and at.checkbox(key="dualrs_attack").value is True
+    assert at.number_input(key="dualrs_seed").value == 4

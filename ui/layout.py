@@ -11,6 +11,7 @@ import streamlit as st
 from PIL import Image
 
 from backend import catalog
+from backend.io.export import to_csv as safe_csv
 
 
 def page_header(id_: str, what_md: str, details_md: str = "", details_label: str = "How it works") -> None:
@@ -51,7 +52,8 @@ def json_download(label: str, data: dict[str, Any], file_name: str, key: str) ->
 
 
 def csv_download(label: str, df: pd.DataFrame, file_name: str, key: str) -> None:
-    st.download_button(label, df.to_csv(index=False), file_name=file_name, mime="text/csv", key=key,
+    """A CSV download; text cells that a spreadsheet would run as formulas are escaped (``backend.io.export``)."""
+    st.download_button(label, safe_csv(df), file_name=file_name, mime="text/csv", key=key,
                        on_click="ignore", icon=":material/download:")
 
 

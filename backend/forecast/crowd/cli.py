@@ -62,6 +62,7 @@ def _table_lines(rows: list[dict]) -> list[str]:
 
 def cmd_simulate(args: argparse.Namespace) -> Output:
     from backend.errors import InputError
+    from backend.io.export import to_csv as safe_csv
     from backend.io.registry import read_path
     from backend.runtime import provenance
 
@@ -86,7 +87,7 @@ def cmd_simulate(args: argparse.Namespace) -> Output:
     result = {"clip": clip.summary(), "metrics": run.table(), "ground_truth_collisions": run.gt_collisions,
               "provenance": provenance(args.seed, _assets(methods), methods=methods, stride=args.stride, **source)}
     if args.out is not None:
-        rollouts_to_frame(clip, {m: r.positions for m, r in run.rollouts.items()}).to_csv(args.out, index=False)
+        safe_csv(rollouts_to_frame(clip, {m: r.positions for m, r in run.rollouts.items()}), args.out)
         result["out"] = str(args.out)
     c = result["clip"]
     lines = [f"{c['name']}: {c['agents']} agents, {c['seconds']} s; ground-truth collisions "

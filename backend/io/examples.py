@@ -27,6 +27,15 @@ def _png(arr: np.ndarray, mode: str | None = None) -> bytes:
     return buf.getvalue()
 
 
+def _zip(members: dict[str, bytes]) -> bytes:
+    """A deflated ZIP with fixed timestamps (the same bytes on every run)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(zipfile.ZipInfo(name, (2020, 1, 1, 0, 0, 0)), data, zipfile.ZIP_DEFLATED)
+    return buf.getvalue()
+
+
 def _lines(rows: list[str], crlf: bool = False) -> bytes:
     return ("\r\n" if crlf else "\n").join(rows).encode("utf-8") + (b"\r\n" if crlf else b"\n")
 
@@ -67,17 +76,13 @@ def video(seed: int = 0) -> bytes:
 
 
 def video_odd() -> dict[str, bytes]:
-    frames = [_png(np.full((16, 16, 3), 40 * i, np.uint8)) for i in range(5)]
-    z = io.BytesIO()
-    with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as zf:
-        for i, f in enumerate(frames):
-            zf.writestr(f"frame_{i:03d}.png", f)
+    z = _zip({f"frame_{i:03d}.png": _png(np.full((16, 16, 3), 40 * i, np.uint8)) for i in range(5)})
     from PIL import Image
 
     g = io.BytesIO()
     ims = [Image.fromarray(np.full((16, 16, 3), 50 * i, np.uint8)) for i in range(5)]
     ims[0].save(g, format="GIF", save_all=True, append_images=ims[1:], duration=100)
-    return {"frames.zip": z.getvalue(), "tiny.gif": g.getvalue()}
+    return {"frames.zip": z, "tiny.gif": g.getvalue()}
 
 
 # ------------------------------------------------------------------------------------------------------- radar
@@ -96,15 +101,12 @@ def radar(seed: int = 0) -> bytes:
 
 
 def radar_odd() -> dict[str, bytes]:
-    z = io.BytesIO()
-    with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as zf:
-        for i, f in enumerate(_radar_frames(2)):
-            zf.writestr(f"f{i:02d}.png", _png((f * 20).astype(np.uint8)))
+    z = _zip({f"f{i:02d}.png": _png((f * 20).astype(np.uint8)) for i, f in enumerate(_radar_frames(2))})
     nc = io.BytesIO()
     _netcdf(nc, _radar_frames(3, 3), units="mm/h")
     times = io.BytesIO()
     np.savez(times, rr=_radar_frames(4, 3, 20).astype(np.float64), times_min=np.array([0.0, 10.0, 20.0]))
-    return {"png_frames.zip": z.getvalue(), "classic.nc": nc.getvalue(), "times_min.npz": times.getvalue()}
+    return {"png_frames.zip": z, "classic.nc": nc.getvalue(), "times_min.npz": times.getvalue()}
 
 
 def _netcdf(fh: io.BytesIO, frames: np.ndarray, units: str) -> None:

@@ -12,6 +12,7 @@ from ui.inputs import decoded
 from ui.inputs import upload as radar_upload
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.runner import run_job
+from ui.state import bound, preset_choice, record_run, show_history
 
 PRESETS = {"Mixed rain, moving north-east (seed 13)": 13, "Showers developing (seed 6)": 6,
            "New convective cells (seed 4)": 4, "Widespread heavy rain (seed 14)": 14, "Stratiform rain (seed 0)": 0}
@@ -26,6 +27,10 @@ def _example() -> bytes:
 
 
 page_header("nowcast", """
+**What it does.** RainPro-8 fuses radar, satellite and numerical weather prediction (NWP) in one compact network
+that gives, **for every lead time up to 8 hours in one forward pass**, the probability that rain exceeds each
+threshold (0.1 ... 16 mm/h). Here it runs on seeded synthetic cases against pysteps, the NWP channel and an MSE U-Net.
+""", details_md="""
 **What it does.** RainPro-8 fuses radar, geostationary satellite and numerical weather prediction (NWP) in one compact
 network that outputs, **for every lead time up to 8 hours in a single forward pass**, the probability that rain exceeds
 each threshold of a ladder (0.1 ... 16 mm/h). The probabilities are consistent by construction: the network predicts
@@ -44,21 +49,21 @@ every method (CRPS: lower is better; CSI and FSS: higher is better); reliability
 """)
 claims_panel("nowcast")
 
-src = st.radio("Input", ["Synthetic case", "Upload radar"], horizontal=True, key="nowcast_src")
+src = bound(st.radio, "Input", ["Synthetic case", "Upload radar"], horizontal=True, key="nowcast_src")
 upload = None
 if src == "Synthetic case":
     c1, c2 = st.columns([2, 1])
-    preset = c1.selectbox("Preset", list(PRESETS), key="nowcast_preset")
-    seed = int(c2.number_input("Seed", 0, 10**6, PRESETS[preset], key=f"nowcast_seed_{preset}"))
+    preset = bound(c1.selectbox, "Preset", list(PRESETS), key="nowcast_preset")
+    seed = int(bound(c2.number_input, "Seed", 0, 10**6, PRESETS[preset], key=f"nowcast_seed_{PRESETS[preset]}"))
 else:
     got = radar_upload("radar", "Radar sequence", key="nowcast_upload",
                        help="NPZ with `precip` (T, H, W) in mm/h and `timestep_min`; NetCDF classic with `precip` "
                             "(time, y, x) and `time` in minutes; or a ZIP of grayscale PNG frames (scale below).")
     c1, c2, c3 = st.columns(3)
-    step = c1.number_input("Minutes between frames (if not in the file)", 5.0, 60.0, 15.0, key="nowcast_step")
-    px = c2.number_input("Pixel size km (if not in the file)", 0.1, 50.0, 4.0, key="nowcast_px")
-    scale = c3.number_input("PNG: mm/h per grey level", 0.01, 10.0, 0.25, key="nowcast_scale")
-    hold = st.checkbox("Use the first 4 frames as input and the rest as truth (verification)", True, key="nowcast_hold")
+    step = bound(c1.number_input, "Minutes between frames (if not in the file)", 5.0, 60.0, 15.0, key="nowcast_step")
+    px = bound(c2.number_input, "Pixel size km (if not in the file)", 0.1, 50.0, 4.0, key="nowcast_px")
+    scale = bound(c3.number_input, "PNG: mm/h per grey level", 0.01, 10.0, 0.25, key="nowcast_scale")
+    hold = bound(st.checkbox, "Use the first 4 frames as input and the rest as truth (verification)", True, key="nowcast_hold")
     st.caption("3-96 frames of 16-1024 px, at most 20 MB, rain rate 0-500 mm/h, evenly spaced. The sequence is "
                "cropped to a square, resized to 64 x 64 and interpolated to 15-minute steps; uploads run on the "
                "radar-only path (no satellite or NWP: blended STEPS and the NWP channel are skipped).")
@@ -78,11 +83,17 @@ else:
 # scipy loads here, after the header is drawn
 from backend.forecast.precip.baselines import METHODS, MODEL_FILE, UNET_FILE  # noqa: E402
 
+ENSEMBLES = ("steps", "steps_blended")  # the two 20-member pysteps ensembles: most of a full run's time
+LIGHT = [m for m in METHODS if m not in ENSEMBLES]
+preset_choice("nowcast", {
+    "Light: every method but the two STEPS ensembles, 8 h of leads": {"nowcast_methods": LIGHT},
+    "Full: with STEPS and blended STEPS (20 members each)": {"nowcast_methods": list(METHODS)},
+}, horizontal=True, help="The STEPS ensembles take about three quarters of a full run.")
 with st.form("nowcast_form"):
-    methods = st.multiselect("Methods", list(METHODS), default=list(METHODS), format_func=METHODS.label,
-                             key="nowcast_methods")
-    leads = st.slider("Leads (15-minute steps)", 4, 32, 32, key="nowcast_leads")
-    submitted = st.form_submit_button("Run nowcasts", icon=":material/play_arrow:",
+    methods = bound(st.multiselect, "Methods", list(METHODS), default=LIGHT, format_func=METHODS.label,
+                    key="nowcast_methods")
+    leads = bound(st.slider, "Leads (15-minute steps)", 4, 32, 32, key="nowcast_leads")
+    submitted = st.form_submit_button("Run nowcasts", icon=":material/play_arrow:", type="primary",
                                disabled=src == "Upload radar" and upload is None)
 
 if submitted:
@@ -107,6 +118,9 @@ if submitted:
         if res is not None:
             res["source"] = f"seed={seed}" if upload is None else "upload"
             st.session_state[KEY] = res
+            crps = {f"CRPS 1-8 h {row['method']}": row.get("CRPS 1-8 h") for row in res["table"]}
+            record_run("nowcast", {"source": res["source"], "methods": methods, "leads": leads}, crps,
+                       seed=seed if upload is None else None)
 
 res = st.session_state.get(KEY)
 if res:
@@ -175,3 +189,4 @@ if res:
     with c3:
         st.download_button("Forecast (NPZ)", res["npz"], "nowcast_forecast.npz", key="nowcast_npz", on_click="ignore",
                            icon=":material/download:")
+show_history("nowcast")

@@ -17,7 +17,7 @@ import numpy as np
 
 from backend.errors import InputError
 
-from .archives import load_npz, open_zip, read_member
+from .archives import ZIP_ERRORS, load_npz, open_zip, read_member
 
 MAX_BYTES = 20 * 2**20
 MAX_FRAMES = 240
@@ -38,7 +38,7 @@ def _kind(name: str, data: bytes) -> str:
         try:
             with zipfile.ZipFile(io.BytesIO(data)) as zf:
                 names = zf.namelist()
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, KeyError):
+        except ZIP_ERRORS:
             raise InputError(f"'{name}' is a damaged or truncated ZIP archive.") from None
         return "npz" if names and all(n.endswith(".npy") for n in names) else "zip"
     if data[:6] in (b"GIF87a", b"GIF89a"):

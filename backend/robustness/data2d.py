@@ -112,7 +112,10 @@ def load_csv(
         dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t ")
     except csv.Error:
         dialect = csv.excel
-    rows = [r for r in csv.reader(io.StringIO(text), dialect) if any(c.strip() for c in r)]
+    try:
+        rows = [r for r in csv.reader(io.StringIO(text, newline=""), dialect) if any(c.strip() for c in r)]
+    except csv.Error as err:  # e.g. a carriage return inside an unquoted field
+        raise InputError(f"The CSV file cannot be parsed ({err}). Save it as plain comma-separated text.") from None
     if not rows:
         raise InputError("The CSV file has no rows.")
 

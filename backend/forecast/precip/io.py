@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import InputError
-from ...io.archives import load_npz, open_zip, read_member
+from ...io.archives import ZIP_ERRORS, load_npz, open_zip, read_member
 
 MAX_BYTES = 20 * 2**20
 MAX_FRAMES = 96
@@ -60,7 +60,7 @@ def sniff(data: bytes) -> str | None:
         try:  # a damaged archive is still a ZIP: the loader says what is wrong with it
             with zipfile.ZipFile(io.BytesIO(data)) as z:
                 names = z.namelist()
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, KeyError):
+        except ZIP_ERRORS:
             return "ZIP"
         return "NPZ" if names and all(n.endswith(".npy") for n in names) else "ZIP"
     if data[:4] in (b"CDF\x01", b"CDF\x02"):

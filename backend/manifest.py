@@ -49,8 +49,8 @@ repository root with `OMP_NUM_THREADS=1`; training is never part of the test tie
 measures it. Weights are safetensors read with safe loaders only (`backend/weights.py`), each carrying its config,
 command, data seeds and quality in its metadata.
 
-To retrain a method's weights: `OMP_NUM_THREADS=1 python -m backend.train <id>` with the options in its row, then
-`python -m backend.manifest --write` and the row's quality command.
+To retrain a method's weights: `OMP_NUM_THREADS=1 python -m backend.train <id>` with the options in its row (saving
+into `assets/` refreshes the row's size and sha256), then the row's quality command.
 """
 
 

@@ -12,6 +12,8 @@ Layout: the tensors, plus ONE metadata key ``method_lab`` holding JSON with a fi
 :func:`save` writes it; :func:`load` reads tensors and metadata after :func:`check` (a clear :class:`WeightsError`
 when the file is missing, saying which command makes it, or when a shipped file does not match the sha256 of its row
 in ``assets/manifest.json``); :func:`load_into` fills an ``nn.Module``. Only safetensors are read: no pickle.
+Saving into ``assets/`` a file that has a manifest row refreshes the row's size and sha256 (a retrained file is the
+shipped one from then on; its quality fields are the training command's to update).
 """
 
 from __future__ import annotations
@@ -156,6 +158,12 @@ def save(path: str | Path, tensors: dict[str, Any] | Any, *, config: dict[str, A
     save_file(state, str(tmp), metadata={META_KEY: meta.to_json()})
     tmp.chmod(0o644)  # readable by the app's non-root user, whatever the trainer's umask
     os.replace(tmp, p)
+    if _is_shipped(p) and p.name in manifest_rows():
+        # A training command that writes into assets/ makes the new file the shipped one: its manifest row takes the
+        # new size and sha256 at once, so the file loads (and the manifest check passes) without a manual step.
+        from . import manifest
+
+        manifest.write()
     return p
 
 

@@ -132,9 +132,7 @@ def _weights_rows():
         p = ASSETS / row["file"]
         if p.suffix != ".safetensors" or not p.is_file():
             continue
-        rewritten = "method_lab" in safetensors_metadata(p)
-        marks = () if rewritten else pytest.mark.xfail(strict=False, reason="headers not rewritten yet")
-        params.append(pytest.param(row, marks=marks, id=row["file"]))
+        params.append(pytest.param(row, id=row["file"]))
     return params
 
 

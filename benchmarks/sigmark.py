@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 ATTACKS = ["none", "drop:2", "drop:2x2", "insert:2", "insert:2x2", "swap:1", "clip:12", "trim_start:4", "fps:0.8",
-           "jpeg:50", "mp4", "noise:0.03", "blur:0.5", "crop:0.85", "resize:0.75", "brightness:1.2"]
+           "jpeg:50", "mp4", "noise:7.65", "blur_sigma:0.5", "crop:0.2775", "resize:0.75", "brightness:1.2"]
 
 
 def machine() -> str:

@@ -19,6 +19,7 @@ from backend.watermark.attribution.users import UserRegistry
 from backend.watermark.codes import STRATEGIES
 from backend.watermark.datasets import HELDOUT_PHOTOS, load_photo
 from backend.watermark.registry import BACKENDS
+from ui.claims import claims_panel
 from ui.figures import attribution as fig
 from ui.inputs import image_input
 from ui.layout import csv_download, image_download, json_download, page_header, show_metrics_table
@@ -35,6 +36,7 @@ re-synchronise after crops; trained offline on scikit-image photos and procedura
 tau is set from a target false-detection rate with the paper's Thm 3 bound and shown with every result. A-BSTA serves
 up to 10,000 users (it grows superlinearly); a million users use random codes.
 """)
+claims_panel("attribution")
 LIMITS = ImageLimits(max_bytes=10 * 2**20, max_pixels=4_200_000, max_side=4096, min_side=32)
 # the live rerun: our learned backend and the first (strongest) classical one; the paper's codes and the first baseline
 LIVE_BACKENDS = [BACKENDS[k].name for k in BACKENDS.names("ours") + BACKENDS.names("baseline")[:1]]

@@ -15,6 +15,7 @@ from backend.runtime import ASSETS, provenance
 from backend.watermark.datasets import HELDOUT_PHOTOS, load_photo
 from backend.watermark.rewatermark import core as R
 from backend.watermark.rewatermark import lipschitz as L
+from ui.claims import claims_panel
 from ui.figures import rewatermark as fig
 from ui.inputs import image_input
 from ui.layout import csv_download, image_download, json_download, page_header, show_metrics_table
@@ -44,6 +45,7 @@ norm by 1 (a 3x3 conv can reach about 3), and GroupNorm without affine has no gl
 shows *measured* sensitivities and per-layer norms, not a bound; the paper's own recoverability bounds are not
 reproduced here.
 """)
+claims_panel("rewatermark")
 
 LIMITS = ImageLimits(max_bytes=10 * 2**20, max_pixels=R.MAX_PIXELS, max_side=4096, min_side=R.MIN_SIDE)
 EVAL = ASSETS / "rewatermark_eval.json"

@@ -10,6 +10,7 @@ import streamlit as st
 
 from backend.runtime import ASSETS, provenance
 from backend.watermark.sigmark.evaluation import METHODS
+from ui.claims import claims_panel
 from ui.figures import sigmark as figs
 from ui.inputs import upload_bytes
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
@@ -42,6 +43,7 @@ shows what SGO's phase search does once the cut is known. A 32-bit message is a 
 the frames before an edit keep it alive even without SGO; the 192-bit layout (32 bits per latent frame, the paper's
 "512x16 bits") shows the loss directly.
 """)
+claims_panel("sigmark")
 
 EVAL = ASSETS / "sigmark_eval.json"
 ATTACKS = ["none", "drop:1", "drop:2", "drop:2x2", "insert:2", "insert:2x2", "swap:1", "clip:12", "trim_start:4",

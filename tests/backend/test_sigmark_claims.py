@@ -113,7 +113,9 @@ def false_detections(channel, n: int, seed0: int = 90_000, batch: int = 50) -> i
     return hits
 
 
-def test_bit_accuracy_without_attack(ci_eval):
+def test_bit_accuracy_without_attack(ci_eval, record_claim):
+    record_claim(message_acc=ci_eval["none"]["sigmark"]["message_acc"],
+                 detect_rate=ci_eval["none"]["sigmark"]["detect_rate"])
     assert ci_eval["none"]["sigmark"]["message_acc"] >= 0.95, ci_eval["none"]
     assert ci_eval["none"]["sigmark"]["detect_rate"] == 1.0
 
@@ -150,30 +152,35 @@ SGO_192_FULL = [
 
 
 @pytest.mark.parametrize("attack", ["drop:2", "insert:2"])
-def test_sgo_accuracy_after_temporal_edits(ci_sgo_32, attack):
+def test_sgo_accuracy_after_temporal_edits(ci_sgo_32, attack, record_claim):
     """32 bits on 4 videos (the full tier: 16, test_full_attacks)."""
     r = ci_sgo_32[attack]
+    record_claim(message_acc=r["sigmark"]["message_acc"])
     assert r["sigmark"]["message_acc"] >= 0.85, r
 
 
 @pytest.mark.parametrize("attack", SGO_192)
-def test_sgo_accuracy_after_temporal_edits_192_bits(ci_eval_192, attack):
+def test_sgo_accuracy_after_temporal_edits_192_bits(ci_eval_192, attack, record_claim):
     """The "512x16 bits" layout: every latent frame carries its own 32 bits (no vote across frames)."""
     r = ci_eval_192[attack]
+    record_claim(message_acc=r["sigmark"]["message_acc"])
     assert r["sigmark"]["message_acc"] >= 0.85, r
 
 
 @pytest.mark.parametrize("bits,attack", ABLATION)
-def test_nosgo_ablation_clearly_lower(ci_eval_192, bits, attack):
+def test_nosgo_ablation_clearly_lower(ci_eval_192, bits, attack, record_claim):
     assert bits == 192  # the 32-bit ablation needs the full tier's 16 videos (see above)
     r = ci_eval_192[attack]
+    record_claim(sigmark=r["sigmark"]["message_acc"], without_sgo=r["sigmark_nosgo"]["message_acc"])
     assert r["sigmark"]["message_acc"] - r["sigmark_nosgo"]["message_acc"] >= 0.05, r
 
 
-def test_no_false_detection_ci(channel):
+def test_no_false_detection_ci(channel, record_claim):
     # each unwatermarked video costs a VAE encode + DDIM inversion (about 1 s on one thread); the full tier checks
     # 1,000 (test_full_no_false_detection)
-    assert false_detections(channel, CI_FALSE_DETECTION_VIDEOS) == 0
+    hits = false_detections(channel, CI_FALSE_DETECTION_VIDEOS)
+    record_claim(false_detections=hits, videos=CI_FALSE_DETECTION_VIDEOS)
+    assert hits == 0
 
 
 def test_generated_statistics_match_unwatermarked(channel):
@@ -208,6 +215,18 @@ def test_full_attacks(full_eval):
     assert res["none"]["sigmark"]["message_acc"] >= 0.95, res["none"]
     for a in ("drop:2", "insert:2"):
         assert res[a]["sigmark"]["message_acc"] >= 0.85, res[a]
+
+
+@pytest.mark.full
+@pytest.mark.timeout(7200)
+@_xfail("benchmarks/results/sigmark.md (2 videos, seeds 900-901): after JPEG quality 50 SIGMark reads 0.547 of the "
+        "32 bits and detects neither video (the non-blind VideoShield-style templates read 1.000, VideoMark-style "
+        "0.516). The full tier reruns it on the 16 videos of test_full_attacks (the same cached results).")
+def test_full_message_survives_jpeg(full_eval, record_claim):
+    """A spatial edit: JPEG quality 50 on every frame, with the temporal claims' bound."""
+    r = full_eval["jpeg:50"]
+    record_claim(message_acc=r["sigmark"]["message_acc"], detect_rate=r["sigmark"]["detect_rate"])
+    assert r["sigmark"]["message_acc"] >= 0.85, r
 
 
 @pytest.mark.full

@@ -19,8 +19,14 @@ from ui.inputs import file_input
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.models import get_model
 from ui.runner import run_job
+from ui.state import bound, record_run, show_history
 
-page_header("pruning", f"""
+page_header("pruning", """
+**What it does.** Structured pruning removes whole attention heads and MLP channels, then repairs each pruned
+sublayer's output on a small calibration set. **RCPU** only allows a *rotation* of the kept weights (least squares
+overfits the calibration tokens) and keeps the inputs that carry the principal output directions. The first tab is a
+light run on the 6-layer MiniLM sentence encoder (seconds); the second prunes SmolLM2-135M (a minute or two).
+""", details_md=f"""
 **What it does.** Structured pruning removes whole attention heads and MLP channels of every decoder layer, then
 repairs each pruned sublayer's output with a small calibration set. Least squares fits the calibration tokens too well;
 **RCPU** only allows a *rotation* of the kept weights (Procrustes: norms and angles of the outputs are kept) and keeps
@@ -63,11 +69,12 @@ def lab_capture(layer: int, progress=None) -> bool:  # noqa: ANN001
     return True
 
 
-tab_run, tab_sweep, tab_lab, tab_enc = st.tabs(["Prune the model", "Sweep (shipped)", "One-layer lab",
-                                                "Encoder (MiniLM)"])
+# The light run comes first: the same pruning on the 6-layer MiniLM encoder takes seconds, SmolLM2 a minute or two.
+tab_enc, tab_run, tab_sweep, tab_lab = st.tabs(["Light: MiniLM encoder", "Full: SmolLM2-135M", "Sweep (shipped)",
+                                                "One-layer lab"])
 
 with tab_run:
-    src = st.radio("Text", ["Built-in: Python reference docs", "Upload your own"], horizontal=True, key="pruning_src")
+    src = bound(st.radio, "Text", ["Built-in: Python reference docs", "Upload your own"], horizontal=True, key="pruning_src")
     upload_text, upload_name = None, None
     if src == "Upload your own":
         got = file_input("text_corpus", "UTF-8 text (.txt, .md), at most 2 MB", "pruning_upload",
@@ -77,14 +84,15 @@ with tab_run:
             st.caption(f"{upload_name}: {len(upload_text):,} characters (about {len(upload_text) // 4:,} tokens).")
     with st.form("pruning_form"):
         c1, c2 = st.columns(2)
-        score = c1.selectbox("Importance score", SCORE_KEYS, index=SCORE_KEYS.index(PruneConfig.score),
-                             format_func=SCORES.label)
-        comp = c2.selectbox("Compensation", COMP_KEYS, index=COMP_KEYS.index(PruneConfig.compensation),
-                            format_func=COMPENSATIONS.label)
-        ratio = c1.slider("Prune ratio", 0.1, 0.5, 0.2, 0.05, format="%.2f")
-        n_calib = c2.select_slider("Calibration segments N (x 128 tokens)", [8, 16, 32, 64, 128], value=32)
-        n_eval = c1.slider("Held-out windows for perplexity", 4, 32, 16, 4)
-        prompt = c2.text_input("Prompt for the side-by-side generation", max_chars=300,
+        score = bound(c1.selectbox, "Importance score", SCORE_KEYS, index=SCORE_KEYS.index(PruneConfig.score),
+                      format_func=SCORES.label, key="pruning_score")
+        comp = bound(c2.selectbox, "Compensation", COMP_KEYS, index=COMP_KEYS.index(PruneConfig.compensation),
+                     format_func=COMPENSATIONS.label, key="pruning_comp")
+        ratio = bound(c1.slider, "Prune ratio", 0.1, 0.5, 0.2, 0.05, format="%.2f", key="pruning_ratio")
+        n_calib = bound(c2.select_slider, "Calibration segments N (x 128 tokens)", [8, 16, 32, 64, 128], value=32,
+                        key="pruning_n")
+        n_eval = bound(c1.slider, "Held-out windows for perplexity", 4, 32, 16, 4, key="pruning_eval")
+        prompt = bound(c2.text_input, "Prompt for the side-by-side generation", max_chars=300, key="pruning_prompt",
                                value="Explain in one sentence what a Python list comprehension is.")
         model_src = st.text_input("Model (blank = embedded SmolLM2-135M; or a Llama-family local folder / cached "
                                   "Hugging Face name)", key="pruning_model").strip() or None
@@ -109,6 +117,12 @@ with tab_run:
             res = run_job("Pruning SmolLM2", job, time_cap_s=900)
             if res is not None:
                 st.session_state["pruning_result"] = res
+                record_run("pruning", {"model": "SmolLM2-135M" if model_src is None else model_src,
+                                       "score": score, "compensation": comp, "ratio": ratio, "N": n_calib,
+                                       "held-out windows": n_eval, "text": res["settings"]["text_source"]},
+                           {"perplexity": res["pruned"]["perplexity"], "dense perplexity": res["dense"]["perplexity"],
+                            "effective parameters (M)": res["pruned"]["params_effective"] / 1e6,
+                            "pruning seconds": res["prune_s"]}, seed=res["settings"]["seed"])
     res = st.session_state.get("pruning_result")
     if res:
         d, p, s = res["dense"], res["pruned"], res["settings"]
@@ -221,11 +235,12 @@ with tab_enc:
                 "embeddings of 64 held-out paragraphs of the built-in text.")
     with st.form("enc_form"):
         e1, e2, e3 = st.columns(3)
-        e_ratio = e1.slider("Prune ratio", 0.1, 0.5, 0.3, 0.05, key="enc_ratio")
-        e_comp = e2.selectbox("Compensation", COMP_KEYS, index=COMP_KEYS.index(PruneConfig.compensation),
-                              format_func=COMPENSATIONS.label, key="enc_comp")
-        e_n = e3.select_slider("Calibration paragraphs", [8, 16, 32, 64], 32, key="enc_n")
-        go_enc = st.form_submit_button("Prune MiniLM", icon=":material/content_cut:")
+        e_ratio = bound(e1.slider, "Prune ratio", 0.1, 0.5, 0.3, 0.05, key="pruning_enc_ratio")
+        e_comp = bound(e2.selectbox, "Compensation", COMP_KEYS, index=COMP_KEYS.index(PruneConfig.compensation),
+                       format_func=COMPENSATIONS.label, key="pruning_enc_comp")
+        e_n = bound(e3.select_slider, "Calibration paragraphs", [8, 16, 32, 64], 16, key="pruning_enc_n",
+                    help="16 keeps the run to seconds; the paper-like 64 takes about four times as long.")
+        go_enc = st.form_submit_button("Prune MiniLM", icon=":material/content_cut:", type="primary")
     if go_enc:
         def enc_job(progress):  # noqa: ANN001, ANN202
             from backend.compression.encoder import run_encoder_pruning
@@ -235,7 +250,11 @@ with tab_enc:
                               propagate="dense" if e_comp == "bias" else "pruned")
             return run_encoder_pruning(get_model("minilm"), cfg, progress=progress)
 
-        st.session_state["pruning_enc"] = run_job("Pruning MiniLM", enc_job) or st.session_state.get("pruning_enc")
+        if (enc := run_job("Pruning MiniLM", enc_job)) is not None:
+            st.session_state["pruning_enc"] = enc
+            record_run("pruning", {"model": "MiniLM encoder", "compensation": e_comp, "ratio": e_ratio, "N": e_n},
+                       {"embedding cosine to dense": enc["cosine_mean"], "pruning seconds": enc["prune_s"],
+                        "effective parameters (M)": enc["params_pruned"] / 1e6})
     if er := st.session_state.get("pruning_enc"):
         k = st.columns(3)
         k[0].metric("Mean embedding cosine to dense", f"{er['cosine_mean']:.3f}", f"min {er['cosine_min']:.3f}",
@@ -244,3 +263,4 @@ with tab_enc:
                     delta_color="off")
         k[2].metric("Pruning time", f"{er['prune_s']:.1f} s")
         st.plotly_chart(figs.layer_errors(er["records"]), key="enc_layers")
+show_history("pruning")

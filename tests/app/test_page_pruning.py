@@ -27,6 +27,11 @@ def _app() -> AppTest:
     return at
 
 
+def _prune(at: AppTest) -> AppTest:
+    """Click the SmolLM2 tab's submit button (the MiniLM tab comes first)."""
+    return next(b for b in at.button if b.label == "Prune and evaluate").click()
+
+
 def test_page_opens_with_presets():
     at = _app()
     assert "Rotation-Constrained" in at.title[0].value
@@ -36,10 +41,10 @@ def test_page_opens_with_presets():
 
 def test_run_preset_prunes_and_shows_results(smollm2):  # noqa: ARG001
     at = _app()
-    at.select_slider[0].set_value(8)  # calibration segments
-    at.slider[1].set_value(4)  # held-out windows
-    at.slider[0].set_value(0.3)
-    at.button[0].click().run(timeout=600)
+    at.select_slider(key="pruning_n").set_value(8)  # calibration segments
+    at.slider(key="pruning_eval").set_value(4)  # held-out windows
+    at.slider(key="pruning_ratio").set_value(0.3)
+    _prune(at).run(timeout=600)
     assert not at.exception
     assert not at.error, [e.value for e in at.error]
     res = at.session_state["pruning_result"]
@@ -71,8 +76,8 @@ def test_too_short_upload_is_refused_before_any_work(smollm2):  # noqa: ARG001
     at = _app()
     at.radio(key="pruning_src").set_value("Upload your own").run()
     at.file_uploader[0].set_value(("short.txt", ("A short note. " * 40).encode(), "text/plain")).run()
-    at.select_slider[0].set_value(8)
-    at.button[0].click().run(timeout=300)
+    at.select_slider(key="pruning_n").set_value(8)
+    _prune(at).run(timeout=300)
     assert not at.exception
     assert any("calibration" in e.value and "tokens" in e.value for e in at.error)
     assert "pruning_result" not in at.session_state
@@ -94,7 +99,7 @@ def test_live_lab_capture_and_sliders(smollm2):  # noqa: ARG001
 
 def test_encoder_tab_runs():
     at = _app()
-    at.select_slider(key="enc_n").set_value(8)
+    at.select_slider(key="pruning_enc_n").set_value(8)
     [b for b in at.button if b.label == "Prune MiniLM"][0].click().run(timeout=300)
     assert not at.exception and not at.error
     assert at.session_state["pruning_enc"]["cosine_mean"] > 0
@@ -112,7 +117,7 @@ def test_non_llama_model_name_is_refused(tmp_path):
     tok.save_pretrained(str(tmp_path))
     at = _app()
     at.text_input(key="pruning_model").set_value(str(tmp_path))
-    at.select_slider[0].set_value(8)
-    at.button[0].click().run(timeout=120)
+    at.select_slider(key="pruning_n").set_value(8)
+    _prune(at).run(timeout=120)
     assert not at.exception
     assert any("not a Llama-family" in e.value for e in at.error)

@@ -17,8 +17,14 @@ from ui.inputs import image_input, skimage_presets
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.models import get_model
 from ui.runner import run_job
+from ui.state import bound, record_run, show_history
 
 page_header("illava", """
+A vision-language model spends most of its compute on image tokens. **iLLaVA** removes redundant ones in **both** the
+vision encoder and the language model, and **recycles** what it removes into a few merged tokens. Here it runs on a
+tiny VLM (DINOv2 ViT-S/14 → a trained projector → SmolLM2-135M) against ToMe, FastV and random dropping at the same
+token budget.
+""", details_md="""
 A vision-language model spends most of its compute on image tokens. **iLLaVA** removes redundant ones in **both** the
 vision encoder (between attention and MLP of chosen blocks, ranked by the attention each token *receives*) and the
 language model (ranked by the attention of the last prompt token), and **recycles** what it removes: the released code
@@ -55,18 +61,18 @@ question = st.text_input("Question (one-word answers: colours, shapes, counts on
 
 with st.form("illava_form"):
     c1, c2, c3 = st.columns(3)
-    method = c1.selectbox("Method", SWEEP_METHODS, format_func=METHODS.label, key="illava_method")
-    kept = c2.slider("Image tokens kept (of 256)", 0, 256, 85, key="illava_keep",
+    method = bound(c1.selectbox, "Method", SWEEP_METHODS, format_func=METHODS.label, key="illava_method")
+    kept = bound(c2.slider, "Image tokens kept (of 256)", 0, 256, 85, key="illava_keep",
                      help="Image tokens left after the last reduction step. 85 = two thirds removed.")
-    split = c3.slider("Encoder share of the reduction", 0.0, 1.0, 0.75, 0.05, key="illava_split",
+    split = bound(c3.slider, "Encoder share of the reduction", 0.0, 1.0, 0.75, 0.05, key="illava_split",
                       help="iLLaVA and random: the rest happens in the LLM. ToMe is encoder-only, FastV LLM-only.")
     c4, c5, c6, c7 = st.columns([3, 1, 1, 1])
-    vit_layers = c4.multiselect("Encoder merge blocks (equal r each)", list(range(12)), [3, 4, 5, 6],
+    vit_layers = bound(c4.multiselect, "Encoder merge blocks (equal r each)", list(range(12)), [3, 4, 5, 6],
                                 key="illava_vit_layers")
-    llm_layer = c5.number_input("LLM layer K", 1, 29, 2, key="illava_llm_layer")
-    m_val = c6.number_input("M (paper)", 1, 20, 5, key="illava_m")
-    seed = c7.number_input("Seed", 0, 10_000, 0, key="illava_seed")
-    go_run = st.form_submit_button("Answer with and without reduction", icon=":material/play_arrow:")
+    llm_layer = bound(c5.number_input, "LLM layer K", 1, 29, 2, key="illava_llm_layer")
+    m_val = bound(c6.number_input, "M (paper)", 1, 20, 5, key="illava_m")
+    seed = bound(c7.number_input, "Seed", 0, 10_000, 0, key="illava_seed")
+    go_run = st.form_submit_button("Answer with and without reduction", icon=":material/play_arrow:", type="primary")
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
@@ -106,6 +112,13 @@ if go_run:
                       kept / 256, split, tuple(sorted(vit_layers)), llm_layer, m_val, seed, time_cap_s=300)
         if out is not None:
             state.update(out)
+            summ = out["analysis"].summary()
+            record_run("illava", {"image": label, "question": question, "method": method, "kept": kept,
+                                  "encoder share": split, "encoder blocks": sorted(vit_layers), "LLM layer": llm_layer,
+                                  "M": m_val},
+                       {"tokens to the LLM": summ["tokens_to_llm"], "prefill speed-up (x)": summ["speedup"],
+                        "same answer": float(out["analysis"].full.answer == out["analysis"].reduced.answer)},
+                       seed=int(seed))
 
 if res := state.get("analysis"):
     s = res.summary()
@@ -212,9 +225,9 @@ if DIAG.is_file():
         + verdict)
 with st.form("illava_sweep_form"):
     c1, c2, c3 = st.columns(3)
-    n_sc = c1.slider("Held-out scenes", 2, 40, 4, key="illava_sweep_n")
-    keeps = c2.multiselect("Budgets (share kept)", [0.67, 0.5, 0.33, 0.22], [0.33], key="illava_sweep_keeps")
-    meths = c3.multiselect("Methods", SWEEP_METHODS, SWEEP_METHODS, format_func=METHODS.label,
+    n_sc = bound(c1.slider, "Held-out scenes", 2, 40, 4, key="illava_sweep_n")
+    keeps = bound(c2.multiselect, "Budgets (share kept)", [0.67, 0.5, 0.33, 0.22], [0.33], key="illava_sweep_keeps")
+    meths = bound(c3.multiselect, "Methods", SWEEP_METHODS, SWEEP_METHODS, format_func=METHODS.label,
                            key="illava_sweep_methods")
     go_sweep = st.form_submit_button("Run the sweep", icon=":material/monitoring:")
 if go_sweep:
@@ -231,3 +244,4 @@ if rows := state.get("sweep"):
     df = pd.DataFrame([{k: v for k, v in r.items() if k != "per_type"} for r in rows]).round(4)
     show_metrics_table(df, key="illava_sweep_table")
     csv_download("CSV of the sweep", df, "illava_sweep.csv", key="illava_sweep_csv")
+show_history("illava")

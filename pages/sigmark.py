@@ -12,7 +12,7 @@ from backend.runtime import ASSETS, provenance
 from backend.watermark.sigmark.evaluation import METHODS
 from ui.claims import claims_panel
 from ui.figures import sigmark as figs
-from ui.inputs import upload_bytes
+from ui.inputs import upload
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.runner import run_job
 
@@ -168,8 +168,8 @@ st.subheader("Extract from your own video")
 st.markdown("A video generated on this page (NPZ or PNG-zip downloads are lossless; MP4, WebM and GIF also work but "
             "their compression is an attack at 32x32). Edited elsewhere is fine: cut, reorder, re-encode. Limits: "
             "20 MB, 5-240 frames, at most 1024 px per side; frames are resized to 32x32.")
-up = upload_bytes("Video", "sigmark_upload", ["mp4", "webm", "gif", "npz", "zip"], 20.0,
-                  "MP4 / WebM / GIF, or the lossless NPZ / ZIP from this page; at most 20 MB")
+up = upload("video", "Video", "sigmark_upload",
+            "MP4 / WebM / GIF, or the lossless NPZ / ZIP from this page; at most 20 MB")
 bits = st.selectbox("Message length (bits)", [32, 64, 96, 192], key="sigmark_bits")
 if st.button("Extract", key="sigmark_extract", icon=":material/search:") and up is not None:
     res = run_job("sigmark_extract", job_upload, up[0], up[1], int(bits), time_cap_s=120)

@@ -118,7 +118,8 @@ def test_valid_examples_decode() -> None:
 # --------------------------------------------------------------------------------------------------------- CLI
 # Every CLI option that reads a user file, as argv with FILE where the path goes.
 CLI_OPTIONS: dict[str, list[list[str]]] = {
-    "image": [["illava", "run", "--image", "FILE"]],
+    "image": [["illava", "run", "--image", "FILE"], ["rewatermark", "run", "FILE"]],
+    "video": [["sigmark", "extract", "FILE"]],
     "radar": [["nowcast", "run", "--input", "FILE", "--method", "extrapolation", "--leads", "4"]],
     "trajectories": [["crowd", "simulate", "--input", "FILE"]],
     "series": [["futurefill", "generate", "--series", "FILE"]],
@@ -164,7 +165,7 @@ def test_cli_refuses_bad_file(kind: str, option: int, path: Path, tmp_path: Path
 
 
 def test_every_cli_kind_is_covered() -> None:
-    assert set(CLI_OPTIONS) | {"video"} == set(registry.KINDS)  # video: the sigmark CLI, see the bypass scan
+    assert set(CLI_OPTIONS) == set(registry.KINDS)
 
 
 # ------------------------------------------------------------------------------------------------ bypass scan
@@ -230,14 +231,7 @@ def scanned_files() -> list[Path]:
     return sorted(ROOT.glob("pages/*.py")) + sorted(ROOT / (m.replace(".", "/") + ".py") for m in mods)
 
 
-# The watermark files are converted separately; these marks fail (strict) as soon as a file is clean.
-PENDING = {"pages/sigmark.py": "its video upload uses upload_bytes; use ui.inputs.upload('video')",
-           "backend/watermark/sigmark/cli.py": "reads --input with read_bytes; use read_path('video', ...)"}
-
-
-@pytest.mark.parametrize("rel", [
-    pytest.param(str(p.relative_to(ROOT)), marks=pytest.mark.xfail(strict=True, reason=PENDING[str(p.relative_to(
-        ROOT))])) if str(p.relative_to(ROOT)) in PENDING else str(p.relative_to(ROOT)) for p in scanned_files()])
+@pytest.mark.parametrize("rel", [str(p.relative_to(ROOT)) for p in scanned_files()])
 def test_no_input_bypasses_the_registry(rel: str) -> None:
     assert bypasses(ROOT / rel) == []
 

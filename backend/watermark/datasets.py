@@ -183,14 +183,12 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 
 
 def read_image_file(path: str | Path, limits: ImageLimits | None = None) -> np.ndarray:
-    """An image file as ``(H, W, 3)`` uint8 RGB, decoded safely (:func:`backend.io.decode_image`, its limits)."""
-    from backend.errors import InputError
-    from backend.io import decode_image
+    """An image file as ``(H, W, 3)`` uint8 RGB, read through the registered input kind ``image``
+    (:func:`backend.io.registry.read_path`: missing or oversized files refused before reading, then
+    :func:`backend.io.decode_image` with ``limits``)."""
+    from backend.io.registry import read_path
 
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"No such file: {p}")
-    return np.asarray(decode_image(p.read_bytes(), limits, name=p.name))
+    return np.asarray(read_path("image", path, limits=limits))
 
 
 def image_folder(folder: str | Path, limit: int) -> list[Path]:

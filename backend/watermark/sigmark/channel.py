@@ -453,15 +453,21 @@ def read_config(path: str | Path) -> TinyConfig:
 
 
 def load_video_for(channel: Channel, data: bytes, name: str):
-    """Decode an uploaded video (``backend.io.video``) and bring it to the channel's frame size (area resampling if it
-    was rescaled). Returns (frames ``[F, size, size, 3]`` in [0, 1], the decoded video record)."""
+    """Decode an uploaded video (the registered input kind ``video``: ``backend.io.video``) and bring it to the
+    channel's frame size. Returns (frames ``[F, size, size, 3]`` in [0, 1], the decoded video record)."""
+    from backend.io.registry import decode
+
+    dec = decode("video", data, name=name)
+    return fit_video(channel, dec), dec
+
+
+def fit_video(channel: Channel, dec) -> np.ndarray:
+    """The frames of a decoded video (``backend.io.video.DecodedVideo``) at the channel's frame size (area resampling
+    when they are rescaled)."""
     from PIL import Image
 
-    from backend.io.video import decode_video
-
-    dec = decode_video(data, name)
     v = dec.frames
     if v.shape[1:3] != (channel.size, channel.size):
         v = np.stack([np.asarray(Image.fromarray((f * 255).round().astype(np.uint8)).resize(
             (channel.size, channel.size), Image.BOX), np.float32) / 255 for f in v])
-    return v, dec
+    return v

@@ -60,19 +60,19 @@ def cmd_generate(args: argparse.Namespace) -> dict:
 
 
 def cmd_extract(args: argparse.Namespace) -> dict:
+    from backend.io.registry import read_path
     from backend.runtime import provenance
     from backend.watermark import sigmark as S
-    from backend.watermark.sigmark.channel import WEIGHTS, get_channel, load_video_for
+    from backend.watermark.sigmark.channel import WEIGHTS, fit_video, get_channel
 
     path = Path(args.file)
-    if not path.is_file():
-        raise InputError(f"no such file: {path}")
+    dec = read_path("video", path)
     ch = get_channel("tiny")
     cfg = S.SIGMarkConfig()
     lf = ch.latent_shape[1] - 1
     if args.bits not in S.message_options(lf, cfg.bits_per_frame):
         raise InputError(f"--bits must be one of {S.message_options(lf, cfg.bits_per_frame)}.")
-    video, _ = load_video_for(ch, path.read_bytes(), path.name)
+    video = fit_video(ch, dec)
     ex = S.extract(ch, video, cfg, sgo=not args.no_sgo, message_bits=args.bits)
     return {"file": str(path), "detected": ex.detected, "message_hex": S.bits_to_hex(ex.message),
             "key_index_per_latent_frame": ex.key_idx.tolist(), "detect_passes": ex.passes.tolist(),

@@ -2,17 +2,17 @@
 
 | kind | decoder | accepts | limits | read by |
 |------|---------|---------|--------|---------|
-| ``image`` | ``backend.io.images.decode_image`` | PNG, JPEG, WebP | 20 MB, 40 megapixels, 16-12,000 px per side | attribution, illava, models, rewatermark pages; ``illava run --image``; watermark CLIs |
-| ``video`` | ``backend.io.video.decode_video`` | MP4, WebM, GIF, NPZ, ZIP of PNG | 20 MB, 5-240 frames, 1,024 px per side | sigmark page; ``sigmark`` CLI |
+| ``image`` | ``backend.io.images.decode_image`` | PNG, JPEG, WebP | 20 MB, 40 megapixels, 16-12,000 px per side | attribution, illava, models, rewatermark pages; ``illava run --image``, ``rewatermark run IMAGE``, ``attribution embed/attribute``, image folders of the watermark CLIs (``backend.watermark.datasets.read_image_file``) |
+| ``video`` | ``backend.io.video.decode_video`` | MP4, WebM, GIF, NPZ, ZIP of PNG | 20 MB, 5-240 frames, 1,024 px per side | sigmark page; ``sigmark extract FILE`` |
 | ``radar`` | ``backend.forecast.precip.io.load_radar`` | NPZ, NetCDF classic, ZIP of PNG | 20 MB (160 MB unpacked), 3-96 frames, 0-500 mm/h | nowcast page; ``nowcast run --input`` |
 | ``trajectories`` | ``backend.forecast.crowd.csvio.read_trajectories`` | CSV ``frame,id,x,y`` | 5 MB, 600 pedestrians, 180 s | crowd page; ``crowd simulate --input`` |
 | ``series`` | ``backend.generation.futurefill.load_series`` | text / CSV of numbers | 5 MB, 16-65,536 finite values | futurefill page; ``futurefill generate --series`` |
-| ``table`` | ``backend.optim.problems.load_csv_table`` | CSV, numeric features + label | 20 MB, 10-100,000 rows, 2-50 classes | dada page; ``dada race --csv`` |
+| ``table`` | ``backend.optim.problems.load_csv_table`` | CSV, numeric features + label | 20 MB, 10-100,000 rows, 2-50 classes | dada page; ``dada race/sensitivity --csv`` |
 | ``points2d`` | ``backend.robustness.data2d.load_csv`` | CSV ``x,y,label`` | 5 MB, 20-20,000 rows, 2-10 classes | dualrs page; ``dualrs certify --csv`` |
 | ``labelled_texts`` | ``backend.tokens.stress.parse_labelled_csv`` | CSV ``text,label`` | 2 MB, 10-4,000 rows, 2-20 classes | glot page; ``glot train --csv`` |
-| ``text_corpus`` | ``backend.compression.corpus.decode_upload`` | UTF-8 text | 2 MB | pruning page; ``pruning --calib/--eval/--text`` |
+| ``text_corpus`` | ``backend.compression.corpus.decode_upload`` | UTF-8 text | 2 MB | pruning page; ``pruning run --calib/--eval``, ``pruning encoder --text`` |
 | ``candidates`` | ``backend.alignment.softbon.read_candidates`` | UTF-8 text, answers split by blank lines | 0.5 MB, 2-64 answers of 2,000 characters | softbon page; ``softbon text --candidates`` |
-| ``model_folder`` | ``backend.io.folders.check_model_folder`` | a folder with ``config.json`` | config.json 1 MB, a JSON object | models page source boxes; ``models check --source``; every ``--backbone``/``--encoder`` path |
+| ``model_folder`` | ``backend.io.folders.check_model_folder`` | a folder with ``config.json`` | config.json 1 MB, a JSON object | every local model folder a loader is given (``backend.models._common.resolve_source``): models page source boxes, ``models check --source``, ``glot --backbone``, ``softbon text --encoder`` |
 
 Pages read uploads with ``ui.inputs.upload(kind, ...)`` / ``ui.inputs.file_input(kind, ...)`` and CLI handlers read a
 path with :func:`read_path`; both go through :func:`decode`. Each kind also names a small valid example and its

@@ -20,8 +20,14 @@ from ui.figures import rewatermark as fig
 from ui.inputs import image_input
 from ui.layout import csv_download, image_download, json_download, page_header, show_metrics_table
 from ui.runner import run_job
+from ui.state import bound, record_run, show_history
 
 page_header("rewatermark", """
+Whoever holds a watermark encoder can embed *their own* message B into an image that already carries the owner's
+message A, and with ordinary deep watermarks the owner's decoder then reads B. **SRW** (spectrally normalised and
+trained against re-watermarking) keeps A. Pick an image and attack it with the same encoder, another encoder and PGD;
+the owner's accuracy on A is shown next to the attacker's success on B.
+""", details_md="""
 **The attack.** Whoever holds a watermark encoder can embed *their own* message B into an image that already carries
 the owner's message A. With ordinary deep watermarks the owner's decoder then reads B (or noise): A falls to chance and
 nothing is visible. The page runs it **with the same encoder** (self-re-watermarking, k rounds), **with another trained
@@ -112,16 +118,16 @@ with tab_run:
     label, pil = image_input("rewatermark_img", presets, LIMITS)
     with st.form("rewatermark_form"):
         c1, c2, c3 = st.columns(3)
-        baseline = c1.selectbox("Baseline (victim)", [m for m in avail if R.MODELS.kind(m) in ("baseline", "reference")],
+        baseline = bound(c1.selectbox, "Baseline (victim)", [m for m in avail if R.MODELS.kind(m) in ("baseline", "reference")],
                                 key="rewatermark_baseline")
-        defended = c2.selectbox("Defended / ablation", [m for m in DEFENDED if m in avail], key="rewatermark_defended")
-        cross = c3.selectbox("Cross-model attacker", [m for m in CROSS if m in avail],
+        defended = bound(c2.selectbox, "Defended / ablation", [m for m in DEFENDED if m in avail], key="rewatermark_defended")
+        cross = bound(c3.selectbox, "Cross-model attacker", [m for m in CROSS if m in avail],
                              key="rewatermark_cross", help="another trained encoder re-embeds its own B once")
         c4, c5, c6 = st.columns(3)
-        rounds = c4.slider("Self-re-watermarking rounds k", 1, 5, 3, key="rewatermark_rounds")
-        pgd_eps = c5.select_slider("PGD eps ([-1,1] units)", [0.0, 0.01, 0.02, 0.03, 0.04, 0.06], 0.03,
+        rounds = bound(c4.slider, "Self-re-watermarking rounds k", 1, 5, 3, key="rewatermark_rounds")
+        pgd_eps = bound(c5.select_slider, "PGD eps ([-1,1] units)", [0.0, 0.01, 0.02, 0.03, 0.04, 0.06], 0.03,
                                    key="rewatermark_eps", help="0 = no PGD; 50 iterations, step eps/4")
-        seed = c6.number_input("Seed (messages A, B)", 0, 1_000_000, 0, key="rewatermark_seed")
+        seed = bound(c6.number_input, "Seed (messages A, B)", 0, 1_000_000, 0, key="rewatermark_seed")
         go_ = st.form_submit_button("Embed A, attack with B", icon=":material/play_arrow:", type="primary",
                                     disabled=pil is None)
     if go_ and pil is not None:
@@ -129,6 +135,10 @@ with tab_run:
                       cross, float(pgd_eps), int(seed), time_cap_s=240)
         if res is not None:
             results["run"] = res
+            record_run("rewatermark", {"image": label, "baseline": baseline, "defended": defended, "cross": cross,
+                                       "rounds": int(rounds), "PGD eps": float(pgd_eps)},
+                       {**{f"{m} acc A after round {int(rounds)}": d["acc_a"][-1] for m, d in res["models"].items()},
+                        **{f"{m} clean acc": d["clean"] for m, d in res["models"].items()}}, seed=int(seed))
     run = results.get("run")
     if run:
         ms = run["models"]
@@ -216,3 +226,4 @@ with tab_sens:
                    "bound a network of convolutions and ReLUs, but GroupNorm(affine=False) divides by the group's "
                    "standard deviation and has no global Lipschitz constant, so no certified bound exists here.")
         show_metrics_table(pd.DataFrame(rows).round(3), key="rewatermark_layers")
+show_history("rewatermark")

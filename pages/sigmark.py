@@ -15,8 +15,14 @@ from ui.figures import sigmark as figs
 from ui.inputs import upload
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.runner import run_job
+from ui.state import bound, record_run, show_history
 
 page_header("sigmark", """
+**SIGMark** hides a message in the *initial noise* of a latent video diffusion model, so the video is generated
+already watermarked and the noise stays exactly Gaussian (**distortion-free**). One global set of frame-wise keys makes
+extraction **blind**, and **SGO** re-orders frame groups after drops and insertions. Generate a video, attack it and
+extract the message with and without SGO.
+""", details_md="""
 **SIGMark** hides a message in the *initial noise* z_T of a latent video diffusion model, so the video is generated
 already watermarked and z_T stays exactly N(0, I) (**distortion-free**): each latent frame's noise signs are a
 pseudorandom-code (PRC) codeword, and the magnitudes stay Gaussian. One **global set of frame-wise PRC keys** (GF-PRC,
@@ -104,11 +110,11 @@ def _video(col, title: str, frames: np.ndarray) -> None:
 
 with st.form("sigmark_form"):
     c1, c2, c3 = st.columns([2, 1, 2])
-    message = c1.text_input("Message (hex)", "a5f00f12", key="sigmark_message",
+    message = bound(c1.text_input, "Message (hex)", "a5f00f12", key="sigmark_message",
                             help="8 hex digits = 32 bits tiled over the 6 latent frames (majority vote); 16, 24 or 48 "
                                  "digits put different bits in different frames.")
-    seed = c2.number_input("Seed", 0, 1_000_000, 7, key="sigmark_seed")
-    attack = c3.selectbox("Attack", ATTACKS, index=3, key="sigmark_attack",
+    seed = bound(c2.number_input, "Seed", 0, 1_000_000, 7, key="sigmark_seed")
+    attack = bound(c3.selectbox, "Attack", ATTACKS, index=3, key="sigmark_attack",
                           help="Chains work in the CLI, e.g. drop:1+jpeg:50. Frame 0 is always kept.")
     run = st.form_submit_button("Generate, attack and extract", icon=":material/play_arrow:", type="primary")
 
@@ -116,6 +122,9 @@ if run:
     res = run_job("sigmark_generate", job_generate, message, int(seed), attack, time_cap_s=240)
     if res is not None:
         results["gen"] = res
+        record_run("sigmark", {"message": message, "attack": attack},
+                   {f"{k} {m}": res[k][m] for k in (SGO, NO_SGO) for m in ("message_acc", "frame_acc")},
+                   seed=int(seed))
 
 gen = results.get("gen")
 if gen:
@@ -170,7 +179,7 @@ st.markdown("A video generated on this page (NPZ or PNG-zip downloads are lossle
             "20 MB, 5-240 frames, at most 1024 px per side; frames are resized to 32x32.")
 up = upload("video", "Video", "sigmark_upload",
             "MP4 / WebM / GIF, or the lossless NPZ / ZIP from this page; at most 20 MB")
-bits = st.selectbox("Message length (bits)", [32, 64, 96, 192], key="sigmark_bits")
+bits = bound(st.selectbox, "Message length (bits)", [32, 64, 96, 192], key="sigmark_bits")
 if st.button("Extract", key="sigmark_extract", icon=":material/search:") and up is not None:
     res = run_job("sigmark_extract", job_upload, up[0], up[1], int(bits), time_cap_s=120)
     if res is not None:
@@ -184,3 +193,4 @@ if upl:
                f"({upl['frames']} frames, {upl['seconds']:.2f} s).")
     st.plotly_chart(figs.score_heatmap(upl["scores"], upl["thresholds"], "uploaded video: Detect margin"),
                     key="sigmark_up_heat")
+show_history("sigmark")

@@ -40,7 +40,10 @@ def read_trajectories(data: bytes | str, fps: float = 1 / DT, name: str = "the u
     text = decode_text(data, MAX_BYTES, name) if isinstance(data, bytes) else data
     if not text.strip():
         raise InputError(f"{name} is empty.")
-    header = next(csv.reader(io.StringIO(text.lstrip())), [])
+    try:
+        header = next(csv.reader(io.StringIO(text.lstrip(), newline="")), [])
+    except csv.Error as err:  # e.g. a carriage return inside an unquoted header field
+        raise InputError(f"{name} has an unreadable header row ({err}). Use one line: frame,id,x,y") from None
     names = [h.strip().lower() for h in header]
     repeated = sorted({c for c in names if c in REQUIRED and names.count(c) > 1})
     if repeated:

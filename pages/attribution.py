@@ -24,12 +24,15 @@ from ui.figures import attribution as fig
 from ui.inputs import image_input
 from ui.layout import csv_download, image_download, json_download, page_header, show_metrics_table
 from ui.runner import run_job
+from ui.state import bound, record_run, show_history
 
 page_header("attribution", """
 A service gives **every user their own n-bit watermark** and embeds it in everything the user generates. For a suspect
 image it decodes the bits, **detects** (is the best bitwise accuracy over all users >= tau?) and **attributes** (to
 the best-matching user). The paper bounds both rates from the watermark's bit accuracy and the users' pairwise
-distances, and picks the codes (A-BSTA) that maximise those bounds. Two watermarks run underneath: the lab's own
+distances, and picks the codes (A-BSTA) that maximise those bounds.
+""", details_md="""
+Two watermarks run underneath: the lab's own
 **TinyHiDDeN** (64 bits; a HiDDeN-style encoder/decoder whose code repeats as a periodic tile so that the decoder can
 re-synchronise after crops; trained offline on scikit-image photos and procedural images, evaluated on held-out photos:
 *astronaut, camera, coffee, chelsea, rocket*) and the classical **dwtDctSvd / dwtDct** of `invisible-watermark`.
@@ -77,27 +80,31 @@ with tab_users:
 with tab_embed:
     label, pil = image_input("attr_img", presets, LIMITS)
     c1, c2, c3 = st.columns(3)
-    backend = c1.selectbox("Watermark", [BACKENDS[k].name for k in BACKENDS], format_func=BACKENDS.label,
-                           key="attr_backend")
-    psnr_db = c2.slider("PSNR budget (learned, dB)", 30.0, 44.0, 36.0, 0.5, disabled=backend != "tinyhidden")
-    fpr = c3.select_slider("Target false-detection rate", [1e-2, 1e-3, 1e-4, 1e-5, 1e-6], 1e-4)
+    backend = bound(c1.selectbox, "Watermark", [BACKENDS[k].name for k in BACKENDS], format_func=BACKENDS.label,
+                    key="attribution_backend")
+    psnr_db = bound(c2.slider, "PSNR budget (learned, dB)", 30.0, 44.0, 36.0, 0.5, disabled=backend != "tinyhidden",
+                    key="attribution_psnr")
+    fpr = bound(c3.select_slider, "Target false-detection rate", [1e-2, 1e-3, 1e-4, 1e-5, 1e-6], 1e-4,
+                key="attribution_fpr")
     with st.form("attr_run"):
         n_users = reg.count()
-        uid = st.number_input(f"User id (1-{max(n_users, 1):,}; create users in the Users tab)", 1,
-                              max(n_users, 1), min(17, max(n_users, 1)))
+        uid = bound(st.number_input, f"User id (1-{max(n_users, 1):,}; create users in the Users tab)", 1,
+                    max(n_users, 1), min(17, max(n_users, 1)), key="attribution_uid")
         cols = st.columns(4)
         chain = []
         for i, name in enumerate(["jpeg", "resize", "crop", "noise"]):
             a = ATTACKS[name]
-            v = cols[i].slider(f"{name} ({a.unit})", float(a.low), float(a.high), float(a.identity),
-                               key=f"attr_{name}")
+            v = bound(cols[i].slider, f"{name} ({a.unit})", float(a.low), float(a.high), float(a.identity),
+                      key=f"attribution_{name}")
             if v != a.identity:
                 chain.append(f"{name}:{v:g}")
-        adv = st.selectbox("Adversarial post-processing", ["none", "wevade-bq:300", "wevade-w:4"],
-                           help="black-box with a 300-query budget, or white-box PGD (learned only) at eps 4/255")
+        adv = bound(st.selectbox, "Adversarial post-processing", ["none", "wevade-bq:300", "wevade-w:4"],
+                    key="attribution_adv",
+                    help="black-box with a 300-query budget, or white-box PGD (learned only) at eps 4/255")
         if adv != "none":
             chain.append(adv)
-        go_ = st.form_submit_button("Embed, attack, attribute", icon=":material/play_arrow:", disabled=pil is None)
+        go_ = st.form_submit_button("Embed, attack, attribute", icon=":material/play_arrow:", type="primary",
+                                    disabled=pil is None)
     if go_ and pil is not None:
         if n_users == 0:
             run_job("Creating 1,000 users (A-BSTA)", reg.create_users, 1000, "absta")
@@ -111,6 +118,11 @@ with tab_embed:
                           psnr_db, "+".join(chain) or "none", None, fpr)
             if res:
                 st.session_state["attribution_result"] = res
+                record_run("attribution", {"image": label, "backend": backend, "PSNR budget": psnr_db, "FPR": fpr,
+                                           "user": int(uid), "attack": "+".join(chain) or "none"},
+                           {"bit accuracy": res["bit_accuracy"], "PSNR (dB)": res["psnr"],
+                            "attributed correctly": float(res["detected"] and res["attributed_user"] == res["user_id"]),
+                            "tau": res["tau"]})
     if r := st.session_state.get("attribution_result"):
         att = r["attacked"]
         st.plotly_chart(fig.image_row({"original": r["original"], "watermarked": r["watermarked"],
@@ -198,3 +210,4 @@ with tab_theory:
     points = {"simulated TAR": (sim["users"], sim["tar"]), "simulated FDR": (sim["users"], sim["fdr"])} if sim else {}
     st.plotly_chart(fig.rates_vs_users(theory_vs_users(n, betas, tau, np.unique(np.logspace(2, 8, 25).astype(int))),
                                        points), key="attr_users_curve")
+show_history("attribution")

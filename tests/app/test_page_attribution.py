@@ -38,7 +38,7 @@ def _click(at: AppTest, label: str) -> AppTest:
 
 
 def test_preset_embed_attack_attribute(app):
-    app.slider(key="attr_jpeg").set_value(60.0)
+    app.slider(key="attribution_jpeg").set_value(60.0)
     _click(app, "Embed, attack, attribute")
     assert not app.exception
     r = app.session_state["attribution_result"]
@@ -70,7 +70,7 @@ def test_classical_backend_refuses_small_upload(app):
     buf = io.BytesIO()
     Image.fromarray(np.full((100, 100, 3), 128, np.uint8)).save(buf, format="PNG")
     app.file_uploader(key="attr_img_upload").set_value(("small.png", buf.getvalue(), "image/png")).run()
-    app.selectbox(key="attr_backend").set_value("dwtDctSvd").run()
+    app.selectbox(key="attribution_backend").set_value("dwtDctSvd").run()
     _click(app, "Embed, attack, attribute")
     assert not app.exception
     assert app.error and "256" in app.error[0].value

@@ -15,7 +15,7 @@ from ui.figures import crowd as figs
 from ui.inputs import upload as trajectory_upload
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.runner import run_job
-from ui.state import bound, record_run, show_history
+from ui.state import bound, preset_choice, record_run, show_history
 
 page_header("crowd", """
 Learned crowd simulators predict each pedestrian's next move and roll out for minutes, so errors pile up. **STDDN**
@@ -53,10 +53,14 @@ resampled to 0.08 s steps by cubic interpolation; its destination is its last po
 frame or absurd coordinates are refused with a message.
 """)
 
+preset_choice("crowd", {
+    "Light: a 10 s clip": {"crowd_seconds": 10},
+    "Full: a 60 s clip (the length of the recorded evaluation)": {"crowd_seconds": 60},
+}, horizontal=True, help="Generated scenes only; an upload always uses its whole length.")
 with st.form("crowd_form"):
     c1, c2, c3 = st.columns([2, 1, 1])
     source = bound(c1.selectbox, "Scene", OPTIONS, key="crowd_source")
-    seconds = bound(c2.slider, "Simulated seconds", 5, 60, 20, key="crowd_seconds",
+    seconds = bound(c2.slider, "Simulated seconds", 5, 60, 10, key="crowd_seconds",
                         help="Length of the generated clip (uploads use their whole length).")
     seed = bound(c3.number_input, "Seed", 0, 10_000, 0, key="crowd_seed")
     methods = bound(st.multiselect, "Methods", list(METHODS), default=list(METHODS), key="crowd_methods",

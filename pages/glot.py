@@ -104,10 +104,10 @@ with tab_rec:
                    + f". Machine: {rec.get('machine', {}).get('platform')}, {rec.get('machine', {}).get('cpus')} CPUs.")
 
 SIZES = {
-    "Light: 90% distractors only, 64 train / 32 eval texts": {"glot_ratios": [0.9], "glot_ntrain": 64,
-                                                              "glot_neval": 32},
-    "Full: every distractor ratio, 200 train / 100 eval texts": {"glot_ratios": list(stress.RATIOS),
-                                                                 "glot_ntrain": 200, "glot_neval": 100},
+    "Light: 90% distractors only, 64 train / 32 eval texts, 5 epochs": {"glot_ratios": [0.9], "glot_ntrain": 64,
+                                                                         "glot_neval": 32, "glot_epochs": 5},
+    "Full: every distractor ratio, 200 train / 100 eval texts, 10 epochs": {
+        "glot_ratios": list(stress.RATIOS), "glot_ntrain": 200, "glot_neval": 100, "glot_epochs": 10},
 }
 preset_choice("glot", SIZES, container=tab_run, horizontal=True,
               help="Light takes seconds and is noisy; Full takes about a minute and a half on one CPU thread.")
@@ -126,7 +126,7 @@ with tab_run, st.form("glot_form"):
     tau = bound(c1.slider, "tau (graph threshold)", 0.0, 1.0, 0.6, 0.05, key="glot_tau")
     k_layers = bound(c2.slider, "K (GAT layers)", 0, 4, 2, key="glot_k")
     hidden = bound(c3.select_slider, "GAT hidden size", [32, 64, 128, 256], 64, key="glot_hidden")
-    epochs = bound(c4.slider, "Epochs", 1, 30, 10, key="glot_epochs")
+    epochs = bound(c4.slider, "Epochs", 1, 30, 5, key="glot_epochs")
     c1, c2, c3 = st.columns(3)
     n_train = bound(c1.number_input, "Train texts per ratio", 8, 2000, 64, 50, key="glot_ntrain")
     n_eval = bound(c2.number_input, "Eval texts per ratio", 8, 500, 32, 50, key="glot_neval")

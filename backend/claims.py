@@ -70,6 +70,7 @@ class Measured:
     date: str = ""
     commit: str = ""
     duration_s: float | None = None
+    run: bool = True  # False: a deselected full-tier test whose xfail marker was recorded without running it
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,8 @@ class Claim:
         """Every number the cited tests recorded (a parametrised test's numbers under its parameter id)."""
         out: dict = {}
         for r in self.results:
-            label = r.nodeid.split("::")[-1]
+            name = r.nodeid.split("::")[-1]
+            label = name[name.index("[") + 1:-1] if name.endswith("]") else name
             for k, v in r.numbers.items():
                 out[k if len(self.results) == 1 else f"{label}: {k}"] = v
         return out
@@ -107,6 +109,15 @@ class Claim:
     @property
     def xfail_reasons(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(r.xfail_reason for r in self.results if r.outcome == "xfailed" and r.xfail_reason))
+
+    @property
+    def expected_failures(self) -> tuple[Measured, ...]:
+        """The cited tests that are expected failures, one per reason (parametrised instances share theirs)."""
+        seen: dict[str, Measured] = {}
+        for r in self.results:
+            if r.outcome == "xfailed":
+                seen.setdefault(r.xfail_reason, r)
+        return tuple(seen.values())
 
     def tolerance_of(self, name: str, recorded: float) -> float:
         tol = self.tolerance.get(name)
@@ -212,7 +223,7 @@ def load_measured(method: str, root: Path | None = None) -> dict:
 def _result(nodeid: str, r: dict) -> Measured:
     return Measured(nodeid=nodeid, outcome=r["outcome"], tier=r.get("tier", "ci"), numbers=dict(r.get("numbers", {})),
                       xfail_reason=r.get("xfail_reason", ""), command=r.get("command", ""), date=r.get("date", ""),
-                      commit=r.get("commit", ""), duration_s=r.get("duration_s"))
+                      commit=r.get("commit", ""), duration_s=r.get("duration_s"), run=bool(r.get("run", True)))
 
 
 def load(method: str, root: Path | None = None) -> Record:
@@ -292,13 +303,10 @@ def rows(records: dict[str, Record]) -> list[dict]:
             section, label = "", m
         for c in rec.claims:
             v = c.verdict
-            here = format_numbers(c.numbers) if c.numbers else ""
-            if v == NOT_MEASURABLE:
-                here = c.reason
-            elif v == DOES_NOT_HOLD and c.xfail_reasons and not here:
-                here = c.xfail_reasons[0]
+            here = c.reason if v == NOT_MEASURABLE else format_numbers(c.numbers)
             out.append({"method": m, "page": f"/{m}", "label": label, "section": section, "key": c.key,
                         "claim": c.claim, "paper": f"{c.paper_number} ({c.where})", "here": here, "verdict": v,
+                        "why not": " | ".join(c.xfail_reasons),
                         "deviation": c.deviation, "setting": c.setting, "tests": " ".join(c.tests),
                         "command": c.commands[0] if c.commands else ""})
     return out

@@ -38,8 +38,8 @@ verdicts = right.multiselect("Verdict", [v for v in C.VERDICTS if counts[v]], ke
 shown = [r for r in rows if (not sections or r["section"] in sections) and (not verdicts or r["verdict"] in verdicts)]
 st.caption(f"{len(shown)} of {len(rows)} claims shown.")
 
-df = pd.DataFrame(shown, columns=["page", "section", "claim", "paper", "here", "verdict", "deviation", "setting",
-                                  "command", "tests"])
+df = pd.DataFrame(shown, columns=["page", "section", "claim", "paper", "here", "verdict", "deviation", "why not",
+                                  "setting", "command", "tests"])
 st.dataframe(
     df, hide_index=True, width="stretch", key="claims_table",
     column_config={
@@ -47,6 +47,7 @@ st.dataframe(
         "claim": st.column_config.TextColumn("claim", width="large"),
         "paper": st.column_config.TextColumn("paper's number (where)", width="medium"),
         "here": st.column_config.TextColumn("here (measured)", width="medium"),
+        "why not": st.column_config.TextColumn("why it does not hold (the test's expected failure)", width="medium"),
     },
 )
 csv_download("Download the scoreboard (CSV)", df, "claims.csv", key="claims_csv")

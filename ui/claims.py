@@ -60,8 +60,9 @@ def _claim_block(c: C.Claim) -> None:
         st.caption(f"Our setting: {c.setting}")
         if c.deviation:
             st.caption(f"Deviation from the paper's setting: {c.deviation}")
-        for reason in c.xfail_reasons:
-            st.caption(f"Why it does not hold here (the test's recorded expected failure): {reason}")
+        for r in c.expected_failures:
+            when = "recorded in the test, run by `make test-full`" if not r.run else "measured"
+            st.caption(f"Expected failure ({r.tier} tier, {when}): {r.xfail_reason}")
         if c.commands:
             st.code("\n".join(c.commands), language="bash")
         elif c.tests:

@@ -125,7 +125,7 @@ def test_closed_form_macs_match_engine_count() -> None:
         assert naive.macs == ff.naive_macs(T, n_filters=4)
 
 
-def test_prompted_cache_grows_with_generated_length_only() -> None:
+def test_prompted_cache_grows_with_generated_length_only(record_claim) -> None:
     K = 256
     model = ff.make_model(4096 + K, n_filters=4, kind="random", seed=0)
     caches, naive_caches = [], []
@@ -136,6 +136,8 @@ def test_prompted_cache_grows_with_generated_length_only() -> None:
         caches.append(cmp.results["prompted"].cache_floats)
         naive_caches.append(cmp.results["continuous"].cache_floats)
         assert cmp.results["prompted"].fft_calls == 1 + (K - 1)  # one prefill + one carry per generated token
+    record_claim(**{f"prompted_cache_floats_P{P}": c for P, c in zip((16, 512, 4096), caches)},
+                 **{f"continuous_cache_floats_P{P}": c for P, c in zip((16, 512, 4096), naive_caches)})
     assert len(set(caches)) == 1 and caches[0] == 2 * K
     assert naive_caches == [2 * (16 + K), 2 * (512 + K), 2 * (4096 + K)]
 

@@ -88,6 +88,19 @@ def job_compare(img: np.ndarray, models: list[str], rounds: int, cross: str, pgd
     return out
 
 
+SHOWN_SIDE = 256
+
+
+def _shown(images: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Display copies of the story's images, at most SHOWN_SIDE px per side."""
+    out = {}
+    for k, v in images.items():
+        im = Image.fromarray(v)
+        im.thumbnail((SHOWN_SIDE, SHOWN_SIDE), Image.Resampling.LANCZOS)
+        out[k] = np.asarray(im)
+    return out
+
+
 def _reading(evs: dict, steps: dict) -> str:
     """The evaluation's reading, with the measured numbers of the shipped JSON."""
     def a(m: str, key: str, i: int) -> str:
@@ -155,8 +168,11 @@ with tab_run:
                     "decode ms": round(1e3 * d["seconds"]["decode"], 1)} for m, d in ms.items()]
         st.caption("Quality, robustness of A to common distortions on this image, and cost:")
         show_metrics_table(quality, key="rewatermark_quality")
+        st.caption(f"Images and magnified differences are shown at most {SHOWN_SIDE} px per side, so the page stays "
+                   "quick to draw; the downloads are full size.")
         for m, d in ms.items():
-            st.plotly_chart(fig.image_strip(d["images"], 10.0, f"{m}: {d['label']}"), key=f"rewatermark_img_{m}")
+            st.plotly_chart(fig.image_strip(_shown(d["images"]), 10.0, f"{m}: {d['label']}"),
+                            key=f"rewatermark_img_{m}")
             st.plotly_chart(fig.bit_grid(list(d["decoded"]), list(d["decoded"].values()), d["bits_a"],
                                          f"{m}: decoded bits vs A (green = A's bit)"), key=f"rewatermark_bits_{m}")
         d1, d2, d3, d4 = st.columns(4)

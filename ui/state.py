@@ -72,9 +72,10 @@ def bound(widget: Callable[..., T], *args: Any, key: str, **kwargs: Any) -> T:
     checked.add(key)
     if raw and not link_value_accepted(raw, value, kwargs.get("format_func")):
         shown = ", ".join(raw)
+        label = args[0] if args and isinstance(args[0], str) else key
         target = getattr(widget, "__self__", None)
         warn = target.warning if hasattr(target, "warning") else st.warning
-        warn(f"The link's value `{shown}` for this setting is not valid here; it uses {value!r} instead.",
+        warn(f"The link's value `{shown}` for “{label}” is not valid here; it uses {value!r} instead.",
              icon=":material/link_off:")
     return value
 

@@ -4,7 +4,10 @@ The goldens are ``tests/cli_golden/<group>.json``::
 
     {"argv": ["<group>", "<action>", ..., "--json"],
      "volatile": ["provenance", "timing_s", "rows.*.seconds"],   # key paths whose values change run to run
-     "expected": {...}}                                            # the output, volatile paths removed
+     "expected": {...},                                            # the output, volatile paths removed
+     "bad_argv": [...],                                            # optional: an argv that ends in an InputError
+     "file_options": {"<input kind>": [[argv with FILE], ...]}}    # optional: options that read a user file
+                                                                   # (tests/test_inputs.py feeds them the corpus)
 
 A path is dot-separated; ``*`` matches every key or list index at that level. Numbers compare with a relative
 tolerance of 1e-9 (the same computation, different summation order across BLAS builds); NaN is written as null.

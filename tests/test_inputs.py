@@ -116,22 +116,17 @@ def test_valid_examples_decode() -> None:
 
 
 # --------------------------------------------------------------------------------------------------------- CLI
-# Every CLI option that reads a user file, as argv with FILE where the path goes.
-CLI_OPTIONS: dict[str, list[list[str]]] = {
-    "image": [["illava", "run", "--image", "FILE"], ["rewatermark", "run", "FILE"]],
-    "video": [["sigmark", "extract", "FILE"]],
-    "radar": [["nowcast", "run", "--input", "FILE", "--method", "extrapolation", "--leads", "4"]],
-    "trajectories": [["crowd", "simulate", "--input", "FILE"]],
-    "series": [["futurefill", "generate", "--series", "FILE"]],
-    "table": [["dada", "race", "--problem", "logistic", "--csv", "FILE"]],
-    "points2d": [["dualrs", "certify", "--csv", "FILE"]],
-    "labelled_texts": [["glot", "train", "--csv", "FILE"]],
-    "text_corpus": [["pruning", "encoder", "--text", "FILE"], ["pruning", "run", "--calib", "FILE"]],
-    "candidates": [["softbon", "text", "--candidates", "FILE", "--reference", "Paris."]],
-    "model_folder": [["models", "check", "minilm", "--source", "FILE"], ["softbon", "text", "--candidates",
-                                                                          "CANDIDATES", "--reference", "x",
-                                                                          "--encoder", "FILE"]],
-}
+# Every CLI option that reads a user file, as argv with FILE where the path goes: each group lists its own under
+# "file_options" in tests/cli_golden/<group>.json ({kind: [argv, ...]}).
+def _cli_options() -> dict[str, list[list[str]]]:
+    out: dict[str, list[list[str]]] = {}
+    for f in sorted((Path(__file__).parent / "cli_golden").glob("*.json")):
+        for kind, argvs in json.loads(f.read_text()).get("file_options", {}).items():
+            out.setdefault(kind, []).extend(argvs)
+    return out
+
+
+CLI_OPTIONS = _cli_options()
 CLI_CASES = [(k, i, p) for k, argvs in CLI_OPTIONS.items() for i in range(len(argvs)) for p in corpus_files(k, "bad_")]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,35 @@ def png_bytes(seed: int = 0, size: tuple[int, int] = (96, 96)) -> bytes:
 
 
 NOT_AN_IMAGE = b"this is plain text, not an image" * 4
+
+
+@dataclass
+class Widget:
+    """One upload widget of a page, for ``tests/app/test_inputs_pages.py`` (a bad then an odd corpus file).
+
+    Each ``tests/app/test_page_<id>.py`` lists its page's uploads as ``UPLOADS = [Widget(...)]``. ``setup``: widget
+    settings ``(accessor, key, value)`` that reveal the uploader; ``submit``: a button pressed before the page decodes
+    the upload; ``form``: the uploader sits in a form; ``bad`` / ``odd``: corpus file names under
+    ``tests/data/bad/<kind>/`` (for images, ``odd`` is ``rgba`` or ``gray16``)."""
+
+    page: str
+    kind: str
+    key: str
+    setup: list[tuple[str, str, object]] = field(default_factory=list)
+    submit: str | None = None
+    form: bool = False
+    bad: str = ""
+    odd: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.page}-{self.key}"
+
+
+def image_widget(page: str, key: str) -> Widget:
+    """The shared ``ui.inputs.image_input(key, ...)`` widget: choose "Upload your own", then upload."""
+    return Widget(page, "image", f"{key}_upload", [("selectbox", f"{key}_choice", "Upload your own")],
+                  bad="bad_wrong_magic.png", odd="rgba")
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ odd one, uploaded next in the same session, is then accepted without an error: a
 
 from __future__ import annotations
 
+import importlib
 import io
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +15,7 @@ from PIL import Image
 
 from backend.errors import InputError
 from backend.io import registry
-from tests.app.conftest import open_page
+from tests.app.conftest import Widget, open_page
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "bad"
 
@@ -34,57 +34,19 @@ def _image_odd(mode: str) -> bytes:
     return buf.getvalue()
 
 
-@dataclass
-class Widget:
-    page: str
-    kind: str
-    key: str
-    setup: list[tuple[str, str, object]] = field(default_factory=list)
-    submit: str | None = None  # a button that must be pressed before the page decodes the upload
-    form: bool = False  # the uploader sits in a form: its settings apply on submit, not on a rerun
-    bad: str = ""
-    odd: str = ""
-
-    @property
-    def id(self) -> str:
-        return f"{self.page}-{self.key}"
+def _widgets() -> list[Widget]:
+    """Every page's ``UPLOADS`` (declared in ``tests/app/test_page_<id>.py``)."""
+    out: list[Widget] = []
+    for f in sorted(Path(__file__).parent.glob("test_page_*.py")):
+        out += getattr(importlib.import_module(f"tests.app.{f.stem}"), "UPLOADS", [])
+    return out
 
 
-def _image(page: str, key: str) -> Widget:
-    return Widget(page, "image", f"{key}_upload", [("selectbox", f"{key}_choice", "Upload your own")],
-                  bad="bad_wrong_magic.png", odd="rgba")
-
-
-WIDGETS = [
-    _image("attribution", "attr_img"), _image("illava", "illava_img"), _image("models", "models_vis"),
-    _image("models", "models_cls"), _image("rewatermark", "rewatermark_img"),
-    Widget("nowcast", "radar", "nowcast_upload", [("radio", "nowcast_src", "Upload radar")],
-           bad="bad_npz_nan.npz", odd="odd_classic.nc"),
-    Widget("crowd", "trajectories", "crowd_upload",
-           [("selectbox", "crowd_source", "Upload your own CSV"),
-            ("multiselect", "crowd_methods", ["constant_velocity"]), ("slider", "crowd_seconds", 5)],
-           submit="FormSubmitter:crowd_form-Simulate", form=True,
-           bad="bad_missing_columns.csv", odd="odd_crlf.csv"),
-    Widget("futurefill", "series", "futurefill_upload", [("radio", "futurefill_source", "Upload a series")],
-           bad="bad_latin1.txt", odd="odd_crlf.txt"),
-    Widget("dada", "table", "dada_upload", [("selectbox", "dada_problem", "logistic / softmax"),
-                                            ("radio", "dada_data", "Upload a CSV")],
-           bad="bad_duplicate_columns.csv", odd="odd_crlf.csv"),
-    Widget("dualrs", "points2d", "dualrs_upload", [("radio", "dualrs_source", "Upload a CSV")],
-           bad="bad_inf_cell.csv", odd="odd_crlf.csv"),
-    Widget("glot", "labelled_texts", "glot_upload", [("radio", "glot_csv_source", "Upload a CSV")],
-           bad="bad_unclosed_quote.csv", odd="odd_crlf.csv"),
-    Widget("pruning", "text_corpus", "pruning_upload", [("radio", "pruning_src", "Upload your own")],
-           bad="bad_utf16.txt", odd="odd_crlf.txt"),
-    Widget("softbon", "candidates", "softbon_upload", [("radio", "softbon_mode", "Your candidate answers (text)")],
-           bad="bad_one_answer.txt", odd="odd_crlf.txt"),
-    Widget("sigmark", "video", "sigmark_upload", [], submit="sigmark_extract", bad="bad_npz_rank3.npz",
-           odd="odd_frames.zip"),
-]
+WIDGETS = _widgets()
 
 
 def test_every_page_upload_is_listed() -> None:
-    """Each uploader key of the pages is in WIDGETS (a new page's upload gets its bad and odd file here)."""
+    """Each uploader key of the pages is listed in the ``UPLOADS`` of its page's AppTest module."""
     import ast
 
     keys = set()

@@ -10,6 +10,8 @@ import pytest
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import image_widget
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "attribution.py")
 
@@ -112,3 +114,9 @@ def test_bounds_tab_table5_and_simulation(app):
     assert not app.exception
     sim = app.session_state["attribution_sim"]
     assert list(sim["users"]) == [100, 1000, 10_000, 100_000] and min(sim["tar"]) > 0.9
+
+
+# The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
+UPLOADS = [
+    image_widget("attribution", "attr_img"),
+]

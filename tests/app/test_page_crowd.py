@@ -7,6 +7,8 @@ from pathlib import Path
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import Widget
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "crowd.py")
 
@@ -62,3 +64,22 @@ def test_bad_upload_shows_an_error() -> None:
     _run(at, "Upload your own CSV", ["constant_velocity"])
     assert not at.exception
     assert any("lacks the column" in e.value for e in at.error)
+
+
+# The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
+UPLOADS = [
+    Widget(
+        "crowd",
+        "trajectories",
+        "crowd_upload",
+        [
+            ("selectbox", "crowd_source", "Upload your own CSV"),
+            ("multiselect", "crowd_methods", ["constant_velocity"]),
+            ("slider", "crowd_seconds", 5),
+        ],
+        submit="FormSubmitter:crowd_form-Simulate",
+        form=True,
+        bad="bad_missing_columns.csv",
+        odd="odd_crlf.csv",
+    ),
+]

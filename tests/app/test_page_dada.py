@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import Widget
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "dada.py")
 
@@ -66,3 +68,16 @@ def test_csv_upload_softmax_and_errors() -> None:
     at.button[0].click().run()
     assert not at.exception
     assert any("unconstrained" in e.value for e in at.error)
+
+
+# The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
+UPLOADS = [
+    Widget(
+        "dada",
+        "table",
+        "dada_upload",
+        [("selectbox", "dada_problem", "logistic / softmax"), ("radio", "dada_data", "Upload a CSV")],
+        bad="bad_duplicate_columns.csv",
+        odd="odd_crlf.csv",
+    ),
+]

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import Widget
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "dualrs.py")
 
@@ -68,3 +70,16 @@ def test_csv_upload_and_bad_uploads() -> None:
     assert r["class_names"] == ["left", "right"] and "attack" not in r
     assert r["summary"]["table"][-1]["clean_accuracy"] > 0.8
     assert len(at.get("plotly_chart")) == 2
+
+
+# The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
+UPLOADS = [
+    Widget(
+        "dualrs",
+        "points2d",
+        "dualrs_upload",
+        [("radio", "dualrs_source", "Upload a CSV")],
+        bad="bad_inf_cell.csv",
+        odd="odd_crlf.csv",
+    ),
+]

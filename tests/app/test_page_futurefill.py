@@ -7,6 +7,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import Widget
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "futurefill.py")
 
@@ -63,3 +65,16 @@ def test_upload_series_and_bad_uploads() -> None:
     r = at.session_state["futurefill_result"]["run"]
     assert r["prompt_len"] == 300 and r["params"]["series"] == "sine.txt"
     assert r["fit"]["r2"] > 0.9
+
+
+# The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
+UPLOADS = [
+    Widget(
+        "futurefill",
+        "series",
+        "futurefill_upload",
+        [("radio", "futurefill_source", "Upload a series")],
+        bad="bad_latin1.txt",
+        odd="odd_crlf.txt",
+    ),
+]

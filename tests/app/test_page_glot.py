@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import Widget
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "glot.py")
 
@@ -96,3 +98,16 @@ def test_recorded_tab_reports_graph_vs_adapool(opened: AppTest) -> None:
     assert set(effect["verdict"]) <= {"GLOT ahead", "AdaPool ahead", "tie within noise"}
     if "smollm2" in rec:  # the decoder subset is shown with LoRA's time per step
         assert any("LoRA r=64 on SmolLM2" in c.value and "s per step" in c.value for c in opened.caption)
+
+
+# The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
+UPLOADS = [
+    Widget(
+        "glot",
+        "labelled_texts",
+        "glot_upload",
+        [("radio", "glot_csv_source", "Upload a CSV")],
+        bad="bad_unclosed_quote.csv",
+        odd="odd_crlf.csv",
+    ),
+]

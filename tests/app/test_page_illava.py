@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import image_widget
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "illava.py")
 
@@ -67,3 +69,9 @@ def test_upload_and_bad_upload() -> None:
     assert not app.exception, app.exception
     res = app.session_state["illava_result"]["analysis"]
     assert res.llm_image_tokens[-1] == 85 and not res.vit_records
+
+
+# The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
+UPLOADS = [
+    image_widget("illava", "illava_img"),
+]

@@ -9,6 +9,8 @@ import numpy as np
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import image_widget
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "models.py")
 
@@ -74,3 +76,10 @@ def test_classifier_preset():
     at.run()
     assert not at.exception
     assert len(at.get("plotly_chart")) >= 1
+
+
+# The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
+UPLOADS = [
+    image_widget("models", "models_vis"),
+    image_widget("models", "models_cls"),
+]

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from backend.forecast.precip.baselines import MODEL_FILE
 from backend.forecast.precip.io import example_npz
+from tests.app.conftest import Widget
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "nowcast.py")
@@ -81,3 +82,16 @@ def test_bad_upload_shows_an_error() -> None:
     at = _upload(_page(), "bad.npz", buf.getvalue())
     assert not at.exception
     assert any("NaN" in e.value for e in at.error)
+
+
+# The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
+UPLOADS = [
+    Widget(
+        "nowcast",
+        "radar",
+        "nowcast_upload",
+        [("radio", "nowcast_src", "Upload radar")],
+        bad="bad_npz_nan.npz",
+        odd="odd_classic.nc",
+    ),
+]

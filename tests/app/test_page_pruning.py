@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import Widget
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "pruning.py")
 
@@ -121,3 +123,16 @@ def test_non_llama_model_name_is_refused(tmp_path):
     _prune(at).run(timeout=120)
     assert not at.exception
     assert any("not a Llama-family" in e.value for e in at.error)
+
+
+# The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
+UPLOADS = [
+    Widget(
+        "pruning",
+        "text_corpus",
+        "pruning_upload",
+        [("radio", "pruning_src", "Upload your own")],
+        bad="bad_utf16.txt",
+        odd="odd_crlf.txt",
+    ),
+]

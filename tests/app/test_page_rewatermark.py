@@ -11,6 +11,8 @@ import pytest
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import image_widget
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "rewatermark.py")
 
@@ -80,3 +82,9 @@ def test_upload_bad_upload_and_small_image(app: AppTest) -> None:
     assert not app.exception
     assert app.error, "a too-large image must be refused with a message"
     print("huge:", app.error[0].value)
+
+
+# The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
+UPLOADS = [
+    image_widget("rewatermark", "rewatermark_img"),
+]

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import Widget
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "sigmark.py")
 
@@ -49,3 +51,17 @@ def test_page_preset_run_download_reupload_and_bad_upload() -> None:
     at.button(key="sigmark_extract").click().run()
     assert not at.exception
     assert at.error and "not a supported video" in at.error[0].value
+
+
+# The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
+UPLOADS = [
+    Widget(
+        "sigmark",
+        "video",
+        "sigmark_upload",
+        [],
+        submit="sigmark_extract",
+        bad="bad_npz_rank3.npz",
+        odd="odd_frames.zip",
+    ),
+]

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import Widget
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "softbon.py")
 
@@ -63,3 +65,16 @@ def test_text_mode_paste_upload_and_bad_upload() -> None:
     assert len(at.session_state["softbon_result"]["text"]["labels"]) == 3
     at.file_uploader(key="softbon_upload").set_value(("bad.txt", b"\x00\x01binary\xff", "text/plain")).run()
     assert any("binary" in e.value for e in at.error)
+
+
+# The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
+UPLOADS = [
+    Widget(
+        "softbon",
+        "candidates",
+        "softbon_upload",
+        [("radio", "softbon_mode", "Your candidate answers (text)")],
+        bad="bad_one_answer.txt",
+        odd="odd_crlf.txt",
+    ),
+]

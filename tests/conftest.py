@@ -39,14 +39,17 @@ except ImportError:  # pragma: no cover
 
 # ------------------------------------------------------------------------------------------------ xdist and budget
 def pytest_collection_modifyitems(config, items):  # noqa: ARG001 - pytest hook signature
-    """Browser tests share one server: keep them in one xdist group (``--dist loadgroup`` runs a group on one
-    worker)."""
+    """xdist groups (``--dist loadgroup`` runs each group on one worker): the browser tests share one server, and the
+    tests of one module share its module-scoped fixtures (a claim's evaluation of the shipped model runs once, not
+    once per worker); modules are spread over the workers."""
     for item in items:
-        if "/e2e/" in str(item.fspath).replace("\\", "/"):
-            item.add_marker(pytest.mark.xdist_group("browser"))
+        path = str(item.fspath).replace("\\", "/")
+        if any(m.name == "xdist_group" for m in item.iter_markers()):
+            continue
+        group = "browser" if "/e2e/" in path else path.rsplit("/tests/", 1)[-1]
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
-# The ci tier's time budget (CONTRIBUTING.md, "Time budget"): seconds of test time (summed over workers) per item.
 # "live pages" is one item for the twelve pages below (15 minutes together); every other page is a "new page".
 LIVE_PAGES = ("attribution", "rewatermark", "sigmark", "glot", "pruning", "illava", "crowd", "nowcast", "futurefill",
               "dada", "softbon", "dualrs", "models", "home")

@@ -64,7 +64,7 @@ def test_train_bad_csv_exits_nonzero(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 def test_missing_file_and_bad_settings(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run(["train", "--csv", "/nonexistent/file.csv"], capsys)
-    assert code == 2 and "does not exist" in err
+    assert code == 2 and "No such file" in err
     code, _, err = _run(["stress", "--tau", "3", "--n-train", "16", "--n-eval", "8"], capsys)
     assert code == 2 and "tau" in err
     code, _, err = _run(["stress", "--backbone", "/no/such/folder", "--n-train", "16", "--n-eval", "8"], capsys)

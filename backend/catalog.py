@@ -2,7 +2,7 @@
 page. The home page, the router (``app.py``), the CLI and the tests all read it.
 
 Naming rule (README): a method's catalog ``id`` is its CLI group (``python -m backend <id> ...``), its page's url path
-(``/<id>``), its page file (``pages/<id>.py``), its training name (``python -m backend.train <id>``) and the prefix of its
+(``/<id>``), its page file (``app_pages/<id>.py``), its training name (``python -m backend.train <id>``) and the prefix of its
 files in ``assets/``.
 
 This module is pure data: importing it imports neither torch nor streamlit.
@@ -28,7 +28,7 @@ class Paper:
     """One paper of the catalog.
 
     ``id``: lowercase slug (see the naming rule). ``abstract``: ``(file name in shared/papers, 1-based index of the
-    abstract in that file)``. ``status``: ``"available"`` when ``pages/<id>.py`` exists and is wired, else ``"planned"``.
+    abstract in that file)``. ``status``: ``"available"`` when ``app_pages/<id>.py`` exists and is wired, else ``"planned"``.
     ``cli``: dotted module exposing ``add_parser(subparsers)`` for ``python -m backend <id>``, or None.
     """
 
@@ -49,7 +49,7 @@ class Paper:
 
     @property
     def page(self) -> str | None:
-        return f"pages/{self.id}.py" if self.status == "available" else None
+        return f"app_pages/{self.id}.py" if self.status == "available" else None
 
     @property
     def url_path(self) -> str:
@@ -68,7 +68,7 @@ class ToolPage:
 
     @property
     def page(self) -> str:
-        return f"pages/{self.id}.py"
+        return f"app_pages/{self.id}.py"
 
 
 TOOLS: tuple[ToolPage, ...] = (

@@ -39,7 +39,7 @@ def test_abstract_references_resolve():
 
 def test_page_files_match_registry():
     registered = {e.page for e in catalog.TOOLS} | {p.page for p in catalog.PAPERS if p.page}
-    on_disk = {f"pages/{f.name}" for f in (ROOT / "pages").glob("*.py")}
+    on_disk = {f"app_pages/{f.name}" for f in (ROOT / "app_pages").glob("*.py")}
     assert on_disk - registered == set(), "page files not registered in backend/catalog.py"
     assert registered - on_disk == set(), "registered pages without a file"
 

@@ -41,8 +41,8 @@ def _calls_panel(source: str, method: str) -> bool:
 
 @pytest.mark.parametrize("method", AVAILABLE)
 def test_every_method_page_calls_the_claims_panel(method):
-    src = (ROOT / "pages" / f"{method}.py").read_text()
-    assert _calls_panel(src, method), f"pages/{method}.py must call ui.claims.claims_panel({method!r})"
+    src = (ROOT / "app_pages" / f"{method}.py").read_text()
+    assert _calls_panel(src, method), f"app_pages/{method}.py must call ui.claims.claims_panel({method!r})"
 
 
 def test_no_record_without_a_method():

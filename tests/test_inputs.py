@@ -223,7 +223,7 @@ def scanned_files() -> list[Path]:
     from backend import catalog
 
     mods = {*catalog.cli_modules().values(), "backend.models.cli"}
-    return sorted(ROOT.glob("pages/*.py")) + sorted(ROOT / (m.replace(".", "/") + ".py") for m in mods)
+    return sorted(ROOT.glob("app_pages/*.py")) + sorted(ROOT / (m.replace(".", "/") + ".py") for m in mods)
 
 
 @pytest.mark.parametrize("rel", [str(p.relative_to(ROOT)) for p in scanned_files()])
@@ -264,13 +264,13 @@ def test_csv_export_escapes_formulas_and_keeps_numbers() -> None:
 
 
 # CSV text the app builds for its own use, never offered for download
-CSV_NOT_EXPORTS = {"pages/glot.py": "the preset table, encoded to feed the page's own CSV parser"}
+CSV_NOT_EXPORTS = {"app_pages/glot.py": "the preset table, encoded to feed the page's own CSV parser"}
 
 
 def test_every_csv_writer_escapes() -> None:
     """The app writes CSV only through backend.io.export (ui.layout.csv_download, CLI --out files)."""
     offenders = []
-    for path in [*ROOT.glob("pages/*.py"), *ROOT.glob("ui/**/*.py"), *ROOT.glob("backend/**/*.py")]:
+    for path in [*ROOT.glob("app_pages/*.py"), *ROOT.glob("ui/**/*.py"), *ROOT.glob("backend/**/*.py")]:
         rel = str(path.relative_to(ROOT))
         if rel == "backend/io/export.py" or rel in CSV_NOT_EXPORTS or "train" in path.parts:
             continue

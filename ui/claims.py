@@ -70,7 +70,7 @@ def _claim_block(c: C.Claim) -> None:
 
 
 def claims_panel(method: str) -> None:
-    """The "Paper vs here" expander of ``pages/<method>.py``: every claim of the method's record."""
+    """The "Paper vs here" expander of ``app_pages/<method>.py``: every claim of the method's record."""
     try:
         rec = load_record(method)
     except (FileNotFoundError, C.ClaimsError) as exc:

@@ -15,11 +15,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def page_path(id_: str) -> str:
-    return str(ROOT / "pages" / f"{id_}.py")
+    return str(ROOT / "app_pages" / f"{id_}.py")
 
 
 def open_page(id_: str, timeout: float = 60) -> AppTest:
-    """The page ``pages/<id>.py`` run once (nothing heavy runs on opening)."""
+    """The page ``app_pages/<id>.py`` run once (nothing heavy runs on opening)."""
     at = AppTest.from_file(page_path(id_), default_timeout=timeout)
     at.run()
     return at

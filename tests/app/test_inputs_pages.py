@@ -50,7 +50,7 @@ def test_every_page_upload_is_listed() -> None:
     import ast
 
     keys = set()
-    for page in (CORPUS.parents[2] / "pages").glob("*.py"):
+    for page in (CORPUS.parents[2] / "app_pages").glob("*.py"):
         for node in ast.walk(ast.parse(page.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "image_input":
                 keys.add(f"{node.args[0].value}_upload")

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from tests.app.conftest import Widget
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "futurefill.py")
+PAGE = str(ROOT / "app_pages" / "futurefill.py")
 
 
 def _small(at: AppTest) -> AppTest:

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from tests.app.conftest import image_widget
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "illava.py")
+PAGE = str(ROOT / "app_pages" / "illava.py")
 
 
 @pytest.fixture(scope="module")

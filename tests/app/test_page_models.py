@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from tests.app.conftest import image_widget
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "models.py")
+PAGE = str(ROOT / "app_pages" / "models.py")
 
 
 def _page() -> AppTest:

@@ -15,7 +15,7 @@ from backend.forecast.precip.io import example_npz
 from tests.app.conftest import Widget
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "nowcast.py")
+PAGE = str(ROOT / "app_pages" / "nowcast.py")
 FAST = ["model", "extrapolation", "nwp", "persistence"] if MODEL_FILE.is_file() else ["extrapolation", "nwp"]
 
 

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from tests.app.conftest import Widget
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "pruning.py")
+PAGE = str(ROOT / "app_pages" / "pruning.py")
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from tests.app.conftest import image_widget
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "rewatermark.py")
+PAGE = str(ROOT / "app_pages" / "rewatermark.py")
 
 
 @pytest.fixture(scope="module")

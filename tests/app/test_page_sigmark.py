@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from tests.app.conftest import Widget
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "sigmark.py")
+PAGE = str(ROOT / "app_pages" / "sigmark.py")
 
 
 def test_page_preset_run_download_reupload_and_bad_upload() -> None:

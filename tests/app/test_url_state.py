@@ -81,7 +81,7 @@ def test_spellings() -> None:
 
 
 def test_dada_page_from_a_crafted_link_runs_those_settings() -> None:
-    at = AppTest.from_file(str(ROOT / "pages" / "dada.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "dada.py"), default_timeout=120)
     at.query_params.update({"dada_iters": "500", "dada_dim": "50", "dada_sweep": "false", "dada_kappa": "1e+03",
                             "dada_constraint": "cube"})
     at.run()
@@ -102,9 +102,9 @@ def test_dada_page_from_a_crafted_link_runs_those_settings() -> None:
 
 @pytest.mark.parametrize("paper", [p.id for p in catalog.available()])
 def test_every_method_page_shares_its_settings_and_keeps_a_history(paper: str) -> None:
-    src = (ROOT / "pages" / f"{paper}.py").read_text()
+    src = (ROOT / "app_pages" / f"{paper}.py").read_text()
     keys = re.findall(r"bound\([^)]*?key=f?\"([^\"]+)\"", src, flags=re.S)
-    assert keys, f"pages/{paper}.py binds no setting to the URL (ui.state.bound)"
+    assert keys, f"app_pages/{paper}.py binds no setting to the URL (ui.state.bound)"
     assert all(k.startswith(f"{paper}_") for k in keys), keys  # query parameters are app-wide
     assert f'record_run("{paper}"' in src and f'show_history("{paper}")' in src
 
@@ -143,7 +143,7 @@ def test_history_compares_and_stays_small() -> None:
 
 
 def test_a_link_naming_a_run_size_sets_its_values() -> None:
-    at = AppTest.from_file(str(ROOT / "pages" / "dualrs.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "dualrs.py"), default_timeout=60)
     at.query_params.update({"dualrs_size": "Full: 200 test points and the attack check", "dualrs_seed": "4"})
     at.run()
     assert not at.exception and not at.warning

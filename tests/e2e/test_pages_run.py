@@ -42,17 +42,6 @@ def preset_times():
               + ", ".join(f"{k} {v:.1f}" for k, v in TIMES.items()))
 
 
-@pytest.fixture(scope="module", autouse=True)
-def router(browser, server_url):
-    """Open the app's root once: until some session has run app.py's st.navigation, a fresh server answers a deep
-    link from the pages/ folder alone (no router, no wide layout)."""
-    context = browser.new_context()
-    pg = context.new_page()
-    pg.goto(server_url)
-    wait_for_app(pg)
-    context.close()
-
-
 def _visible_charts(page):
     return page.get_by_test_id("stPlotlyChart").filter(visible=True)
 

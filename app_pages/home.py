@@ -20,9 +20,9 @@ c2.metric("Pages available", n_live)
 c3.metric("Sections", len(catalog.SECTIONS))
 
 st.markdown(summary_line())
-st.page_link("pages/claims.py", label="Claims scoreboard: every paper's claims, re-measured here",
+st.page_link("app_pages/claims.py", label="Claims scoreboard: every paper's claims, re-measured here",
              icon=":material/leaderboard:")
-st.page_link("pages/models.py", label="Embedded models: what runs offline, and a live check on your input",
+st.page_link("app_pages/models.py", label="Embedded models: what runs offline, and a live check on your input",
              icon=":material/memory:")
 
 query = st.text_input("Filter", placeholder="title or keyword", key="catalog_filter").strip().lower()

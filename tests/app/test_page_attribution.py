@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import image_widget
-
-ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "app_pages" / "attribution.py")
+from tests.app.conftest import image_widget, open_page
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +24,7 @@ def db_path(tmp_path_factory):
 @pytest.fixture
 def app(db_path, monkeypatch):
     monkeypatch.setenv("METHOD_LAB_ATTRIBUTION_DB", str(db_path))
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
+    at = open_page("attribution", timeout=60)
     assert not at.exception
     return at
 
@@ -80,8 +75,7 @@ def test_classical_backend_refuses_small_upload(app):
 
 def test_users_tab_create_and_compare_pools(tmp_path, monkeypatch):
     monkeypatch.setenv("METHOD_LAB_ATTRIBUTION_DB", str(tmp_path / "fresh.sqlite"))
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
+    at = open_page("attribution", timeout=60)
     assert not at.exception
     at.number_input(key="attr_new_users").set_value(50)
     at.selectbox(key="attr_strategy").set_value("random")
@@ -100,8 +94,7 @@ def test_corrupt_database_shows_a_clear_message(tmp_path, monkeypatch):
     bad = tmp_path / "bad.sqlite"
     bad.write_bytes(b"not a database" * 200)
     monkeypatch.setenv("METHOD_LAB_ATTRIBUTION_DB", str(bad))
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
+    at = open_page("attribution", timeout=60)
     assert not at.exception
     assert at.error and "not a usable users database" in at.error[0].value
 

@@ -7,15 +7,13 @@ from pathlib import Path
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import Widget
+from tests.app.conftest import Widget, open_page
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "app_pages" / "crowd.py")
 
 
 def _page() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=180)
-    at.run()
+    at = open_page("crowd", timeout=180)
     assert not at.exception
     return at
 

@@ -3,28 +3,20 @@ slider without recomputing, runs softmax on an uploaded CSV and refuses bad uplo
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import Widget
-
-ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "app_pages" / "dada.py")
+from tests.app.conftest import Widget, open_page
 
 
 def test_page_opens_without_running_anything() -> None:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
+    at = open_page("dada", timeout=60)
     assert not at.exception
     assert not at.session_state["dada_result"]
     assert not at.get("plotly_chart")
 
 
 def test_quadratic_race_and_lr_slider() -> None:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.run()
+    at = open_page("dada", timeout=120)
     at.button[0].click().run()  # the form's submit: default quadratic, d = 100, 2000 iterations, rbar sweep on
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
@@ -42,8 +34,7 @@ def test_quadratic_race_and_lr_slider() -> None:
 
 
 def test_csv_upload_softmax_and_errors() -> None:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.run()
+    at = open_page("dada", timeout=120)
     at.selectbox(key="dada_problem").set_value("logistic / softmax").run()
     at.radio(key="dada_data").set_value("Upload a CSV").run()
     assert at.button[0].disabled

@@ -3,28 +3,20 @@ check, inspects a test point without recomputing, certifies an uploaded CSV and 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import Widget
-
-ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "app_pages" / "dualrs.py")
+from tests.app.conftest import Widget, open_page
 
 
 def test_opens_without_running_anything() -> None:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
+    at = open_page("dualrs", timeout=60)
     assert not at.exception
     assert not at.session_state["dualrs_result"]
     assert not at.get("plotly_chart")
 
 
 def test_moons_preset_certify_attack_and_inspect() -> None:
-    at = AppTest.from_file(PAGE, default_timeout=300)
-    at.run()
+    at = open_page("dualrs", timeout=300)
     assert at.checkbox(key="dualrs_attack").value is False  # the light default
     at.radio(key="dualrs_size").set_value("Full: 200 test points and the attack check").run()
     assert at.checkbox(key="dualrs_attack").value is True and at.select_slider(key="dualrs_test").value == 200
@@ -46,8 +38,7 @@ def test_moons_preset_certify_attack_and_inspect() -> None:
 
 
 def test_csv_upload_and_bad_uploads() -> None:
-    at = AppTest.from_file(PAGE, default_timeout=300)
-    at.run()
+    at = open_page("dualrs", timeout=300)
     at.radio(key="dualrs_source").set_value("Upload a CSV").run()
     assert at.button[0].disabled
     at.file_uploader(key="dualrs_upload").set_value(("few.csv", b"x,y,label\n1,2,a\n3,4,b\n", "text/csv")).run()

@@ -3,14 +3,9 @@ numbers, accepts an uploaded series and refuses bad uploads."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import Widget
-
-ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "app_pages" / "futurefill.py")
+from tests.app.conftest import Widget, open_page
 
 
 def _small(at: AppTest) -> AppTest:
@@ -22,16 +17,14 @@ def _small(at: AppTest) -> AppTest:
 
 
 def test_page_opens_without_running_anything() -> None:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
+    at = open_page("futurefill", timeout=60)
     assert not at.exception
     assert not at.session_state["futurefill_result"]
     assert not at.get("plotly_chart")
 
 
 def test_preset_run_draws_agreement_animation_and_costs() -> None:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.run()
+    at = open_page("futurefill", timeout=120)
     _small(at)
     at.button[0].click().run()  # the form's submit button
     assert not at.exception, at.exception
@@ -48,8 +41,7 @@ def test_preset_run_draws_agreement_animation_and_costs() -> None:
 
 
 def test_upload_series_and_bad_uploads() -> None:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.run()
+    at = open_page("futurefill", timeout=120)
     at.radio(key="futurefill_source").set_value("Upload a series").run()
     assert at.button[0].disabled  # nothing to run yet
     at.file_uploader(key="futurefill_upload").set_value(("bad.txt", b"1\n2\nthree\n" * 10, "text/plain")).run()

@@ -7,16 +7,14 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import Widget
+from tests.app.conftest import Widget, open_page
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "app_pages" / "glot.py")
 
 
 @pytest.fixture(scope="module")
 def opened() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.run()
+    at = open_page("glot", timeout=120)
     return at
 
 
@@ -38,8 +36,7 @@ def _small(at: AppTest) -> AppTest:
 
 
 def test_stress_run_draws_figures_and_table() -> None:
-    at = AppTest.from_file(PAGE, default_timeout=240)
-    at.run()
+    at = open_page("glot", timeout=240)
     _small(at)
     at.button[0].click().run()  # the form's submit button is the first button on the page
     assert not at.exception, at.exception
@@ -57,8 +54,7 @@ def test_stress_run_draws_figures_and_table() -> None:
 
 
 def test_csv_preset_and_bad_uploads() -> None:
-    at = AppTest.from_file(PAGE, default_timeout=240)
-    at.run()
+    at = open_page("glot", timeout=240)
     at.slider(key="glot_epochs").set_value(1)
     at.button(key="glot_csv_go").click().run()
     assert not at.exception, at.exception

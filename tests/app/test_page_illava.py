@@ -5,21 +5,16 @@ removes every token."""
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import image_widget
-
-ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "app_pages" / "illava.py")
+from tests.app.conftest import image_widget, open_page
 
 
 @pytest.fixture(scope="module")
 def at() -> AppTest:
-    app = AppTest.from_file(PAGE, default_timeout=240)
-    app.run()
+    app = open_page("illava", timeout=240)
     return app
 
 
@@ -55,8 +50,7 @@ def test_bad_question_and_budget_show_errors(at: AppTest) -> None:
 def test_upload_and_bad_upload() -> None:
     from backend.tokens.scenes import HELDOUT_SEED0, make_scene
 
-    app = AppTest.from_file(PAGE, default_timeout=240)
-    app.run()
+    app = open_page("illava", timeout=240)
     app.selectbox(key="illava_img_choice").set_value("Upload your own").run()
     app.file_uploader[0].set_value(("notes.png", b"this is not an image", "image/png")).run()
     assert not app.exception and app.error  # refused with a message

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import numpy as np
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import image_widget
-
-ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "app_pages" / "models.py")
+from tests.app.conftest import image_widget, open_page
 
 
 def _page() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.run()
+    at = open_page("models", timeout=120)
     assert not at.exception
     return at
 

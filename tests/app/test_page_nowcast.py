@@ -4,7 +4,6 @@ runs an uploaded radar sequence on the radar-only path, and shows a clear error 
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,16 +11,13 @@ from streamlit.testing.v1 import AppTest
 
 from backend.forecast.precip.baselines import MODEL_FILE
 from backend.forecast.precip.io import example_npz
-from tests.app.conftest import Widget
+from tests.app.conftest import Widget, open_page
 
-ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "app_pages" / "nowcast.py")
 FAST = ["model", "extrapolation", "nwp", "persistence"] if MODEL_FILE.is_file() else ["extrapolation", "nwp"]
 
 
 def _page() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=180)
-    at.run()
+    at = open_page("nowcast", timeout=180)
     assert not at.exception
     return at
 

@@ -3,15 +3,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import Widget
-
-ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "app_pages" / "pruning.py")
+from tests.app.conftest import Widget, open_page
 
 
 @pytest.fixture(scope="module")
@@ -23,8 +18,7 @@ def smollm2():
 
 
 def _app() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
+    at = open_page("pruning", timeout=60)
     assert not at.exception
     return at
 

@@ -4,23 +4,18 @@ an upload, a bad upload (not an image), a too-small and a too-large upload and a
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import image_widget
-
-ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "app_pages" / "rewatermark.py")
+from tests.app.conftest import image_widget, open_page
 
 
 @pytest.fixture(scope="module")
 def app() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.run()
+    at = open_page("rewatermark", timeout=120)
     assert not at.exception
     return at
 

@@ -3,19 +3,11 @@ re-uploaded extracts the same bits, and a bad upload shows an error."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
-
-from tests.app.conftest import Widget
-
-ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "app_pages" / "sigmark.py")
+from tests.app.conftest import Widget, open_page
 
 
 def test_page_preset_run_download_reupload_and_bad_upload() -> None:
-    at = AppTest.from_file(PAGE, default_timeout=240)
-    at.run()
+    at = open_page("sigmark", timeout=240)
     assert not at.exception
     n_before = len(at.get("plotly_chart"))
     at.text_input(key="sigmark_message").set_value("a5f00f12")

@@ -4,27 +4,19 @@ recomputing, switches presets, scores pasted and uploaded candidate answers with
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
-from streamlit.testing.v1 import AppTest
-
-from tests.app.conftest import Widget
-
-ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "app_pages" / "softbon.py")
+from tests.app.conftest import Widget, open_page
 
 
 def test_opens_without_running_anything() -> None:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
+    at = open_page("softbon", timeout=60)
     assert not at.exception
     assert not at.session_state["softbon_result"]
     assert not at.get("plotly_chart")
 
 
 def test_hackable_preset_sweep_and_redraw() -> None:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
+    at = open_page("softbon", timeout=60)
     at.button[0].click().run()  # form submit: 3% hackable preset, calibrated selection
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
@@ -45,8 +37,7 @@ def test_hackable_preset_sweep_and_redraw() -> None:
 
 
 def test_text_mode_paste_upload_and_bad_upload() -> None:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.run()
+    at = open_page("softbon", timeout=120)
     at.radio(key="softbon_mode").set_value("Your candidate answers (text)").run()
     at.text_input(key="softbon_scores").set_value("1, 1, 0, 0.8, 0.3, 0.2")
     at.button[0].click().run()  # the default example with MiniLM

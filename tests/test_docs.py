@@ -71,13 +71,18 @@ def test_patterns_catch_narration_and_spare_ordinary_words():
         assert not PATTERN.search(ok), ok
 
 
-def test_no_process_narration_in_tracked_files():
-    hits = []
+def tracked_texts():
+    """``(path, text)`` of every tracked UTF-8 text file."""
     for f in tracked_text_files():
         try:
-            text = (ROOT / f).read_text(encoding="utf-8")
+            yield f, (ROOT / f).read_text(encoding="utf-8")
         except UnicodeDecodeError:
             continue
+
+
+def test_no_process_narration_in_tracked_files():
+    hits = []
+    for f, text in tracked_texts():
         hits += narration_hits(f, text)
     for p in sorted(ASSETS.glob("*.safetensors")):
         meta = safetensors_metadata(p)
@@ -91,11 +96,7 @@ REMOVED_DOCS = re.compile(r"\b(?:MANIFEST|RESULTS)_(?:\w+|<id>)\.md\b")
 
 def test_no_references_to_removed_documents():
     hits = []
-    for f in tracked_text_files():
-        try:
-            text = (ROOT / f).read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            continue
+    for f, text in tracked_texts():
         hits += [f"{f}:{i}: {line.strip()[:160]}" for i, line in enumerate(text.splitlines(), 1)
                  if REMOVED_DOCS.search(line)]
     assert not hits, ("references to assets/MANIFEST_<id>.md or benchmarks/RESULTS_<id>.md (now assets/manifest.json "

@@ -44,10 +44,12 @@ chromium:
 run: install
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m streamlit run app.py --server.port $(PORT)
 
-# Two xdist workers (one per core, one torch thread each); browser tests stay together on one worker (one server).
+# Two xdist workers (one per core, one torch thread each). --dist loadfile keeps each test module on one worker: a
+# module's session fixtures (a claim's evaluation of a shipped model) run once, and the browser suite (one module)
+# shares one server.
 WORKERS ?= 2
 test: install-test
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -m "not full" -n $(WORKERS) --dist loadgroup \
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -m "not full" -n $(WORKERS) --dist loadfile \
 	  --durations=25 -p no:cacheprovider tests
 
 test-full: install-test

@@ -18,6 +18,8 @@ from backend.errors import InputError
 from backend.io import ImageLimits
 from backend.io import registry as inputs
 
+from .state import bound
+
 UPLOAD = "Upload your own"
 
 
@@ -80,10 +82,11 @@ def image_input(
     limits: ImageLimits | None = None,
     label: str = "Image",
 ) -> tuple[str, Image.Image | None]:
-    """A preset selector plus an upload option. Returns ``(label, image or None)``."""
+    """A preset selector plus an upload option. Returns ``(label, image or None)``. The choice is bound to the URL
+    (``<key>_choice``), so a shared link opens on the same preset photo; an upload never travels in a link."""
     presets = presets or skimage_presets()
     lim = limits or ImageLimits()
-    choice = st.selectbox(label, [*presets, UPLOAD], key=f"{key}_choice")
+    choice = bound(st.selectbox, label, [*presets, UPLOAD], key=f"{key}_choice")
     if choice != UPLOAD:
         return choice, _preset(choice, presets)
     got = upload_bytes(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import importlib
-import pkgutil
 from pathlib import Path
 
 import pytest
@@ -111,16 +110,16 @@ def _registries():
     from backend.registry import Registry
 
     found = {}
-    for info in pkgutil.walk_packages([str(BACKEND)], prefix="backend."):
-        if info.name.startswith("backend.train") or info.name.endswith("__main__"):
+    for name in sorted(MODULES):  # every file under backend/ (walk_packages misses lazily loaded sub-packages)
+        if name.startswith("backend.train") or name.endswith("__main__"):
             continue
         try:
-            mod = importlib.import_module(info.name)
+            mod = importlib.import_module(name)
         except ImportError:  # an optional dependency: that module's own tests cover it
             continue
         for attr, val in vars(mod).items():
             if isinstance(val, Registry) and id(val) not in {id(v) for v in found.values()}:
-                found[f"{info.name}.{attr}"] = val
+                found[f"{name}.{attr}"] = val
     return found
 
 

@@ -21,7 +21,7 @@ import json
 import math
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
@@ -33,19 +33,6 @@ def report_input_error(err: InputError, as_json: bool) -> int:
         print(json.dumps({"error": str(err)}, indent=2))
     print(f"error: {err}", file=sys.stderr)
     return 2
-
-
-def guard(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Wrap a ``func(args) -> int`` handler so an InputError becomes exit code 2 with its message."""
-
-    @functools.wraps(handler)
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return handler(args)
-        except InputError as err:
-            return report_input_error(err, bool(getattr(args, "json", False)))
-
-    return run
 
 
 def float_list(text: str) -> tuple[float, ...]:
@@ -119,7 +106,6 @@ class Output:
     lines: list[str] | None = None
     code: int = 0
     compact: bool = False
-    meta: dict[str, Any] = field(default_factory=dict)
 
 
 _NOT_PARAMS = {"func", "group", "action", "json"}
@@ -174,18 +160,3 @@ def add_action(actions: argparse._SubParsersAction, name: str, handler: Callable
     q.add_argument("--json", action="store_true", help="print the result as JSON (with a provenance block)")
     q.set_defaults(func=command(handler))
     return q
-
-
-def standalone_main(prog: str, add_parser: Callable, argv: list[str] | None = None) -> int:
-    """Run one CLI group on its own (``python -m backend.<pkg>.cli <group> ...``), for when it is not wired into
-    ``python -m backend``: parse, call the handler, and end an InputError the same way the top level does."""
-    parser = argparse.ArgumentParser(prog=prog)
-    add_parser(parser.add_subparsers(dest="group", required=True))
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
-    try:
-        return int(args.func(args))
-    except InputError as err:
-        return report_input_error(err, bool(getattr(args, "json", False)))

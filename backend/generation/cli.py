@@ -152,14 +152,3 @@ def cmd_generate(args: argparse.Namespace) -> Output:
                      f"max |u - naive| {row['max_abs_err_u']:.1e}")
     lines.append(f"continuation (first 10): {np.round(out['continuation'][:10], 4).tolist()}")
     return Output(out, lines=lines, compact=True)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry (``python -m backend.generation.cli futurefill bench``) for when the group is not wired."""
-    from ..cli_common import standalone_main
-
-    return standalone_main("python -m backend.generation.cli", add_parser, argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -67,14 +67,3 @@ def add_parser(subparsers: Any) -> argparse._SubParsersAction:
     )
     p_check.add_argument("--record", action="store_true", help="store the result in assets/models.json")
     return actions
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry (``python -m backend.models.cli models list``), for when the group is not wired in."""
-    from ..cli_common import standalone_main
-
-    return standalone_main("python -m backend.models.cli", add_parser, argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

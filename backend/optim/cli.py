@@ -122,14 +122,3 @@ def cmd_sensitivity(args: argparse.Namespace) -> Output:
     out["provenance"] = provenance(args.seed, problem=args.problem, dim=args.dim, iters=args.iters,
                                    constraint=args.constraint, rbar_grid=list(args.rbar_grid))
     return Output(out, lines=lines, compact=True)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry (``python -m backend.optim.cli dada race ...``) for when the group is not wired."""
-    from ..cli_common import standalone_main
-
-    return standalone_main("python -m backend.optim.cli", add_parser, argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

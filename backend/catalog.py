@@ -184,6 +184,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Representations and compression",
         abstract=(_F0, 15),
         icon=":material/equalizer:",
+        status="available",
+        cli="backend.compression.stamp_cli",
     ),
     Paper(
         id="slowness",

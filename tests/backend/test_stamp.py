@@ -1,0 +1,158 @@
+"""Invariants of the STaMP spec (``backend/compression/stamp.py``): orthonormal sequence transforms and exact
+reconstruction (1-D; PyWavelets as the Haar reference, scipy for the DCT), Theorem 1 per sample with any bit vector,
+the AR(1) MSE gain, the average-bits formula, identity + 8 bits = plain 8-bit, infinite bits = no change, the
+feature rotation, and bad settings."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from backend.compression import stamp as st
+from backend.errors import InputError
+
+
+@pytest.mark.parametrize("name", ["haar", "dct", "wht", "klt", "identity"])
+@pytest.mark.parametrize("s", [64, 256])
+def test_transforms_are_orthonormal_and_reconstruct(name, s):
+    x = torch.randn(3, s, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    tr = st.make_transform(name, s, 8, x if name == "klt" else None)
+    y = tr.forward(x)
+    assert torch.allclose(y.pow(2).sum(), x.pow(2).sum(), rtol=1e-6)          # energy preserved
+    assert torch.allclose(tr.inverse(y), x, atol=1e-5)                          # exact reconstruction
+    m = tr.matrix().double()
+    assert torch.allclose(m @ m.T, torch.eye(s, dtype=torch.float64), atol=1e-5)
+
+
+@pytest.mark.parametrize("s", [255, 100, 17])
+def test_haar_odd_lengths_orthonormal(s):
+    tr = st.make_transform("haar", s, 8)
+    m = tr.matrix()
+    assert torch.allclose(m @ m.T, torch.eye(s, dtype=torch.float64), atol=1e-12)
+
+
+def test_haar_matches_pywavelets_and_dct_matches_scipy():
+    import pywt
+    import scipy.fft
+
+    x = torch.randn(2, 256, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    ours = st.haar_forward(x, 5).numpy()
+    ref = np.concatenate(pywt.wavedec(x.numpy(), "haar", level=5, axis=1, mode="periodization"), axis=1)
+    assert np.abs(ours - ref).max() < 1e-12
+    assert np.abs((st.dct_matrix(256, torch.float64) @ x).numpy()
+                  - scipy.fft.dct(x.numpy(), axis=1, norm="ortho")).max() < 1e-10
+
+
+def test_haar_levels_match_the_high_precision_count():
+    assert st.haar_levels_for(2048, 64) == 5 and st.make_transform("haar", 2048, 64).approx == 64
+    assert st.haar_levels_for(256, 8) == 5 and st.make_transform("haar", 256, 8).approx == 8
+    assert st.make_transform("haar", 255, 7).approx <= 8
+
+
+def test_wht_is_sequency_ordered():
+    w = st.walsh_matrix(16)
+    changes = (w[:, 1:] * w[:, :-1] < 0).sum(1)
+    assert changes.tolist() == list(range(16))
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("name", ["haar", "dct", "identity"])
+def test_theorem1_bound_holds_per_sample_any_bits(seed, name):
+    g = torch.Generator().manual_seed(seed)
+    s, d = 64, 32
+    x = torch.randn(6, s, d, generator=g, dtype=torch.float64) * torch.rand(6, s, 1, generator=g, dtype=torch.float64)
+    x[:, 0] *= 50  # a massive first token
+    bits = torch.tensor(st.SUPPORTED_BITS, dtype=torch.float64)[torch.randint(0, 6, (s,), generator=g)]
+    tr = st.make_transform(name, s, 4)
+    y = tr.forward(x)
+    x_hat = tr.inverse(st.quantize_tokens(y, bits))
+    err = (x_hat - x).pow(2).sum((-1, -2))
+    bound = st.theorem1_bound(y, bits)
+    assert bool((err <= bound * (1 + 1e-9)).all()), (err / bound).max()
+
+
+def test_theorem1_bound_through_stamp_quantize_with_sink_and_energy_allocation():
+    x = st.ar1_sequence(128, 48, 0.9, 3, batch=4).double()
+    x[:, 0] *= 80
+    for alloc in ("first", "energy"):
+        o = st.stamp_quantize(x, st.QuantSpec("haar", 4, 8, 8, sink_tokens=1, allocation=alloc))
+        err = (o.x_hat - x).pow(2).sum((-1, -2))
+        assert bool((err <= st.theorem1_bound(o.y, o.bits) * (1 + 1e-9)).all())
+        assert math.isclose(float(o.bits.double().mean()), 4 + 4 * 8 / 128)
+
+
+def test_ar1_haar_mixed_precision_beats_plain_4bit_by_10x():
+    # the paper's ratio 64 / 2048 (4.125 bits), locally correlated AR(1) features (rho = 0.99), fixed seed
+    x = st.ar1_sequence(2048, 64, 0.99, 0)
+    plain = float((st.quantize_tokens(x, 4) - x).pow(2).sum())
+    o = st.stamp_quantize(x, st.QuantSpec("haar", 4, 8, 64, 0))
+    assert math.isclose(st.average_bits(o.bits), 4.125)
+    ours = float((o.x_hat - x).pow(2).sum())
+    assert plain / ours > 10, plain / ours
+
+
+def test_average_bits_formula():
+    for s, k in ((2048, 64), (256, 8), (256, 16), (512, 16)):
+        b = st.bit_vector(s, k, 4, 8)
+        assert math.isclose(st.average_bits(b), 4 + 4 * k / s)
+        assert math.isclose(st.QuantSpec("haar", 4, 8, k).average_bits(s), 4 + 4 * k / s)
+
+
+def test_identity_8bit_equals_plain_8bit_and_inf_bits_is_exact():
+    x = torch.randn(2, 64, 32, generator=torch.Generator().manual_seed(4))
+    o = st.stamp_quantize(x, st.QuantSpec("identity", 8, 8, 64, 0))
+    assert torch.equal(o.x_hat, st.quantize_tokens(x, 8))
+    lo, hi = x.amin(-1, keepdim=True), x.amax(-1, keepdim=True)
+    scale = (hi - lo) / 255
+    assert torch.allclose(o.x_hat, torch.round((x - lo) / scale) * scale + lo, atol=1e-6)
+    inf = st.stamp_quantize(x, st.QuantSpec("haar", math.inf, math.inf, 8, 0))
+    assert torch.allclose(inf.x_hat, x, atol=1e-5)
+
+
+def test_ar1_first_coefficients_hold_more_than_their_share():
+    x = st.ar1_sequence(256, 32, 0.8, 1)
+    for lev in (1, 3, 5):
+        y = st.haar_forward(x, lev)
+        assert st.energy_share(y, 1 / 2**lev) > 1 / 2**lev
+
+
+def test_block_rotation_is_orthonormal_and_fast_form_matches():
+    r = st.block_rotation(576, 64, seed=0)
+    m = st.block_hadamard(576, 64, seed=0)
+    assert torch.allclose(m @ m.T, torch.eye(576), atol=1e-5)
+    x = torch.randn(2, 5, 576)
+    assert torch.allclose(r.apply(x), x @ m, atol=1e-5)
+    assert torch.allclose(r.apply_t(r.apply(x)), x, atol=1e-5)
+    assert st.largest_pow2_block(1536) == 64 and st.largest_pow2_block(576) == 64
+
+
+def test_smoothquant_scales_and_weight_rtn():
+    a = torch.tensor([1.0, 100.0, 4.0])
+    w = torch.tensor([[1.0, 1.0, 4.0], [0.5, 0.25, 1.0]])
+    s = st.smoothquant_scales(a, w, 0.5)
+    assert torch.allclose(s, torch.sqrt(a) / torch.sqrt(w.abs().amax(0)))
+    wq = st.quantize_weight_rtn(torch.randn(8, 16), 8)
+    assert wq.shape == (8, 16)
+
+
+def test_optimal_bits_follow_half_log_energy():
+    e = torch.tensor([16.0, 4.0, 1.0, 1.0])
+    b = st.optimal_bits(e, 4.0)
+    assert math.isclose(float(b.mean()), 4.0, rel_tol=1e-9)
+    assert math.isclose(float(b[0] - b[1]), 1.0, rel_tol=1e-9)
+
+
+def test_bad_settings():
+    with pytest.raises(InputError, match="one of"):
+        st.check_bits(7)
+    with pytest.raises(InputError, match="power-of-two"):
+        st.make_transform("wht", 255, 8)
+    with pytest.raises(InputError, match="sequence transform"):
+        st.make_transform("fourier", 64, 8)
+    with pytest.raises(InputError, match="divide"):
+        st.block_hadamard(100, 64)
+    with pytest.raises(InputError, match="allocation"):
+        st.stamp_quantize(torch.zeros(1, 8, 4), st.QuantSpec("haar", 4, 8, 2, 0, "random"))

@@ -35,10 +35,11 @@ class Markers:
     answer_prefix: str = "The final answer is"
 
 
-#: Per-model markers. ``tinyreasoner`` is trained with ``<think>``/``</think>`` as single tokens; SmolLM2 and
+#: Per-model markers. ``tinyreasoner`` is trained with ``<think>``/``</think>`` as single tokens and writes its answer
+#: right after ``</think>`` (no answer phrase); SmolLM2 and
 #: Qwen2.5-Coder have no thinking tokens, so plain-text markers their tokenizers split into ordinary tokens are used.
 MARKERS: dict[str, Markers] = {
-    "tinyreasoner": Markers(),
+    "tinyreasoner": Markers(answer_prefix=""),
     "smollm2": Markers("Reasoning:", "Answer:", "The final answer is"),
     "qwen2.5-coder": Markers("<think>", "</think>", "The final answer is"),
 }
@@ -268,7 +269,7 @@ _INT = re.compile(r"-?\d+")
 def extract_answer(text: str, markers: Markers = MARKERS["tinyreasoner"]) -> int | None:
     """The integer that answers ``text``: the first one after the last end-of-thinking marker or answer phrase, else
     the last integer of the text; ``None`` when there is none."""
-    cut = max(text.rfind(markers.think_close), text.rfind(markers.answer_prefix))
+    cut = max(text.rfind(markers.think_close), text.rfind(markers.answer_prefix) if markers.answer_prefix else -1)
     if cut >= 0:
         m = _INT.search(text, cut)
         if m:

@@ -1,0 +1,105 @@
+"""One interface to the causal LMs the reasoning pages decode with: the tiny reasoner trained here, the embedded
+SmolLM2-135M-Instruct, the optional Qwen2.5-Coder-1.5B-Instruct, or any local transformers causal-LM folder.
+
+:class:`ReasoningLM` holds the transformers model, a tokenizer facade (``encode`` without special tokens, ``decode``),
+the per-model thinking markers (:data:`backend.reasoning.tasks.MARKERS`) and the prompt format:
+
+- ``tinyreasoner``: ``<bos>Question: ...`` exactly as trained; ``<think>`` / ``</think>`` are single tokens.
+- chat models (SmolLM2, Qwen2.5-Coder, folders): one user turn of the chat template asking to reason step by step
+  between the model's markers and to end with the answer; the assistant turn is opened with the start marker.
+  SmolLM2 has no thinking tokens, so its markers are plain text (``Reasoning:`` / ``Answer:``), each a few tokens.
+
+:func:`load_reasoning_lm` ``(model_id)`` -> :class:`ReasoningLM`. Shapes: ``embeddings`` [V, D].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InputError
+from .tasks import MARKERS, Markers
+
+MODEL_IDS = ("tinyreasoner", "smollm2", "qwen2.5-coder")
+CHAT_INSTRUCTION = ("Solve the problem. First write your reasoning step by step after '{open}', then write "
+                    "'{close}' followed by the final answer as a single number.")
+
+
+@dataclass
+class ReasoningLM:
+    """A causal LM ready for the reasoning decoders (see the module docstring)."""
+
+    name: str
+    model: Any
+    tokenizer: Any
+    markers: Markers
+    chat: bool
+    source: str
+
+    def encode(self, text: str) -> list[int]:
+        if hasattr(self.tokenizer, "vocab") and hasattr(self.tokenizer, "index"):  # the tiny reasoner's tokenizer
+            return self.tokenizer.encode(text)
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def decode(self, ids: list[int]) -> str:
+        if hasattr(self.tokenizer, "index"):
+            return self.tokenizer.decode(ids, skip_special=True)
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
+    @property
+    def eos_ids(self) -> set[int]:
+        ids = {self.tokenizer.eos_token_id}
+        if self.chat:
+            for t in ("<|im_end|>", "<|endoftext|>"):
+                tid = self.tokenizer.convert_tokens_to_ids(t) if hasattr(self.tokenizer, "convert_tokens_to_ids") else None
+                if isinstance(tid, int) and tid >= 0 and tid != getattr(self.tokenizer, "unk_token_id", None):
+                    ids.add(tid)
+        return {i for i in ids if i is not None}
+
+    @property
+    def embeddings(self) -> Any:
+        return self.model.get_input_embeddings().weight
+
+    @property
+    def max_positions(self) -> int:
+        return int(getattr(self.model.config, "max_position_embeddings", 2048))
+
+    def prompt_ids(self, question: str) -> list[int]:
+        """The prompt's token ids; decoding starts right after the start-of-thinking marker."""
+        q = question.strip()
+        if not q:
+            raise InputError("The question is empty.")
+        if not self.chat:
+            from ..models.tinyreasoner import prompt_text
+
+            return self.tokenizer.encode(prompt_text(q) + " " + self.markers.think_open, bos=True)
+        instruction = CHAT_INSTRUCTION.format(open=self.markers.think_open, close=self.markers.think_close)
+        msgs = [{"role": "user", "content": f"{q}\n\n{instruction}"}]
+        text = self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
+        return list(self.tokenizer.encode(text + self.markers.think_open, add_special_tokens=False))
+
+
+def load_reasoning_lm(model_id: str = "tinyreasoner", path: str | None = None) -> ReasoningLM:
+    """``tinyreasoner`` (``path``: another file of its training script), ``smollm2``, ``qwen2.5-coder``, or a local
+    causal-LM folder given as ``path`` with ``model_id="folder"``."""
+    if model_id == "tinyreasoner":
+        from ..models.tinyreasoner import load_tinyreasoner
+
+        r = load_tinyreasoner(path)
+        return ReasoningLM("tinyreasoner", r.model, r.tokenizer, MARKERS["tinyreasoner"], False, "tinyreasoner")
+    if model_id == "smollm2":
+        from ..models.lm import load_causal_lm
+
+        lm = load_causal_lm(path)
+        return ReasoningLM("smollm2", lm.model, lm.tokenizer, MARKERS["smollm2"], True, lm.source)
+    if model_id == "qwen2.5-coder":
+        from ..models.coder import load_coder
+
+        lm = load_coder(path)
+        return ReasoningLM("qwen2.5-coder", lm.model, lm.tokenizer, MARKERS["qwen2.5-coder"], True, lm.source)
+    if model_id == "folder" and path:
+        from ..models.lm import load_causal_lm
+
+        lm = load_causal_lm(path)
+        return ReasoningLM("folder", lm.model, lm.tokenizer, MARKERS["smollm2"], True, lm.source)
+    raise InputError(f"Unknown model {model_id!r}; choose one of {', '.join(MODEL_IDS)} (or 'folder' with a path).")

@@ -1,0 +1,169 @@
+"""Invariants of the Tactic spec on seeded synthetic q, k, v of SmolLM2's shapes (9 query heads, 3 KV heads, d = 64):
+P = 1 is full attention, the error bound holds for any set, the oracle is the minimal prefix, cluster size 1 is the
+exact sort, the a/x + b fit is exact on exact curves, GQA unions contain each head's set, Quest's page bound holds,
+the window keeps sinks and recent tokens only, Tactic never drops the first token, and bad P is refused."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from backend.errors import InputError
+from backend.tokens import sparse_attention as sa
+from backend.tokens.tactic_eval import synthetic_layer
+
+T, NQ = 512, 6
+
+
+@pytest.fixture(scope="module")
+def layer():
+    c = synthetic_layer(T, seed=3)
+    n0 = T - NQ
+    pos = torch.arange(n0, T)
+    q = c["q"][:, n0:].transpose(0, 1).contiguous()
+    return c, q, pos, sa.LayerCache(c["k"], n0, c["v"])
+
+
+@pytest.mark.parametrize("name", ["oracle_top_p", "tactic"])
+def test_p_one_is_full_attention(layer, name) -> None:
+    c, q, pos, cache = layer
+    sel = sa.SELECTORS[name](q, pos, cache, p=1.0)
+    assert torch.equal(sel.mask, sa.causal_mask(pos, T).expand_as(sel.mask))
+    qu = sa.quality(q, c["k"], c["v"], pos, sel.mask)
+    assert torch.allclose(qu.mass, torch.ones_like(qu.mass), atol=1e-9)
+    assert float(qu.err.max()) < 1e-9
+
+
+def test_error_bound_holds_for_random_sets(layer) -> None:
+    c, q, pos, _ = layer
+    g = torch.Generator().manual_seed(0)
+    for frac in (0.01, 0.1, 0.5, 0.9):
+        mask = (torch.rand(NQ, 9, T, generator=g) < frac) & sa.causal_mask(pos, T)
+        mask[..., 0] |= True  # at least one token per head
+        qu = sa.quality(q, c["k"], c["v"], pos, mask)
+        assert bool((qu.err <= qu.bound + 1e-9).all())
+
+
+def test_every_selector_respects_the_bound_and_causality(layer) -> None:
+    c, q, pos, cache = layer
+    for name in sa.SELECTORS:
+        sel = sa.SELECTORS[name](q, pos, cache, p=0.8, budget=64)
+        assert not bool((sel.mask & ~sa.causal_mask(pos, T)).any()), name
+        qu = sa.quality(q, c["k"], c["v"], pos, sel.mask)
+        assert bool((qu.err <= qu.bound + 1e-9).all()), name
+        assert bool((sel.bytes > 0).all()), name
+
+
+def test_oracle_is_minimal_and_monotone_in_p(layer) -> None:
+    c, q, pos, cache = layer
+    w = sa.attention_weights(q, c["k"], pos)
+    prev = None
+    for p in (0.5, 0.7, 0.9, 0.95, 0.99):
+        sel = sa.select_oracle_top_p(q, pos, cache, p=p)
+        mass = (w * sel.mask).sum(-1)
+        assert bool((mass >= p - 1e-12).all())
+        # dropping the smallest selected weight falls below p
+        smallest = w.masked_fill(~sel.mask, float("inf")).amin(-1)
+        assert bool((mass - smallest < p).all())
+        if prev is not None:
+            assert bool((sel.tokens >= prev).all())
+        prev = sel.tokens
+
+
+def test_cluster_size_one_gives_the_exact_order(layer) -> None:
+    c, q, pos, _ = layer
+    n0 = T - NQ
+    cfg = sa.TacticConfig(cluster_size=1, sinks=0, kmeans_iters=1)
+    idx = sa.build_index(c["k"], n0, cfg)
+    order = sa.cluster_order(q, idx.centroids, idx.sizes)  # clusters of one key each
+    g = 3
+    for h in (0, 4, 8):
+        # cluster j holds the token(s) assigned to it; with size 1 every centroid is a key
+        toks = torch.stack([idx.assign[h // g] == j for j in order[0, h]]).float().argmax(1)
+        exact = (c["k"][h // g, :n0] @ q[0, h]).argsort(descending=True)
+        assert torch.equal(toks, exact)
+
+
+def test_fit_recovers_a_and_b_on_exact_curves() -> None:
+    x = (torch.arange(200, dtype=torch.float64) + 0.5) * 10
+    for a, b in ((50.0, 0.2), (3.0, 0.0), (1000.0, 1.5)):
+        fa, fb = sa.fit_inverse(x, a / x + b)
+        assert math.isclose(float(fa), a, rel_tol=1e-9) and math.isclose(float(fb), b, rel_tol=1e-9, abs_tol=1e-9)
+    n = 1000
+    tail = sa.inverse_tail(torch.tensor(2.0), torch.tensor(0.5), torch.tensor(10), n)
+    exact = sum(2.0 / xx + 0.5 for xx in range(11, n + 1))
+    assert math.isclose(float(tail), exact, rel_tol=2e-3)
+
+
+def test_gqa_union_contains_each_heads_set(layer) -> None:
+    _, q, pos, cache = layer
+    for name in sa.SELECTORS:
+        sel = sa.SELECTORS[name](q, pos, cache, p=0.9, budget=48)
+        head_union = sel.union.repeat_interleave(3, 1)
+        assert not bool((sel.mask & ~head_union).any()), name
+        assert bool((sel.union_tokens >= sel.tokens.view(NQ, 3, 3).amax(-1)).all())
+
+
+def test_quest_bound_is_above_the_page_maximum(layer) -> None:
+    c, q, pos, cache = layer
+    lo, hi = cache.pages
+    u = sa.quest_upper_bound(q, lo, hi)
+    z = sa.logits(q, c["k"], torch.full((NQ,), T - 1))  # every token visible
+    n_pages = lo.shape[1]
+    zp = torch.nn.functional.pad(z, (0, n_pages * sa.PAGE_SIZE - T), value=float("-inf"))
+    true_max = zp.view(NQ, 9, n_pages, sa.PAGE_SIZE).amax(-1)
+    assert bool((u >= true_max - 1e-4).all())
+
+
+def test_window_keeps_sinks_and_recent_only(layer) -> None:
+    _, q, pos, cache = layer
+    sel = sa.select_window(q, pos, cache, budget=36)
+    for i, t in enumerate(pos.tolist()):
+        want = set(range(4)) | set(range(t - 31, t + 1))
+        got = set(torch.nonzero(sel.mask[i, 0]).flatten().tolist())
+        assert got == want
+
+
+def test_tactic_keeps_first_token_and_generated_tokens(layer) -> None:
+    _, q, pos, cache = layer
+    sel = sa.select_tactic(q, pos, cache, p=0.5)
+    assert bool(sel.mask[..., 0].all())
+    for i, t in enumerate(pos.tolist()):
+        assert bool(sel.mask[i, :, cache.n0: t + 1].all())
+    # overhead: centroids + samples per KV head, counted in the bytes
+    c = cache.index.centroids.shape[1] + cache.index.samples.shape[1]
+    assert bool((sel.overhead == c).all())
+    assert bool((sel.bytes > sel.union_tokens.sum(-1) * 2 * 64 * 2).all())
+
+
+def test_tactic_reaches_p_when_the_fit_is_good(layer) -> None:
+    c, q, pos, cache = layer
+    sel = sa.select_tactic(q, pos, cache, p=0.9)
+    qu = sa.quality(q, c["k"], c["v"], pos, sel.mask)
+    assert float((qu.mass >= 0.85).double().mean()) >= 0.7
+    assert float(sel.extras["total_est_ratio"].median()) == pytest.approx(1.0, abs=0.35)
+
+
+def test_kmeans_clusters_beat_position_pages_on_wcss(layer) -> None:
+    c, _, _, cache = layer
+    idx = cache.index
+    k = c["k"][:, 1: cache.n0]
+    pages = k[:, : (k.shape[1] // 16) * 16].reshape(3, -1, 16, 64)
+    page_wcss = ((pages - pages.mean(2, keepdim=True)) ** 2).sum((1, 2, 3))
+    assert bool((idx.wcss < page_wcss).all())
+
+
+@pytest.mark.parametrize("p", [0.0, -0.1, 1.01, float("nan"), 2])
+def test_bad_p_is_refused(layer, p) -> None:
+    _, q, pos, cache = layer
+    with pytest.raises(InputError, match="P must be in"):
+        sa.select_tactic(q, pos, cache, p=p)
+
+
+def test_same_seed_same_selection(layer) -> None:
+    c, q, pos, _ = layer
+    a = sa.select_tactic(q, pos, sa.LayerCache(c["k"], T - NQ, c["v"]), p=0.9)
+    b = sa.select_tactic(q, pos, sa.LayerCache(c["k"], T - NQ, c["v"]), p=0.9)
+    assert torch.equal(a.mask, b.mask)

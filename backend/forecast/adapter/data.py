@@ -178,7 +178,7 @@ def read_csv(data: bytes, name: str = "the upload", lookback: int = 24, horizon:
     if num.notna().all():
         order = num.to_numpy(np.float64)
     else:
-        parsed = pd.to_datetime(time_col, errors="coerce")
+        parsed = pd.to_datetime(time_col, errors="coerce", format="mixed")
         if parsed.isna().any():
             raise InputError(f"The first column {df.columns[0]!r} must be the time (dates or increasing numbers); "
                              f"{str(time_col[parsed.isna()].iloc[0])[:30]!r} is neither.")

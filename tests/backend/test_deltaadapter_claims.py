@@ -1,0 +1,200 @@
+"""The claims of delta-Adapter on our miniature, with the shipped frozen backbones (``assets/deltaadapter_*``).
+
+ci tier: the synthetic preset's shift with DLinear and the MLP (every method), the patch transformer on a fixed
+subset of the adaptation split (Ada-X+Y vs full fine-tuning, same epochs), the feature mask at budget 0.3, the
+calibrators with DLinear. Full tier: the patch transformer on the whole adaptation split with every method, and the
+real series (CO2, macro) with every backbone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from backend.forecast.adapter import calibration as cal
+from backend.forecast.adapter import data as dt
+from backend.forecast.adapter import pipeline as pl
+from backend.forecast.adapter.backbones import load_shipped
+
+BASELINES = ("revin", "refit", "ewma")
+_CACHE: dict = {}
+
+
+@pytest.fixture(scope="module")
+def synth() -> tuple[dt.Series, dt.Windows]:
+    s = dt.synthetic()
+    return s, dt.make_windows(s)
+
+
+def _adapt(synth, backbone: str, methods=pl.ADAPT_METHODS, subset: int | None = None) -> pl.AdaptResult:
+    key = (backbone, methods, subset)
+    if key not in _CACHE:
+        s, w = synth
+        if subset is not None:
+            w = dt.Windows({**w.x, "adapt": w.x["adapt"][:subset]}, {**w.y, "adapt": w.y["adapt"][:subset]},
+                           w.t0, w.mean, w.std, w.lookback, w.horizon)
+        model, _ = load_shipped("synthetic", backbone)
+        _CACHE[key] = pl.adapt(s, model, 0.1, "add", methods=methods, windows=w)
+    return _CACHE[key]
+
+
+def _numbers(r: pl.AdaptResult) -> dict:
+    return {f"mse_{k}": v["mse"] for k, v in r.rows.items()}
+
+
+@pytest.mark.parametrize("backbone", ["dlinear", "mlp"])
+def test_claim_ada_xy_lowers_mse_of_frozen_backbone(synth, backbone: str, record_claim) -> None:
+    r = _adapt(synth, backbone)
+    record_claim(**_numbers(r), backbone_unchanged=r.hash_before == r.hash_after)
+    assert r.hash_before == r.hash_after
+    assert r.rows["ada_xy"]["mse"] < r.rows["frozen"]["mse"]
+    assert r.rows["ada_xy"]["val_mse"] < r.rows["frozen"]["val_mse"]
+
+
+_LINEAR_SHIFT = ("the preset's shift is linear in the inputs (daily amplitude, lead coefficient, level), so a ridge "
+                 "refit of one linear layer on the 697 adaptation windows recovers it, while delta = 0.1 caps "
+                 "Ada-Y's edit at 0.1 per step against a shift of about 0.23 (amplitude) + 0.23 (level) in "
+                 "standardised units")
+
+
+@pytest.mark.parametrize("backbone", [
+    pytest.param("dlinear", marks=pytest.mark.xfail(strict=True, reason=(
+        "measured test MSE: Ada-X+Y 0.1758 beats RevIN 0.1826 and EWMA 0.1882 but not the last-layer refit 0.1358; "
+        + _LINEAR_SHIFT))),
+    pytest.param("mlp", marks=pytest.mark.xfail(strict=True, reason=(
+        "measured test MSE: Ada-X+Y 0.3426 vs RevIN 0.3334, last-layer refit 0.3186, EWMA 0.3382 (all better); "
+        + _LINEAR_SHIFT + "; the MLP's larger bias (frozen 0.450) needs edits beyond delta"))),
+])
+def test_claim_ada_xy_at_least_as_good_as_revin_refit_ewma(synth, backbone: str, record_claim) -> None:
+    r = _adapt(synth, backbone)
+    record_claim(**{f"mse_{k}": r.rows[k]["mse"] for k in ("ada_xy", *BASELINES)})
+    for b in BASELINES:
+        assert r.rows["ada_xy"]["mse"] <= r.rows[b]["mse"], b
+
+
+def test_claim_patch_transformer_small_and_faster_than_finetuning(synth, record_claim) -> None:
+    r = _adapt(synth, "patchtst", ("frozen", "ada_xy", "finetune"), subset=256)
+    share = r.rows["ada_xy"]["params"] / r.backbone_params
+    record_claim(backbone_params=r.backbone_params, adapter_params=r.rows["ada_xy"]["params"], share=share,
+                 ada_xy_s=r.rows["ada_xy"]["train_s"], finetune_s=r.rows["finetune"]["train_s"],
+                 ada_xy_epochs=r.rows["ada_xy"]["epochs"], finetune_epochs=r.rows["finetune"]["epochs"],
+                 **_numbers(r))
+    assert r.backbone_params >= 500_000 and share < 0.10
+    assert r.rows["ada_xy"]["mse"] < r.rows["frozen"]["mse"]
+    per_epoch = r.rows["ada_xy"]["train_s"] / r.rows["ada_xy"]["epochs"]
+    assert per_epoch < r.rows["finetune"]["train_s"] / r.rows["finetune"]["epochs"]
+    assert r.rows["ada_xy"]["train_s"] < r.rows["finetune"]["train_s"]
+
+
+@pytest.mark.full
+def test_claim_patch_transformer_full(synth, record_claim) -> None:
+    r = _adapt(synth, "patchtst")
+    share = r.rows["ada_xy"]["params"] / r.backbone_params
+    record_claim(**_numbers(r), share=share, ada_xy_s=r.rows["ada_xy"]["train_s"],
+                 finetune_s=r.rows["finetune"]["train_s"])
+    assert r.hash_before == r.hash_after and share < 0.10
+    assert r.rows["ada_xy"]["mse"] < r.rows["frozen"]["mse"]
+    assert r.rows["ada_xy"]["train_s"] < r.rows["finetune"]["train_s"]
+    for b in BASELINES:
+        assert r.rows["ada_xy"]["mse"] <= r.rows[b]["mse"], b
+
+
+def test_dlinear_costs_reported(synth, record_claim) -> None:
+    """DLinear is smaller than an adapter: its numbers are reported without the size claim."""
+    r = _adapt(synth, "dlinear")
+    record_claim(backbone_params=r.backbone_params, adapter_params=r.rows["ada_xy"]["params"],
+                 ada_xy_s=r.rows["ada_xy"]["train_s"], finetune_s=r.rows["finetune"]["train_s"],
+                 lora_params=r.rows["lora"]["params"])
+    assert r.rows["ada_xy"]["params"] > r.backbone_params
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "measured at budget 0.3: the hard mask keeps 48.8 % of the inputs (soft mean above the budget: relu(mean(M) - "
+    "kappa) is weak against the MSE term within 20 epochs), and the planted inputs (25 % of all) hold about 45 % of "
+    "the retained mass, not 80 %: the frozen DLinear puts weight on the noise channels and on lags beyond the "
+    "planted leads, so masking them costs MSE and the mask keeps them"))
+def test_claim_mask_keeps_planted_inputs(synth, record_claim) -> None:
+    s, w = synth
+    model, _ = load_shipped("synthetic", "dlinear")
+    sel = pl.select(s, model, 0.3, windows=w)
+    record_claim(planted_share=sel["planted_share"], kept=sel["kept"], mse_ratio=sel["mse_ratio"],
+                 planted_fraction_of_inputs=sel["planted_fraction_of_inputs"])
+    assert sel["kept"] <= 0.3 + 0.02
+    assert sel["planted_share"] >= 0.80
+    assert sel["mse_ratio"] <= 1.02
+
+
+@pytest.fixture(scope="module")
+def calib(synth) -> dict:
+    s, w = synth
+    model, _ = load_shipped("synthetic", "dlinear")
+    return pl.calibrate(s, model, 0.05, n_splits=50, windows=w)
+
+
+def test_claim_cc_random_split_coverage(calib, record_claim) -> None:
+    rs = calib["random_splits"]
+    mean = float(np.mean(rs["cc"]))
+    record_claim(mean_coverage=mean, mean_coverage_plain=float(np.mean(rs["cc_plain"])), n_splits=len(rs["cc"]))
+    assert len(rs["cc"]) >= 50
+    assert mean >= 1 - 0.05
+
+
+def test_claim_cc_single_split_within_binomial_tolerance(calib, record_claim) -> None:
+    rs = calib["random_splits"]
+    first, tol = rs["cc"][0], rs["tolerance"]
+    inside = float(np.mean(np.abs(np.asarray(rs["cc"]) - 0.95) <= tol))
+    record_claim(first_split_coverage=first, tolerance=tol, share_of_splits_inside=inside,
+                 n_test_elements=rs["n_test_elements"])
+    assert abs(first - 0.95) <= tol
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "measured at alpha 0.05: CC width 2.064 (coverage 0.951) vs constant-width split conformal 1.877 (coverage "
+    "0.939); the scale net's width correlates -0.20 with the true noise std: after the shift the frozen model's "
+    "residuals are dominated by its bias (about 0.3 |sin| of the daily cycle, largest at peaks and troughs) rather "
+    "than by the noise (largest at peaks), and w(y_hat, mean-pooled x) cannot separate the two"))
+def test_claim_cc_narrower_than_split_conformal(calib, record_claim) -> None:
+    t = calib["table"]
+    record_claim(cc_width=t["cc"]["width"], split_width=t["split"]["width"], cc_coverage=t["cc"]["coverage"],
+                 split_coverage=t["split"]["coverage"], width_noise_corr=calib["width_noise_corr"])
+    assert t["cc"]["width"] < t["split"]["width"]
+    assert abs(t["cc"]["coverage"] - t["split"]["coverage"]) <= 0.02  # equal coverage
+    assert calib["width_noise_corr"] > 0
+
+
+def test_claim_coverage_after_shift_reported(calib, record_claim) -> None:
+    t, c = calib["table"], calib["curves"]
+    i95 = calib["nominal"].index(0.95)
+    record_claim(**{f"{m}_coverage": t[m]["coverage"] for m in ("cc", "cqr", "aci", "qc", "split", "residual")},
+                 **{f"{m}_stale_95": c[m]["after_shift_stale"][i95] for m in ("cc", "cqr", "aci")},
+                 **{f"{m}_before_95": c[m]["before_shift"][i95] for m in ("cc", "cqr", "aci")})
+    assert calib["qc_monotone"]
+    for m in ("cc", "cqr", "aci"):
+        assert 0.0 <= t[m]["coverage"] <= 1.0
+
+
+def test_claim_split_conformal_equals_mapie(synth, record_claim) -> None:
+    s, w = synth
+    import torch
+
+    model, _ = load_shipped("synthetic", "dlinear")
+    with torch.no_grad():
+        pv = model(torch.from_numpy(w.x["val"])).numpy().astype(np.float64)
+        pt = model(torch.from_numpy(w.x["test"])).numpy().astype(np.float64)
+    yv = w.y["val"].astype(np.float64)
+    ours = cal.split_conformal(yv - pv, pt, 0.05)
+    lo, hi = cal.mapie_split_conformal(pv, yv, pt, 0.05)
+    diff = max(float(np.abs(ours.lo - lo).max()), float(np.abs(ours.hi - hi).max()))
+    record_claim(max_abs_diff=diff)
+    assert diff < 1e-6
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("preset", ["co2", "macro"])
+@pytest.mark.parametrize("backbone", ["dlinear", "patchtst", "mlp"])
+def test_real_series_as_measured(preset: str, backbone: str, record_claim) -> None:
+    s = pl.load_preset(preset)
+    model, _ = load_shipped(preset, backbone)
+    r = pl.adapt(s, model, 0.1, "add")
+    record_claim(**_numbers(r))
+    assert r.hash_before == r.hash_after
+    assert all(np.isfinite(v["mse"]) for v in r.rows.values())

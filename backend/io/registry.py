@@ -10,7 +10,7 @@
 | ``table`` | ``backend.optim.problems.load_csv_table`` | CSV, numeric features + label | 20 MB, 10-100,000 rows, 2-50 classes | dada page; ``dada race/sensitivity --csv`` |
 | ``points2d`` | ``backend.robustness.data2d.load_csv`` | CSV ``x,y,label`` | 5 MB, 20-20,000 rows, 2-10 classes | dualrs page; ``dualrs certify --csv`` |
 | ``labelled_texts`` | ``backend.tokens.stress.parse_labelled_csv`` | CSV ``text,label`` | 2 MB, 10-4,000 rows, 2-20 classes | glot page; ``glot train --csv`` |
-| ``text_corpus`` | ``backend.compression.corpus.decode_upload`` | UTF-8 text | 2 MB | pruning, stamp pages; ``pruning run --calib/--eval``, ``pruning encoder --text``, ``stamp eval --text`` |
+| ``text_corpus`` | ``backend.compression.corpus.decode_upload`` | UTF-8 text | 2 MB | pruning, stamp, tactic pages; ``pruning run --calib/--eval``, ``pruning encoder --text``, ``stamp eval --text``, ``tactic run/ppl --text`` |
 | ``candidates`` | ``backend.alignment.softbon.read_candidates`` | UTF-8 text, answers split by blank lines | 0.5 MB, 2-64 answers of 2,000 characters | softbon page; ``softbon text --candidates`` |
 | ``multiseries`` | ``backend.forecast.adapter.data.read_csv`` | CSV, time column then numeric channels | 10 MB, 20,000 rows, 1-16 channels, long enough for input + horizon + splits | deltaadapter page; ``deltaadapter run/calibrate/select --data FILE`` |
 | ``backbone_state`` | ``backend.forecast.adapter.backbones.read_state`` | safetensors of float tensors | 16 MB, 256 tensors, 8M values | deltaadapter page; ``deltaadapter ... --backbone-file`` |

@@ -270,7 +270,8 @@ def needle_recall(an: Analysis, needle: Sequence[int], method: str = "tactic") -
 
 # ------------------------------------------------------------------------------------------------ one case, drawn
 def score_curve(captured: dict[int, dict[str, torch.Tensor]], layer: int, head: int, n_queries: int,
-                query: int = -1, cfg: TacticConfig | None = None, max_points: int = 400) -> dict[str, Any]:
+                query: int = -1, cfg: TacticConfig | None = None, max_points: int = 400,
+                cache: LayerCache | None = None) -> dict[str, Any]:
     """The sorted unnormalised scores exp(q . k / sqrt(d)) of one (layer, head, query) over the clustered prefill
     tokens against rank, Tactic's sampled points at their full ranks, the fitted a/x + b, and the fit segments."""
     cfg = cfg or TacticConfig()
@@ -279,7 +280,7 @@ def score_curve(captured: dict[int, dict[str, torch.Tensor]], layer: int, head: 
     t = k.shape[1]
     n0 = t - n_queries
     qi = n0 + (query % n_queries)
-    cache = LayerCache(k, n0, c["v"], cfg)
+    cache = cache or LayerCache(k, n0, c["v"], cfg)
     idx = cache.index
     g = c["q"].shape[0] // k.shape[0]
     kv = head // g
@@ -333,3 +334,30 @@ def synthetic_layer(n_tokens: int = 1024, heads: int = 9, kv_heads: int = 3, hea
         tgt = torch.minimum(tgt, torch.arange(t))
         q[h] += sharp * k[kv, tgt]
     return {"q": q, "k": k, "v": v}
+
+
+def explore(lm: Any, prompt: Prompt, layers: Sequence[int], n_queries: int = 16, p: float = 0.9,
+            budget: Any = "match", progress: Progress | None = None) -> dict[str, Any]:
+    """Everything the page draws, as plain lists: the summary, the fixed-median-budget share, the needle recall,
+    per (layer, head) at the last query the sorted score curve with its fit and each selector's positions, and per
+    case (tokens, relative error, mass) per selector. Captured tensors stay in the capture cache."""
+    from .tactic_model import capture
+
+    p = check_p(p)
+    t0 = time.perf_counter()
+    cap = capture(lm, prompt.ids, layers, progress=progress)
+    capture_s = time.perf_counter() - t0
+    an = analyse(cap, n_queries, p, budget, keep_masks=True)
+    out = summary(an)
+    out["fixed_median_budget"] = fixed_median_budget(cap, an)
+    out["needle"] = needle_recall(an, prompt.needle) if prompt.needle else None
+    out["text"] = {"source": prompt.source, "tokens": int(prompt.ids.shape[1])}
+    out["capture_s"] = capture_s
+    heads = int(an.need.shape[2])
+    caches = {layer: LayerCache(cap[layer]["k"], an.n_prefill, cap[layer]["v"]) for layer in an.layers}
+    out["curves"] = {f"{layer}/{h}": score_curve(cap, layer, h, n_queries, cache=caches[layer])
+                     for layer in an.layers for h in range(heads)}
+    out["positions"] = {f"{layer}/{h}": positions(an, layer, h) for layer in an.layers for h in range(heads)}
+    out["points"] = {m: {"tokens": d["tokens"].flatten().tolist(), "rel_err": d["rel_err"].flatten().tolist(),
+                         "mass": d["mass"].flatten().tolist()} for m, d in an.cases.items()}
+    return out

@@ -1,0 +1,190 @@
+"""Tactic page: sparse decode attention by target attention mass on SmolLM2's real attention, against Quest, exact
+top-k and a sink + window baseline, with tokens, bytes and time next to quality; perplexity through the selectors."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from backend.runtime import provenance
+from backend.tokens.sparse_attention import SELECTORS, TacticConfig
+from ui.claims import claims_panel
+from ui.figures import tactic as figs
+from ui.inputs import file_input
+from ui.layout import csv_download, json_download, page_header, show_metrics_table
+from ui.models import get_model
+from ui.runner import run_job
+from ui.state import bound, preset_choice, record_run, show_history
+
+page_header("tactic", """
+**Tactic** loads, for each decode query and head, just enough of the KV cache to cover a target share **P** of the
+attention mass: keys are clustered once (K-means, clusters of 16), clusters are taken in order of q . centroid, and the
+total mass is estimated from about 2.5 % sampled scores with a fitted curve y = a/x + b. Fixed-budget methods (Quest,
+top-k, a window) load the same number of tokens for every head instead. Here the selectors run on SmolLM2-135M's real
+post-RoPE attention over your text or a preset.
+""", details_md="""
+**Setting.** The last N positions of the text act as decode queries, each over its causal prefix; the tokens before
+them are the prefill that Tactic clusters and Quest pages. Tactic gives the tokens after the prefill full attention
+(the paper's rule for newly generated tokens) and always loads the first token, an attention sink that holds about
+half of the mass in SmolLM2's later layers. Fixed-budget selectors get, per layer and query, Tactic's mean tokens
+per head (**match**, the paper's equal-tokens comparison) or the budget you set.
+
+**Costs.** Bytes are K and V rows of the GQA union (fp16, 2 bytes) plus the overheads: Tactic's centroids and sampled
+keys, Quest's per-page min and max. Exact top-P and top-k need every score (they are references, not methods).
+**Perplexity** runs the model with the selector plugged into every layer's attention (transformers'
+`AttentionInterface`): the last positions attend through it, the prefill is dense.
+""")
+claims_panel("tactic")
+
+LAYERS = list(range(30))
+BUDGETS = ["match", 16, 32, 64, 128, 256, 512, 1024]
+SIZES = {
+    "Light: 1K tokens, 4 layers, 16 queries": {"tactic_tokens": 1024, "tactic_layers": [0, 5, 10, 15],
+                                               "tactic_queries": 16},
+    "Full: 2K tokens, 8 layers, 32 queries": {"tactic_tokens": 2048, "tactic_layers": [0, 4, 8, 12, 16, 20, 24, 29],
+                                              "tactic_queries": 32},
+}
+src = bound(st.radio, "Text", ["Preset: Python reference docs", "Preset: needle in a haystack", "Upload your own"],
+            horizontal=True, key="tactic_src")
+upload = None
+if src == "Upload your own":
+    upload = file_input("text_corpus", "UTF-8 text (.txt, .md), at most 2 MB", "tactic_upload",
+                        help="The first N tokens are used; it needs at least the context length you choose.")
+    if upload is not None:
+        st.caption(f"{upload[0]}: {len(upload[1]):,} characters (about {len(upload[1]) // 4:,} tokens).")
+preset_choice("tactic", SIZES, horizontal=True)
+for k, v in next(iter(SIZES.values())).items():  # widget values live in the session (set by the run-size choice)
+    st.session_state.setdefault(k, v)
+with st.form("tactic_form"):
+    c1, c2, c3 = st.columns(3)
+    n_tokens = c1.select_slider("Context (tokens)", [512, 1024, 2048, 3072, 4096], key="tactic_tokens")
+    n_queries = c2.select_slider("Decode queries (last positions)", [8, 16, 32, 64], key="tactic_queries")
+    p = bound(c3.slider, "Target mass P", 0.5, 0.99, 0.9, 0.01, key="tactic_p")
+    layers = st.multiselect("Layers", LAYERS, key="tactic_layers")
+    budget = bound(st.select_slider, "Budget of top-k / Quest / window (tokens per head; match = Tactic's mean)",
+                   BUDGETS, "match", key="tactic_budget")
+    model_src = st.text_input("Model (blank = embedded SmolLM2-135M; or a Llama-family local folder / cached name)",
+                              key="tactic_model").strip() or None
+    go_run = st.form_submit_button("Capture attention and compare", icon=":material/filter_alt:", type="primary")
+
+if go_run:
+    if src == "Upload your own" and upload is None:
+        st.error("Upload a UTF-8 text first, or choose a preset.", icon=":material/error:")
+    elif not layers:
+        st.error("Choose at least one layer.", icon=":material/error:")
+    else:
+        def job(progress, text=upload[1] if upload else None, name=upload[0] if upload else None):  # noqa: ANN001, ANN202
+            from backend.tokens import tactic_eval as te
+            from backend.tokens.tactic_model import check_model
+
+            lm = get_model("smollm2", model_src)
+            check_model(lm.model)
+            need = int(n_queries) + te.MIN_PREFILL
+            if text is not None:
+                prompt = te.text_prompt(lm.tokenizer, text, n_tokens, f"the upload {name}", need)
+            else:
+                prompt = te.preset_prompt(lm.tokenizer, "needle" if "needle" in src else "pydoc", n_tokens, need)
+            return te.explore(lm, prompt, layers, int(n_queries), float(p), budget, progress=progress)
+
+        res = run_job("Capturing SmolLM2 attention", job, time_cap_s=600)
+        if res is not None:
+            st.session_state["tactic_result"] = res
+            t = res["methods"]["tactic"]
+            record_run("tactic", {"text": res["text"]["source"], "tokens": res["text"]["tokens"],
+                                  "layers": ",".join(map(str, res["layers"])), "queries": res["queries"], "P": p,
+                                  "budget": budget},
+                       {"Tactic mass >= 0.85": t["share_mass_ge_threshold"], "Tactic bytes / full": t["bytes_ratio"],
+                        "Tactic rel. error": t["rel_err_mean"],
+                        "Quest rel. error": res["methods"].get("quest", {}).get("rel_err_mean")})
+
+res = st.session_state.get("tactic_result")
+if res:
+    m = res["methods"]
+    t = m["tactic"]
+    k = st.columns(4)
+    k[0].metric("Tactic: cases with mass >= 0.85", f"{t['share_mass_ge_threshold']:.0%}",
+                f"mean mass {t['mass_mean']:.3f}", delta_color="off")
+    k[1].metric("Tactic KV bytes / full attention", f"{t['bytes_ratio']:.1%}", "overheads included",
+                delta_color="off")
+    f = res["fixed_median_budget"]
+    k[2].metric("Fixed budget = median need", f"{f['budget']} tokens",
+                f"{f['share_below_threshold']:.0%} of cases below 0.85", delta_color="off")
+    k[3].metric("Tokens needed for P per head", f"{res['need']['min']:.0f} to {res['need']['max']:.0f}",
+                f"median {res['need']['median']:.0f}", delta_color="off")
+    if res.get("needle"):
+        nd = res["needle"]
+        st.info(f"Needle: {nd['found']} of {nd['cases']} (layer, KV head, query) cases where the exact top-P set holds "
+                "a needle token also hold it in Tactic's GQA union.", icon=":material/search:")
+    rows = [{"selector": r["label"], "mean mass": round(r["mass_mean"], 4),
+             "mass >= 0.85": round(r["share_mass_ge_threshold"], 3), "mass >= P": round(r["share_mass_ge_p"], 3),
+             "relative error": round(r["rel_err_mean"], 4), "bound holds": r["bound_holds"],
+             "tokens / head": round(r["tokens_per_head"], 1), "union / KV head": round(r["union_tokens_per_kv_head"], 1),
+             "KV bytes / full": round(r["bytes_ratio"], 4), "selection s": round(r["seconds"], 3)}
+            for r in m.values()]
+    show_metrics_table(rows, key="tactic_table")
+    st.caption(f"{res['text']['source']}: {res['text']['tokens']:,} tokens, layers {res['layers']}, "
+               f"{res['queries']} queries, P = {res['p']:g}, budget {res['budget']}; capture "
+               f"{res['capture_s']:.1f} s. Tactic's tokens / exact top-P tokens: "
+               f"{res['tactic_vs_oracle_tokens']['ratio_of_means']:.2f}.")
+    st.plotly_chart(figs.need_heatmap(res["need"]["per_layer_head_median"], res["layers"], res["p"]),
+                    key="tactic_heat")
+    c1, c2 = st.columns(2)
+    c1.plotly_chart(figs.error_vs_tokens(res["points"]), key="tactic_err")
+    c2.plotly_chart(figs.mass_box(res["points"], res["p"]), key="tactic_mass")
+
+    @st.fragment
+    def one_head() -> None:
+        a, b = st.columns(2)
+        layer = a.selectbox("Layer", res["layers"], key="tactic_pick_layer")
+        head = b.selectbox("Head", list(range(res["heads"])), key="tactic_pick_head")
+        key = f"{layer}/{head}"
+        st.plotly_chart(figs.score_curve(res["curves"][key]), key="tactic_curve")
+        st.plotly_chart(figs.positions(res["positions"][key], res["text"]["tokens"], res["prefill_tokens"],
+                                       (res.get("needle") or {}).get("positions", [])), key="tactic_pos")
+
+    one_head()
+    c1, c2 = st.columns(2)
+    with c1:
+        json_download("Summary (JSON)", {kk: v for kk, v in res.items() if kk not in ("points", "positions")} | {
+            "provenance": provenance(None, text=res["text"]["source"], p=res["p"], layers=res["layers"])},
+            "tactic_run.json", key="tactic_json")
+    with c2:
+        csv_download("Per-selector table (CSV)", pd.DataFrame(rows), "tactic_selectors.csv", key="tactic_csv")
+
+with st.expander("Perplexity through the selectors (the model runs with them; a minute or more)",
+                 icon=":material/speed:"):
+    with st.form("tactic_ppl_form"):
+        e1, e2, e3 = st.columns(3)
+        ppl_tokens = e1.select_slider("Text length (tokens)", [512, 1024, 2048, 4096], 1024, key="tactic_ppl_tokens")
+        ppl_last = e2.select_slider("Positions through the selector", [64, 128, 256], 128, key="tactic_ppl_last")
+        ppl_methods = e3.multiselect("Selectors", list(SELECTORS), list(SELECTORS), format_func=SELECTORS.label,
+                                     key="tactic_ppl_methods")
+        go_ppl = st.form_submit_button("Run perplexity", icon=":material/play_arrow:")
+    if go_ppl:
+        def ppl_job(progress, text=upload[1] if upload else None):  # noqa: ANN001, ANN202
+            from backend.tokens import tactic_eval as te
+            from backend.tokens.tactic_model import sparse_perplexity
+
+            lm = get_model("smollm2", model_src)
+            if text is not None:
+                prompt = te.text_prompt(lm.tokenizer, text, ppl_tokens + 1, "the upload", ppl_last + 65)
+            else:
+                prompt = te.preset_prompt(lm.tokenizer, "needle" if "needle" in src else "pydoc", ppl_tokens + 1,
+                                          ppl_last + 65)
+            return sparse_perplexity(lm, prompt.ids, ppl_methods or ["tactic"], float(p), budget, int(ppl_last),
+                                     cfg=TacticConfig(p=float(p)), progress=progress)
+
+        out = run_job("Perplexity through sparse attention", ppl_job, time_cap_s=900)
+        if out is not None:
+            st.session_state["tactic_ppl"] = out
+    if out := st.session_state.get("tactic_ppl"):
+        st.plotly_chart(figs.ppl_vs_bytes(out), key="tactic_ppl_fig")
+        prow = [{"selector": "dense", "perplexity": round(out["dense"]["perplexity"], 4), "vs dense": "",
+                 "KV bytes / dense": 1.0, "tokens / head": round(out["dense"]["tokens"], 1),
+                 "seconds": round(out["dense"]["seconds"], 2)}]
+        prow += [{"selector": r["label"], "perplexity": round(r["perplexity"], 4), "vs dense": f"{r['ppl_ratio'] - 1:+.2%}",
+                  "KV bytes / dense": round(r["bytes_ratio"], 4), "tokens / head": round(r["tokens"], 1),
+                  "seconds": round(r["seconds"], 2)} for r in out["methods"].values()]
+        show_metrics_table(prow, key="tactic_ppl_table")
+        json_download("Perplexity (JSON)", out, "tactic_ppl.json", key="tactic_ppl_json")
+show_history("tactic")

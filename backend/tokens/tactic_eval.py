@@ -329,7 +329,7 @@ def synthetic_layer(n_tokens: int = 1024, heads: int = 9, kv_heads: int = 3, hea
     for h in range(heads):
         kv = h // grp
         q[h] += 0.25 * sink[kv]
-        sharp = 0.3 * (h % grp + 1)
+        sharp = 0.5 * (h % grp + 1)
         tgt = torch.randint(0, t, (t,), generator=g)
         tgt = torch.minimum(tgt, torch.arange(t))
         q[h] += sharp * k[kv, tgt]

@@ -167,3 +167,20 @@ def test_same_seed_same_selection(layer) -> None:
     a = sa.select_tactic(q, pos, sa.LayerCache(c["k"], T - NQ, c["v"]), p=0.9)
     b = sa.select_tactic(q, pos, sa.LayerCache(c["k"], T - NQ, c["v"]), p=0.9)
     assert torch.equal(a.mask, b.mask)
+
+
+def test_decode_step_reads_only_what_it_needs_and_p_one_is_exact(layer) -> None:
+    from backend.tokens.tactic_decode import cluster_layout, full_step, tactic_step
+
+    c, _, _, _ = layer
+    k, v = c["k"], c["v"]
+    n0 = T - 1
+    q = c["q"][:, T - 1]
+    cfg = sa.TacticConfig(p=1.0)
+    idx = sa.build_index(k, n0, cfg)
+    lay = cluster_layout(idx, cfg.sinks)
+    out, loaded = tactic_step(q, k, v, n0, idx, lay, cfg)
+    assert torch.allclose(out, full_step(q, k, v), atol=1e-5) and bool((loaded == T).all())
+    out9, loaded9 = tactic_step(q, k, v, n0, idx, lay, sa.TacticConfig(p=0.9))
+    assert bool((loaded9 < T).any())
+    assert float((out9 - full_step(q, k, v)).norm(dim=-1).max()) < 2 * float(v.norm(dim=-1).max())

@@ -83,7 +83,7 @@ def tactic_step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, n0: int, inde
             if total_est is None:  # after the outlier clusters: estimate the total once
                 tail = float(inverse_tail(a, b, cum_s[taken - 1], n_c))
                 total_est = f_mass + acc + tail
-            if f_mass + acc >= cfg.p * total_est:
+            if cfg.p < 1.0 and f_mass + acc >= cfg.p * total_est:  # P = 1 reads every cluster
                 break
         sel = torch.cat(toks)
         w = torch.cat(ws_list)

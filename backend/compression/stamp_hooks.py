@@ -106,6 +106,7 @@ class EvalConfig:
     weight_bits: int | None = None
     methods: tuple[str, ...] = DEFAULT_METHODS
     stats: bool = True
+    energy_transforms: tuple[str, ...] = ("identity", "haar", "dct", "wht")
     batch_size: int = 4
     seed: int = 0
 
@@ -336,6 +337,23 @@ def energy_concentration(inputs: dict[str, list[torch.Tensor]], transforms: tupl
     return out
 
 
+def sink_profile(inputs: dict[str, list[torch.Tensor]]) -> dict[str, dict[str, list[float]]]:
+    """Per linear input and layer: the first token's max |x| and energy over the median token's (the attention sink's
+    massive activations), {"absmax_ratio" | "energy_ratio": {linear: [per layer]}}."""
+    n_layers = 1 + max(int(key.split(".")[0]) for key in inputs)
+    out: dict[str, dict[str, list[float]]] = {"absmax_ratio": {}, "energy_ratio": {}}
+    for short in ("q", "o", "gate", "down"):
+        am, en = [], []
+        for li in range(n_layers):
+            x = inputs[f"{li}.{short}"][0].double()
+            a = x.abs().amax(-1).mean(0)
+            e = x.pow(2).sum(-1).mean(0)
+            am.append(float(a[0] / a[1:].median()))
+            en.append(float(e[0] / e[1:].median()))
+        out["absmax_ratio"][short], out["energy_ratio"][short] = am, en
+    return out
+
+
 def token_energy(x: torch.Tensor, transform: str, k: int) -> dict[str, list[float]]:
     """Mean energy per row [s] of one captured input ``x`` [B, s, d] before and after ``transform``."""
     tr = st.make_transform(transform, x.shape[-2], k, x if transform == "klt" else None)
@@ -353,6 +371,7 @@ class StampResult:
     layers: int
     per_layer: dict[str, dict[str, list[float]]]
     energy: dict[str, dict[str, list[float]]]
+    sink: dict[str, dict[str, list[float]]]
     token_energy: dict[str, list[float]]
     bits: list[float]
     config: dict[str, Any]
@@ -442,19 +461,21 @@ def evaluate(model: Any, tokenizer: Any, text: str | None = None, cfg: EvalConfi
             per_layer[name] = _per_layer(stats, n_layers)
         rows.append(row)
     energy: dict[str, dict[str, list[float]]] = {}
+    sink: dict[str, dict[str, list[float]]] = {}
     tok: dict[str, list[float]] = {}
     if cfg.stats:
         report(progress, len(cfg.methods) / (len(cfg.methods) + 1), "energy concentration")
         inputs = capture_inputs(model, ids[: min(2, ids.shape[0])], cfg.batch_size)
-        names = tuple(n for n in ("identity", "haar", "dct", "wht")
+        names = tuple(n for n in cfg.energy_transforms
                       if n != "wht" or not (cfg.seqlen - cfg.sink_tokens) & (cfg.seqlen - cfg.sink_tokens - 1))
         energy = energy_concentration(inputs, names, cfg.k(), 1 / 8, 0)
+        sink = sink_profile(inputs)
         mid = n_layers // 2
         tok = token_energy(inputs[f"{mid}.q"][0], cfg.transform, cfg.k())
     report(progress, 1.0, "done")
     spec = cfg.spec(METHODS["stamp"])
     bvec = st.bit_vector(cfg.seqlen, spec.hp_tokens, spec.low_bits, spec.high_bits).tolist()
-    return StampResult(rows, n_layers, per_layer, energy, tok, bvec,
+    return StampResult(rows, n_layers, per_layer, energy, sink, tok, bvec,
                        {**asdict(cfg), "hp_tokens": cfg.k(), "methods": list(cfg.methods)},
                        int(ids.numel()), split.source, time.perf_counter() - t0)
 

@@ -61,10 +61,18 @@ class AdaptResult:
                 for k, v in self.rows.items()]
 
 
+def _capped(cfg, epochs: int | None):
+    from dataclasses import replace
+
+    return cfg if epochs is None else replace(cfg, epochs=min(cfg.epochs, int(epochs)))
+
+
 def adapt(series: dt.Series, backbone: torch.nn.Module, delta: float = 0.1, kind: str = "add",
           zero_init: bool = False, methods: tuple[str, ...] = ADAPT_METHODS, seed: int = 0,
-          windows: dt.Windows | None = None, n_example: int = 3, progress=None, cancel=None) -> AdaptResult:
-    """Every method of ``methods`` on the post-shift splits of ``series``; ``delta`` in (0, 1]."""
+          windows: dt.Windows | None = None, n_example: int = 3, epochs: int | None = None, progress=None,
+          cancel=None) -> AdaptResult:
+    """Every method of ``methods`` on the post-shift splits of ``series``; ``delta`` in (0, 1]. ``epochs`` caps the
+    epochs of every trained method alike (default: each method's own, 10 with early stopping)."""
     if not 0.0 < delta <= 1.0:
         raise InputError(f"delta must be in (0, 1]; got {delta}.")
     w = windows or dt.make_windows(series)
@@ -92,15 +100,16 @@ def adapt(series: dt.Series, backbone: torch.nn.Module, delta: float = 0.1, kind
             add(m, frozen["test"], frozen["val"], 0, 0.0)
         elif m in ("ada_x", "ada_y", "ada_xy"):
             cfg = ad.AdapterConfig(mode=m.split("_")[1], kind=kind, delta=delta, zero_init=zero_init)
+            cfg.fit = _capped(cfg.fit, epochs)
             model, log = ad.train_adapter(backbone, xa, ya, xv, yv, cfg, seed)
             add(m, _predict(model, xt), _predict(model, xv), ad.adapter_params(model), log.seconds,
                 epochs=log.epochs_run, curve={"train": log.train, "val": log.val})
         elif m == "finetune":
-            model, log = bl.finetune(backbone, xa, ya, xv, yv, seed=seed)
+            model, log = bl.finetune(backbone, xa, ya, xv, yv, _capped(bl.FT_FIT, epochs), seed=seed)
             add(m, _predict(model, xt), _predict(model, xv), n_params(model), log.seconds, epochs=log.epochs_run,
                 curve={"train": log.train, "val": log.val})
         elif m == "lora":
-            model, log, k = bl.lora(backbone, xa, ya, xv, yv, seed=seed)
+            model, log, k = bl.lora(backbone, xa, ya, xv, yv, cfg=_capped(bl.LORA_FIT, epochs), seed=seed)
             add(m, _predict(model, xt), _predict(model, xv), k, log.seconds, epochs=log.epochs_run,
                 curve={"train": log.train, "val": log.val})
         elif m == "revin":

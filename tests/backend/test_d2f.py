@@ -1,0 +1,69 @@
+"""D2F's decoders on a small random model: the pipeline's block states, its cache (equal to a cache-free run of the
+same schedule), the forced progress of fully active blocks, and the baselines' pass counts."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from backend.errors import InputError
+from backend.reasoning import d2f
+from backend.reasoning.diffusion_lm import DiffusionLM, DiffusionLMConfig
+
+MASK, EOS = 48, 49
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(0)
+    return DiffusionLM(DiffusionLMConfig(vocab_size=50, n_layer=2, hidden=48, n_head=3, intermediate=96,
+                                         max_positions=160)).eval()
+
+
+def test_forced_progress_one_token_per_pass_when_nothing_is_confident(model):
+    res = d2f.d2f_decode(model, list(range(8)), MASK, 10_000, d2f.D2FConfig(block=8, tau_conf=1.0, tau_add=1.0,
+                                                                            max_new=32))
+    # tau_add = 1: one block at a time; tau_conf = 1: exactly one token per pass (plus the prompt pass and one
+    # caching pass per block boundary)
+    assert len(res.tokens) == 32
+    assert len(set(res.decoded_at)) == 32  # one position per pass
+    per_block = [res.decoded_at[i : i + 8] for i in range(0, 32, 8)]
+    assert all(max(a) < min(b) for a, b in zip(per_block, per_block[1:], strict=False))  # one block at a time
+    assert MASK not in res.tokens
+    assert res.forward_passes >= 33
+
+
+def test_pipeline_runs_several_blocks_and_states_progress(model):
+    res = d2f.d2f_decode(model, list(range(8)), MASK, 10_000, d2f.D2FConfig(block=8, tau_conf=1.0, tau_add=0.1,
+                                                                            tau_act=0.5, max_new=32))
+    assert len(res.tokens) == 32 and MASK not in res.tokens
+    assert max(sum(s in ("semi", "full") for s in st) for st in res.states) >= 2  # blocks in flight together
+    order = {"semi": 0, "full": 1, "done": 2, "cached": 3}
+    for a, b in zip(res.states, res.states[1:], strict=False):
+        for x, y in zip(a, b, strict=False):
+            assert order[y] >= order[x]
+    assert res.states[-1][0] == "cached"
+
+
+def test_zero_confidence_threshold_fills_a_block_per_pass(model):
+    res = d2f.d2f_decode(model, list(range(8)), MASK, 10_000, d2f.D2FConfig(block=8, tau_conf=0.0, max_new=32))
+    assert len(res.tokens) == 32
+    assert res.forward_passes <= 1 + 2 * 4 + 1
+
+
+def test_baselines_pass_counts(model):
+    v = d2f.vanilla_decode(model, list(range(8)), MASK, 10_000, length=32, steps=8)
+    assert v.forward_passes == 8 and len(v.tokens) == 32 and MASK not in v.tokens
+    t = d2f.threshold_decode(model, list(range(8)), MASK, 10_000, length=32, tau_conf=1.0)
+    assert t.forward_passes == 32
+    with pytest.raises(InputError):
+        d2f.vanilla_decode(model, [1], MASK, EOS, length=8, steps=9)
+    with pytest.raises(InputError):
+        d2f.d2f_decode(model, [1], MASK, EOS, d2f.D2FConfig(tau_conf=1.5))
+
+
+def test_cache_is_exact_same_tokens_as_full_recompute(model):
+    cfg = d2f.D2FConfig(block=8, tau_conf=0.02, tau_add=0.3, tau_act=0.6, max_new=40)
+    a = d2f.d2f_decode(model, list(range(10)), MASK, 10_000, cfg)
+    b = d2f.d2f_decode(model, list(range(10)), MASK, 10_000, cfg, use_cache=False)
+    assert a.tokens == b.tokens and a.decoded_at == b.decoded_at and a.forward_passes == b.forward_passes

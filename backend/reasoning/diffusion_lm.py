@@ -121,3 +121,14 @@ class DiffusionLM(nn.Module):
             kvs.append(kv)
         logits = self.ln_f(x) @ self.tok.weight.T
         return (logits, kvs) if return_kv else logits
+
+
+def load_diffusion_lm(path) -> tuple[DiffusionLM, dict]:
+    """A DiffusionLM written by ``python -m backend.train d2f`` and its metadata extra (vocabulary, length, block)."""
+    from .. import weights
+
+    tensors, meta = weights.load(path, made_by="python -m backend.train d2f")
+    model = DiffusionLM(DiffusionLMConfig(**meta.config))
+    model.load_state_dict(tensors)
+    model.eval()
+    return model, meta.extra

@@ -67,3 +67,19 @@ def test_cache_is_exact_same_tokens_as_full_recompute(model):
     a = d2f.d2f_decode(model, list(range(10)), MASK, 10_000, cfg)
     b = d2f.d2f_decode(model, list(range(10)), MASK, 10_000, cfg, use_cache=False)
     assert a.tokens == b.tokens and a.decoded_at == b.decoded_at and a.forward_passes == b.forward_passes
+
+
+def test_training_script_smoke_and_decoding_a_real_prompt(tmp_path):
+    from backend.models.tinyreasoner import TinyTokenizer
+    from backend.reasoning.diffusion_lm import load_diffusion_lm
+    from backend.train import d2f as train
+
+    assert train.main(["--teacher-steps", "2", "--student-steps", "2", "--batch", "2", "--out-dir", str(tmp_path)]) == 0
+    student, extra = load_diffusion_lm(tmp_path / "d2f_student.safetensors")
+    teacher, _ = load_diffusion_lm(tmp_path / "d2f_teacher.safetensors")
+    tok = TinyTokenizer(extra["vocab"])
+    prompt = tok.encode("Question: Compute 2 + 3. <think>", bos=True)
+    res = d2f.d2f_decode(student, prompt, tok.index["<mask>"], tok.eos_token_id, d2f.D2FConfig(max_new=32))
+    assert res.forward_passes >= 2 and tok.index["<mask>"] not in res.tokens
+    v = d2f.vanilla_decode(teacher, prompt, tok.index["<mask>"], tok.eos_token_id, length=32, steps=4)
+    assert v.forward_passes == 4

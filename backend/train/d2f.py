@@ -1,0 +1,177 @@
+"""``python -m backend.train d2f``: train the D2F models on the reasoning-task generator.
+
+Writes ``assets/d2f_teacher.safetensors`` (a bidirectional masked-diffusion LM) and ``assets/d2f_student.safetensors``
+(the block-causal D2F student distilled from it), both :class:`backend.reasoning.diffusion_lm.DiffusionLM` with the
+tiny reasoner's vocabulary (``<mask>`` included), so that the autoregressive tiny reasoner
+(``python -m backend.train tinyreasoner``) is the same-size, same-data AR baseline.
+
+Data: ``train`` split of :mod:`backend.reasoning.tasks`, 1-5 operations, fresh problems per step (data seed
+``1000 + step``); each example is the prompt ``<bos>Question: ... <think>`` followed by the target
+``step ; step </think> answer<eos>`` padded with ``<eos>`` to ``--length`` positions (the fixed generation length of
+diffusion decoding).
+
+1. Teacher (masked diffusion, the LLaDA objective): per example a ratio t ~ U(0.05, 1); each target position is
+   masked with probability t; loss = cross-entropy on the masked positions weighted by 1 / t; the prompt is never
+   masked; bidirectional attention.
+2. Student (D2F's asymmetric distillation): initialised from the teacher; the target is cut into blocks of
+   ``--block`` tokens with mask ratios increasing monotonically across blocks (per example, sorted draws from
+   U(``--ratio-lo``, ``--ratio-hi``), default [0.2, 0.7]); the teacher sees the whole noisy sequence with
+   bidirectional attention, the student the same with block-causal attention; loss = sum over masked positions of
+   KL(p_student || p_teacher) (the direction the paper writes), plus the same masked cross-entropy.
+
+AdamW (lr 1e-3 teacher, 3e-4 student, warm-up 200 steps, cosine), batch 16. ``--out-dir`` writes elsewhere (a smoke
+test: ``--teacher-steps 2 --student-steps 2 --out-dir DIR``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+WARMUP = 200
+
+
+def _lr(step: int, total: int, peak: float, floor: float = 1e-5) -> float:
+    if step < WARMUP:
+        return peak * (step + 1) / WARMUP
+    frac = (step - WARMUP) / max(1, total - WARMUP)
+    return floor + 0.5 * (peak - floor) * (1 + math.cos(math.pi * frac))
+
+
+def make_batch(tok, problems, length: int):
+    """(ids [B, P + L], prompt_len) with prompts left-padded with ``<pad>`` to one length; targets padded with
+    ``<eos>`` to ``length``."""
+    import torch
+
+    from ..models.tinyreasoner import prompt_text
+    from ..reasoning.tasks import format_solution
+
+    prompts, targets = [], []
+    for p in problems:
+        prompts.append(tok.encode(prompt_text(p.question) + " <think>", bos=True))
+        sol = format_solution(p)
+        body = sol[len("<think>"):] if sol.startswith("<think>") else sol
+        targets.append((tok.encode(body) + [tok.eos_token_id] * length)[:length])
+    plen = max(len(x) for x in prompts)
+    rows = [[tok.pad_token_id] * (plen - len(x)) + x + y for x, y in zip(prompts, targets, strict=True)]
+    return torch.tensor(rows), plen
+
+
+def main(argv: list[str] | None = None) -> int:
+    import torch
+    import torch.nn.functional as F
+
+    from .. import weights
+    from ..models.tinyreasoner import TinyTokenizer, base_vocab
+    from ..reasoning.diffusion_lm import DiffusionLM, DiffusionLMConfig, bidirectional_mask, block_causal_mask
+    from ..reasoning.tasks import generate
+    from ..runtime import ASSETS
+
+    ap = argparse.ArgumentParser(prog="python -m backend.train d2f")
+    ap.add_argument("--teacher-steps", type=int, default=3000)
+    ap.add_argument("--student-steps", type=int, default=1000)
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--length", type=int, default=96, help="generation length (target positions)")
+    ap.add_argument("--block", type=int, default=16)
+    ap.add_argument("--ratio-lo", type=float, default=0.2)
+    ap.add_argument("--ratio-hi", type=float, default=0.7)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out-dir", type=Path, default=ASSETS)
+    args = ap.parse_args(argv)
+
+    torch.manual_seed(args.seed)
+    vocab = base_vocab()
+    tok = TinyTokenizer(vocab)
+    mask_id = tok.index["<mask>"]
+    cfg = DiffusionLMConfig(vocab_size=len(tok), max_positions=256)
+    teacher = DiffusionLM(cfg)
+
+    def noisy(ids, plen, ratios):
+        """Mask target positions with per-position probabilities ``ratios`` [B, L]."""
+        tgt = ids[:, plen:]
+        m = torch.rand(tgt.shape) < ratios
+        x = ids.clone()
+        x[:, plen:] = torch.where(m, torch.full_like(tgt, mask_id), tgt)
+        full = torch.zeros_like(ids, dtype=torch.bool)
+        full[:, plen:] = m
+        return x, full
+
+    def attn_mask(t: int, plen: int, ids):
+        pad = ids == tok.pad_token_id  # left padding of prompts: never attended to
+        return pad
+
+    t0 = time.perf_counter()
+    opt = torch.optim.AdamW(teacher.parameters(), lr=1e-3, betas=(0.9, 0.95), weight_decay=0.1)
+    teacher.train()
+    last = 0.0
+    for step in range(args.teacher_steps):
+        for g in opt.param_groups:
+            g["lr"] = _lr(step, args.teacher_steps, 1e-3)
+        ids, plen = make_batch(tok, generate(args.batch, "train", seed=1000 + step, steps=(1, 5)), args.length)
+        t = torch.rand(ids.shape[0], 1) * 0.95 + 0.05
+        x, m = noisy(ids, plen, t.expand(-1, args.length))
+        logits = teacher(x, _key_mask(bidirectional_mask(x.shape[1]), attn_mask(x.shape[1], plen, x)))
+        ce = F.cross_entropy(logits[m], ids[m], reduction="none")
+        loss = (ce / t.expand(-1, ids.shape[1])[m]).sum() / (ids.shape[0] * args.length)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(teacher.parameters(), 1.0)
+        opt.step()
+        last = 0.98 * last + 0.02 * float(loss) if step else float(loss)
+        if step % 100 == 0:
+            print(f"teacher {step} loss {last:.4f} {time.perf_counter() - t0:.0f}s", flush=True)
+    teacher_s = time.perf_counter() - t0
+    teacher.eval()
+
+    student = DiffusionLM(cfg)
+    student.load_state_dict(teacher.state_dict())
+    student.train()
+    opt = torch.optim.AdamW(student.parameters(), lr=3e-4, betas=(0.9, 0.95), weight_decay=0.1)
+    n_blocks = -(-args.length // args.block)
+    t1 = time.perf_counter()
+    for step in range(args.student_steps):
+        for g in opt.param_groups:
+            g["lr"] = _lr(step, args.student_steps, 3e-4)
+        ids, plen = make_batch(tok, generate(args.batch, "train", seed=500_000 + step, steps=(1, 5)), args.length)
+        r = torch.rand(ids.shape[0], n_blocks) * (args.ratio_hi - args.ratio_lo) + args.ratio_lo
+        r = r.sort(dim=1).values.repeat_interleave(args.block, dim=1)[:, : args.length]
+        x, m = noisy(ids, plen, r)
+        pad = attn_mask(x.shape[1], plen, x)
+        with torch.no_grad():
+            pt = torch.log_softmax(teacher(x, _key_mask(bidirectional_mask(x.shape[1]), pad)).float(), -1)
+        ls = torch.log_softmax(student(x, _key_mask(block_causal_mask(x.shape[1], plen, args.block), pad)).float(), -1)
+        kl = (ls.exp() * (ls - pt)).sum(-1)[m]
+        ce = F.nll_loss(ls[m], ids[m])
+        loss = kl.mean() + ce
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(student.parameters(), 1.0)
+        opt.step()
+        if step % 100 == 0:
+            print(f"student {step} kl {float(kl.mean()):.4f} ce {float(ce):.4f} {time.perf_counter() - t1:.0f}s",
+                  flush=True)
+    student_s = time.perf_counter() - t1
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    common = {"config": asdict(cfg), "extra": {"vocab": vocab, "length": args.length, "block": args.block}}
+    weights.save(args.out_dir / "d2f_teacher.safetensors", teacher.state_dict(),
+                 command="python -m backend.train d2f", data_seeds={"train": [1000, 1000 + args.teacher_steps]},
+                 quality={"train_seconds": round(teacher_s, 1), "steps": args.teacher_steps}, **common)
+    weights.save(args.out_dir / "d2f_student.safetensors", student.state_dict(),
+                 command="python -m backend.train d2f", data_seeds={"train": [500_000, 500_000 + args.student_steps]},
+                 quality={"train_seconds": round(student_s, 1), "steps": args.student_steps,
+                          "mask_ratios": [args.ratio_lo, args.ratio_hi]}, **common)
+    print(f"wrote {args.out_dir}")
+    return 0
+
+
+def _key_mask(mask, pad):
+    """[B, 1, T, T] boolean attention mask: ``mask`` [T, T] without the padded keys ``pad`` [B, T] (a padded query
+    still sees itself, so no row is empty)."""
+    import torch
+
+    m = mask[None] & ~pad[:, None, :]
+    m = m | torch.eye(mask.shape[0], dtype=torch.bool)[None]
+    return m[:, None]

@@ -141,6 +141,6 @@ if r := res_all.get("last"):
     with st.expander("SQNR per layer", icon=":material/show_chart:"):
         st.plotly_chart(figs.sqnr_per_layer(r["per_layer"]), key="stamp_sqnr")
     json_download("Download results (JSON)", {**r, "provenance": provenance(c["seed"], **{
-        k_: v for k_, v in c.items() if k_ != "methods"})}, "stamp_results.json", key="stamp_dl_json")
+        k_: v for k_, v in c.items() if k_ not in ("methods", "seed")})}, "stamp_results.json", key="stamp_dl_json")
     csv_download("Download the table (CSV)", pd.DataFrame(table), "stamp_table.csv", key="stamp_dl_csv")
 show_history("stamp")

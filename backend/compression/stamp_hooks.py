@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -258,26 +258,37 @@ def quantized(model: Any, cfg: EvalConfig, method_name: str, smooth: dict[str, t
             lin.weight.data = w
 
 
-def capture_inputs(model: Any, ids: torch.Tensor, batch_size: int = 4) -> dict[str, list[torch.Tensor]]:
-    """Dense forward over ``ids`` [M, s]; returns {"layer.linear": [X [B, s, d] per batch]} (q/k/v share one input,
-    so only q, o, gate and down are kept)."""
-    import torch
-
-    keep = ("q", "o", "gate", "down")
-    got: dict[str, list[torch.Tensor]] = {}
+@contextmanager
+def capturing(model: Any, got: dict[str, list[torch.Tensor]], max_batches: int = 1) -> Iterator[None]:
+    """While active, store the inputs of the q, o, gate and down linears (q/k/v and gate/up share theirs) of the
+    first ``max_batches`` forwards into ``got`` ({"layer.linear": [X [B, s, d]]})."""
     handles = []
+
+    def rec(key: str) -> Any:
+        def hook(m: Any, a: tuple) -> None:
+            if len(got.setdefault(key, [])) < max_batches:
+                got[key].append(a[0].detach().float().clone())
+
+        return hook
+
     for li, short, lin in decoder_linears(model):
-        if short in keep:
-            key = f"{li}.{short}"
-            handles.append(lin.register_forward_pre_hook(
-                lambda m, a, key=key: got.setdefault(key, []).append(a[0].detach().float().clone())))
+        if short in ("q", "o", "gate", "down"):
+            handles.append(lin.register_forward_pre_hook(rec(f"{li}.{short}")))
     try:
-        with torch.inference_mode():
-            for i in range(0, ids.shape[0], batch_size):
-                model(input_ids=ids[i : i + batch_size], use_cache=False)
+        yield
     finally:
         for hd in handles:
             hd.remove()
+
+
+def capture_inputs(model: Any, ids: torch.Tensor, batch_size: int = 4) -> dict[str, list[torch.Tensor]]:
+    """Dense forward over ``ids`` [M, s]; returns {"layer.linear": [X [B, s, d] per batch]}."""
+    import torch
+
+    got: dict[str, list[torch.Tensor]] = {}
+    with capturing(model, got, max_batches=10**9), torch.inference_mode():
+        for i in range(0, ids.shape[0], batch_size):
+            model(input_ids=ids[i : i + batch_size], use_cache=False)
     return got
 
 
@@ -437,12 +448,14 @@ def evaluate(model: Any, tokenizer: Any, text: str | None = None, cfg: EvalConfi
         smooth = smoothquant_calibration(model, calib, cfg.smooth_alpha, cfg.batch_size)
     n_layers = len(model.model.layers)
     rows, per_layer = [], {}
+    inputs: dict[str, list[torch.Tensor]] = {}  # the dense pass's first batch, for the energy statistics
     for j, name in enumerate(cfg.methods):
         report(progress, j / (len(cfg.methods) + 1), f"perplexity: {METHODS.label(name)}")
         method = METHODS[name]
         stats = LayerStats() if cfg.stats and method.bits != "none" else None
         t = time.perf_counter()
-        with quantized(model, cfg, name, smooth, stats):
+        grab = capturing(model, inputs) if cfg.stats and method.bits == "none" and not inputs else nullcontext()
+        with quantized(model, cfg, name, smooth, stats), grab:
             ppl = perplexity(model, ids, cfg.batch_size, sub_progress(progress, j / (len(cfg.methods) + 1),
                                                                       (j + 1) / (len(cfg.methods) + 1)))
         secs = time.perf_counter() - t
@@ -465,7 +478,8 @@ def evaluate(model: Any, tokenizer: Any, text: str | None = None, cfg: EvalConfi
     tok: dict[str, list[float]] = {}
     if cfg.stats:
         report(progress, len(cfg.methods) / (len(cfg.methods) + 1), "energy concentration")
-        inputs = capture_inputs(model, ids[: min(2, ids.shape[0])], cfg.batch_size)
+        if not inputs:
+            inputs = capture_inputs(model, ids[: min(cfg.batch_size, ids.shape[0])], cfg.batch_size)
         names = tuple(n for n in cfg.energy_transforms
                       if n != "wht" or not (cfg.seqlen - cfg.sink_tokens) & (cfg.seqlen - cfg.sink_tokens - 1))
         energy = energy_concentration(inputs, names, cfg.k(), 1 / 8, 0)

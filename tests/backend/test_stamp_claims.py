@@ -16,7 +16,7 @@ from backend.compression import stamp_hooks as sh
 
 CI_WINDOWS = 2
 FULL_WINDOWS = 8
-HEADLINE = ("a4", "a4_first_k", "stamp", "hadamard", "hadamard_stamp")
+HEADLINE = ("dense", "a4", "a4_first_k", "stamp", "hadamard", "hadamard_stamp")
 
 
 @pytest.fixture(scope="module")

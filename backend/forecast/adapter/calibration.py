@@ -195,7 +195,6 @@ def aci(res_cal: np.ndarray, pred: np.ndarray, y: np.ndarray, alpha: float, gamm
     n, horizon = len(scores), pred.shape[1]
     a_t = alpha
     lo, hi, levels = np.empty_like(pred), np.empty_like(pred), []
-    widths = np.empty(len(pred))
     for i in range(len(pred)):
         j = i - horizon
         if j >= 0:
@@ -203,7 +202,7 @@ def aci(res_cal: np.ndarray, pred: np.ndarray, y: np.ndarray, alpha: float, gamm
             a_t = a_t + gamma * (alpha - err)
         a_c = min(max(a_t, 1.0 / (n + 1)), 1.0 - 1e-9)
         k = scores[min(math.ceil((n + 1) * (1 - a_c)), n) - 1]
-        lo[i], hi[i], widths[i] = pred[i] - k, pred[i] + k, k
+        lo[i], hi[i] = pred[i] - k, pred[i] + k
         levels.append(a_t)
     return Interval(lo, hi), levels
 

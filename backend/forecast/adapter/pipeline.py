@@ -249,7 +249,8 @@ def calibrate(series: dt.Series, backbone: torch.nn.Module, alpha: float = 0.05,
     if series.noise_scale is not None:
         idx = w.t0["test"][:, None] + np.arange(w.horizon)[None]
         noise = float(np.corrcoef(wsc["test"][..., 0].ravel(), series.noise_scale[idx].ravel())[0, 1])
-    lo_t, hi_t = _intervals("cc", alpha, f, "val", "test").lo, _intervals("cc", alpha, f, "val", "test").hi
+    cc_test = _intervals("cc", alpha, f, "val", "test")
+    lo_t, hi_t = cc_test.lo, cc_test.hi
     qlo, qhi = q["test"][..., i_lo], q["test"][..., i_hi]
     k_ex = np.linspace(0, len(w.y["test"]) - 1, 3).astype(int)
     return {"alpha": alpha, "table": table, "nominal": list(NOMINAL), "curves": curves,

@@ -162,6 +162,12 @@ def test_tactic_error_below_quest_2k_all_layers(full_run, record_claim) -> None:
 
 
 @pytest.mark.full
+@pytest.mark.xfail(strict=True, reason=(
+    "measured: 1,185 of 1,540 (77 %) (layer, KV head, query) cases where the exact top-P set holds a needle token "
+    "also hold it in Tactic's union (78 of 88 where the needle has >= 5 % of the group's attention; misses in 27 of "
+    "30 layers). In the missed cases Tactic's realised mass has median 0.73, below P: the total estimated from the "
+    "51 sampled scores fell short, or the needle's cluster ranked late by q . centroid, so Tactic stopped before "
+    "reaching it; the estimate's misses (the 14 % of cases below 0.85 in the 2K run) carry the needle with them."))
 def test_needle_positions_in_tactic_union_2k(smollm2, record_claim) -> None:
     from backend.tokens.tactic_eval import needle_recall
 
@@ -173,6 +179,13 @@ def test_needle_positions_in_tactic_union_2k(smollm2, record_claim) -> None:
 
 
 @pytest.mark.full
+@pytest.mark.xfail(strict=True, reason=(
+    "measured on the last 256 tokens of 4,096 (all 30 layers): dense 6.459; Tactic 6.949 (+7.6 %) at 23.8 % of the "
+    "KV bytes (bytes bound met, perplexity bound missed); Quest 8.261 (+27.9 %) at 22.7 %; exact top-k at Tactic's "
+    "tokens 6.549 (+1.4 %) at 19.0 %; window 13.03 at 12.1 %. Exact top-k with the same token counts stays within "
+    "2 %, so the loss is Tactic's selection, not its budget: the sampled total-mass estimate falls short in the "
+    "cases that end below 0.85 (14 % at 2K) and drops whole clusters of similar keys; over 30 layers and 256 "
+    "positions these errors compound. On 1,024 tokens (last 128) Tactic stays within 0.6 % of dense."))
 def test_perplexity_last_256_of_4k_within_2_percent(smollm2, record_claim) -> None:
     from backend.tokens import tactic_eval as te
     from backend.tokens.tactic_model import sparse_perplexity

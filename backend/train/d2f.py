@@ -26,19 +26,15 @@ test: ``--teacher-steps 2 --student-steps 2 --out-dir DIR``).
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from dataclasses import asdict
 from pathlib import Path
 
-WARMUP = 200
+from .tinyreasoner import cosine_lr
 
 
-def _lr(step: int, total: int, peak: float, floor: float = 1e-5) -> float:
-    if step < WARMUP:
-        return peak * (step + 1) / WARMUP
-    frac = (step - WARMUP) / max(1, total - WARMUP)
-    return floor + 0.5 * (peak - floor) * (1 + math.cos(math.pi * frac))
+def _lr(step: int, total: int, peak: float) -> float:
+    return cosine_lr(step, total, peak, warmup=200, floor=1e-5)
 
 
 def make_batch(tok, problems, length: int):

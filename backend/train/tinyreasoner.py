@@ -22,6 +22,14 @@ from dataclasses import asdict
 from pathlib import Path
 
 
+def cosine_lr(step: int, total: int, peak: float, warmup: int = 200, floor: float = 1e-4) -> float:
+    """Linear warm-up over ``warmup`` steps, then cosine decay from ``peak`` to ``floor`` at ``total``."""
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    frac = (step - warmup) / max(1, total - warmup)
+    return floor + 0.5 * (peak - floor) * (1 + math.cos(math.pi * frac))
+
+
 def _batch(tok, problems, max_len: int):
     import torch
 
@@ -80,10 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     t0, done, last = time.perf_counter(), 0, 0.0
     model.train()
     for step in range(args.steps):
-        lr = args.lr * min(1.0, (step + 1) / warm)
-        if step >= warm:
-            frac = (step - warm) / max(1, args.steps - warm)
-            lr = floor + 0.5 * (args.lr - floor) * (1 + math.cos(math.pi * frac))
+        lr = cosine_lr(step, args.steps, args.lr, warm, floor)
         for g in opt.param_groups:
             g["lr"] = lr
         x, m = _batch(tok, generate(args.batch, "train", seed=1000 + step, steps=(1, 5)), cfg.max_positions)

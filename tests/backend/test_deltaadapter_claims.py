@@ -1,8 +1,8 @@
 """The claims of delta-Adapter on our miniature, with the shipped frozen backbones (``assets/deltaadapter_*``).
 
-ci tier: the synthetic preset's shift with DLinear and the MLP (every method), the patch transformer on a fixed
+ci tier: the synthetic preset's shift with DLinear (every method but Ada-X / Ada-Y alone), the patch transformer on a fixed
 subset of the adaptation split (Ada-X+Y vs full fine-tuning, same epochs), the feature mask at budget 0.3, the
-calibrators with DLinear. Full tier: the patch transformer on the whole adaptation split with every method, and the
+calibrators with DLinear. Full tier: the MLP, the patch transformer on the whole adaptation split with every method, and the
 real series (CO2, macro) with every backbone."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def _numbers(r: pl.AdaptResult) -> dict:
     return {f"mse_{k}": v["mse"] for k, v in r.rows.items()}
 
 
-@pytest.mark.parametrize("backbone", ["dlinear", "mlp"])
+@pytest.mark.parametrize("backbone", ["dlinear", pytest.param("mlp", marks=pytest.mark.full)])
 def test_claim_ada_xy_lowers_mse_of_frozen_backbone(synth, backbone: str, record_claim) -> None:
     r = _adapt(synth, backbone)
     record_claim(**_numbers(r), backbone_unchanged=r.hash_before == r.hash_after)
@@ -66,12 +66,16 @@ _LINEAR_SHIFT = ("the preset's shift is linear in the inputs (daily amplitude, l
     pytest.param("dlinear", marks=pytest.mark.xfail(strict=True, reason=(
         "measured test MSE: Ada-X+Y 0.1758 beats RevIN 0.1826 and EWMA 0.1882 but not the last-layer refit 0.1358; "
         + _LINEAR_SHIFT))),
-    pytest.param("mlp", marks=pytest.mark.xfail(strict=True, reason=(
+    pytest.param("mlp", marks=[pytest.mark.full, pytest.mark.xfail(strict=True, reason=(
         "measured test MSE: Ada-X+Y 0.3426 vs RevIN 0.3334, last-layer refit 0.3186, EWMA 0.3382 (all better); "
-        + _LINEAR_SHIFT + "; the MLP's larger bias (frozen 0.450) needs edits beyond delta"))),
+        + _LINEAR_SHIFT + "; the MLP's larger bias (frozen 0.450) needs edits beyond delta"))]),
+    pytest.param("patchtst", marks=[pytest.mark.full, pytest.mark.timeout(2700), pytest.mark.xfail(strict=True, reason=(
+        "measured test MSE (all 697 adaptation windows): Ada-X+Y 0.3007 beats the last-layer refit 0.3601 but not "
+        "RevIN 0.2753 or the EWMA 0.2879: the transformer has no internal normalisation, so per-window "
+        "re-normalisation and a running bias absorb the level shift that delta = 0.1 caps for the adapters"))]),
 ])
 def test_claim_ada_xy_at_least_as_good_as_revin_refit_ewma(synth, backbone: str, record_claim) -> None:
-    r = _adapt(synth, backbone)
+    r = _adapt(synth, backbone, pl.ADAPT_METHODS if backbone == "patchtst" else CI_METHODS)
     record_claim(**{f"mse_{k}": r.rows[k]["mse"] for k in ("ada_xy", *BASELINES)})
     for b in BASELINES:
         assert r.rows["ada_xy"]["mse"] <= r.rows[b]["mse"], b
@@ -92,6 +96,7 @@ def test_claim_patch_transformer_small_and_faster_than_finetuning(synth, record_
 
 
 @pytest.mark.full
+@pytest.mark.timeout(2700)
 def test_claim_patch_transformer_full(synth, record_claim) -> None:
     r = _adapt(synth, "patchtst", pl.ADAPT_METHODS)
     share = r.rows["ada_xy"]["params"] / r.backbone_params
@@ -100,8 +105,6 @@ def test_claim_patch_transformer_full(synth, record_claim) -> None:
     assert r.hash_before == r.hash_after and share < 0.10
     assert r.rows["ada_xy"]["mse"] < r.rows["frozen"]["mse"]
     assert r.rows["ada_xy"]["train_s"] < r.rows["finetune"]["train_s"]
-    for b in BASELINES:
-        assert r.rows["ada_xy"]["mse"] <= r.rows[b]["mse"], b
 
 
 def test_dlinear_costs_reported(synth, record_claim) -> None:

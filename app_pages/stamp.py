@@ -31,8 +31,8 @@ $\|\hat X - X\|^2 \le \frac d2 \sum_i \frac{\|l_i X\|^2}{(2^{b_i}-1)^2}$, per sa
 $L$; the gain comes from concentrating it in the rows that get more bits. The average bit-width is
 $b_{low} + (b_{high} - b_{low})\,k/s$ (4.125 at the paper's 64 of 2,048 tokens).
 
-**The attention sink.** The first token of every window carries massive activations (its energy is tens to hundreds of
-times the median token's in the middle layers). Inside a Haar transform it feeds one detail coefficient per level;
+**The attention sink.** The first token of every window carries massive activations in some linear inputs (in
+SmolLM2's down_proj inputs its largest value is up to about 2,000 times the median token's). Inside a Haar transform it feeds one detail coefficient per level;
 those are quantized at 4 bits on the sink's scale and the inverse spreads that error over the first $2^L$ tokens.
 With *keep the first token outside the transform* (the spec's rule for a vision model's CLS token) token 0 is
 quantized at the high bit-width on its own and counted among the $k$ high-precision tokens.

@@ -20,8 +20,9 @@ layer really multiplies: W, W R for the Hadamard rotation, W diag(s) for SmoothQ
 | ``hadamard_stamp`` | L^-1 Q(L X R) R^T | ours |
 | ``smoothquant`` | Q4(X / s) s, s = max|X|^0.5 / max|W|^0.5 from calibration windows | baseline |
 
-The sink rule (``sink_tokens``, default 1): the first token of each window carries the attention sink's massive
-activations (norms about 30-100x the others in SmolLM2's middle layers); STaMP keeps it at the high bit-width outside
+The sink rule (``sink_tokens``, default 1): the first token of each window is SmolLM2's attention sink and carries
+massive activations in some linear inputs (in the down_proj inputs its largest value is up to about 2,000 times the
+median token's, see :func:`sink_profile`); STaMP keeps it at the high bit-width outside
 the sequence transform (as the spec does for a vision model's CLS token) and counts it among the k high-precision
 tokens, so the average stays 4 + 4 k / s. Without the rule the Haar detail coefficients that touch token 0 are
 quantized at 4 bits on the sink's scale and their error lands on the tokens of its block.

@@ -25,7 +25,9 @@ massive activations in some linear inputs (in the down_proj inputs its largest v
 median token's, see :func:`sink_profile`); STaMP keeps it at the high bit-width outside
 the sequence transform (as the spec does for a vision model's CLS token) and counts it among the k high-precision
 tokens, so the average stays 4 + 4 k / s. Without the rule the Haar detail coefficients that touch token 0 are
-quantized at 4 bits on the sink's scale and their error lands on the tokens of its block.
+quantized at 4 bits on the sink's scale and their error lands on the tokens of its block. Measured (8 held-out windows
+of 256 tokens, k = 8, 4.125 bits; ``tests/backend/test_stamp_claims.py::test_claim_full_table``): Hadamard + STaMP
+22.1 with the rule vs 260 without it (Hadamard alone 65.8, dense 17.4); A4 + STaMP 162 vs 9,570 (A4 32,993).
 
 Causal caveat: mixing tokens along the sequence lets token i's quantization noise depend on later tokens of its block,
 so this is a prefill measure; decoding (one token at a time) has no sequence axis and stays at 8-bit activations.

@@ -7,7 +7,8 @@ Python-docs prompt, layers 9 / 19 / 29, the last 16 positions). All in one proce
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/tactic.py [--repeats 20] [--real-tokens 4096]
 
 Reference (abstract): up to 5.14x decode-attention speed-up on GPU (FlashInfer kernels, batched heads); CPU times here
-show the cost of the selection itself (Python loop over heads), the bytes show what a memory-bound kernel would save.
+show the cost of the selection itself (all heads batched, tokens read in rounds of 256 in centroid order), the bytes
+show what a memory-bound kernel would save.
 """
 
 from __future__ import annotations

@@ -10,7 +10,11 @@ The goldens are ``tests/cli_golden/<group>.json``::
                                                                    # (tests/test_inputs.py feeds them the corpus)
 
 A path is dot-separated; ``*`` matches every key or list index at that level. Numbers compare with a relative
-tolerance of 1e-9 (the same computation, different summation order across BLAS builds); NaN is written as null.
+tolerance of 1e-5: the same computation in float32 differs in its last bits between CPU families (AVX2 and AVX-512
+kernels sum in another order), which moves results by 1e-7 to a few 1e-6 after many operations (an optimal-transport
+cost), and values near zero that are differences of large sums (an MMD of 2.5e-5) by up to about 1e-9, hence also an
+absolute tolerance of 1e-8; NaN is written as null. A value that a last-bit difference can flip (a frame count near a
+threshold) is listed as volatile in its golden.
 A group without a golden fails the test, so a new group brings its own file. Regenerate one golden (after a change
 that is meant to alter the output, said in the commit) with ``METHOD_LAB_UPDATE_GOLDEN=<group> pytest tests/test_cli.py``.
 """
@@ -65,7 +69,7 @@ def same(a: object, b: object, where: str = "") -> str | None:
     if isinstance(a, bool) or isinstance(b, bool):
         return None if a == b else f"{where}: {a!r} != {b!r}"
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        if a == b or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12):
+        if a == b or math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-8):
             return None
         return f"{where}: {a!r} != {b!r}"
     if isinstance(a, dict) and isinstance(b, dict):

@@ -76,7 +76,7 @@ else:
                      key="deltaadapter_upload", lookback=int(lookback), horizon=int(horizon))
     series = got[1] if got else None
     state = file_input("backbone_state", "Optional: your backbone (safetensors state of the chosen architecture)",
-                       key="deltaadapter_state")
+                       key="deltaadapter_state_upload")
     user_state = state[1] if state else None
     backbone_note = "your uploaded state" if user_state else "trained here on the first half of your series"
     if series is None:

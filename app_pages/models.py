@@ -33,16 +33,6 @@ for mid, spec in MODELS.items():
     })
 show_metrics_table(rows)
 
-from backend.models import EXTRA_MODELS  # noqa: E402 - light: presence checks look for files only
-
-st.markdown("**Models outside the embedded set**: trained by the project, or a separate install that `make run` and "
-            "`make test` never fetch.")
-show_metrics_table([
-    {"id": m.id, "role": m.role, "model": m.title, "parameters": f"{m.parameters:,}", "licence": m.license,
-     "status": "installed" if m.is_present() else "not installed", "how to get it": m.install, "note": m.note}
-    for m in EXTRA_MODELS.values()
-])
-
 tabs = st.tabs(["Text encoder", "Causal LM", "Vision encoder", "Classifier"])
 results: dict = st.session_state.setdefault("models_results", {})
 
@@ -121,6 +111,16 @@ with tabs[3]:
         st.plotly_chart(topk_bar([f"{n} ({i})" for i, n, _ in r["top"]], [p for *_, p in r["top"]]),
                         key="models_top5_fig")
         st.caption(f"{r['seconds']} s on CPU")
+
+from backend.models import EXTRA_MODELS  # noqa: E402 - light: presence checks look for files only
+
+with st.expander("Models outside the embedded set (trained by the project, or a separate install)"):
+    st.markdown("`make run` and `make test` never fetch these; the status says whether each can load here.")
+    show_metrics_table([
+        {"id": m.id, "role": m.role, "model": m.title, "parameters": f"{m.parameters:,}", "licence": m.license,
+         "status": "installed" if m.is_present() else "not installed", "how to get it": m.install, "note": m.note}
+        for m in EXTRA_MODELS.values()
+    ])
 
 if results:
     report = {k: {kk: vv for kk, vv in v.items() if kk not in ("image", "pca")} for k, v in results.items()}

@@ -54,6 +54,6 @@ def test_user_csv_trains_a_backbone_and_bad_upload_errors() -> None:
 UPLOADS = [
     Widget("deltaadapter", "multiseries", "deltaadapter_upload", [("radio", "deltaadapter_source", "Your CSV")],
            bad="bad_latin1.csv", odd="odd_crlf.csv"),
-    Widget("deltaadapter", "backbone_state", "deltaadapter_state", [("radio", "deltaadapter_source", "Your CSV")],
+    Widget("deltaadapter", "backbone_state", "deltaadapter_state_upload", [("radio", "deltaadapter_source", "Your CSV")],
            bad="bad_trunc_third.safetensors", odd="odd_float16.safetensors"),
 ]

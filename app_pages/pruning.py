@@ -15,7 +15,7 @@ from backend.compression.pruning import COMPENSATIONS, SCORES, PruneConfig, n_to
 from backend.runtime import ASSETS, provenance
 from ui.claims import claims_panel
 from ui.figures import pruning as figs
-from ui.inputs import file_input
+from ui.inputs import text_upload
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.models import get_model
 from ui.runner import run_job
@@ -77,11 +77,10 @@ with tab_run:
     src = bound(st.radio, "Text", ["Built-in: Python reference docs", "Upload your own"], horizontal=True, key="pruning_src")
     upload_text, upload_name = None, None
     if src == "Upload your own":
-        got = file_input("text_corpus", "UTF-8 text (.txt, .md), at most 2 MB", "pruning_upload",
-                         help="Split 70 % calibration / 30 % held-out. N segments need N x 128 calibration tokens.")
+        got = text_upload("pruning_upload",
+                          help="Split 70 % calibration / 30 % held-out. N segments need N x 128 calibration tokens.")
         if got is not None:
             upload_name, upload_text = got
-            st.caption(f"{upload_name}: {len(upload_text):,} characters (about {len(upload_text) // 4:,} tokens).")
     with st.form("pruning_form"):
         c1, c2 = st.columns(2)
         score = bound(c1.selectbox, "Importance score", SCORE_KEYS, index=SCORE_KEYS.index(PruneConfig.score),

@@ -10,7 +10,7 @@ from backend.compression import stamp_hooks as sh
 from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.figures import stamp as figs
-from ui.inputs import file_input
+from ui.inputs import text_upload
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.models import get_model
 from ui.runner import run_job
@@ -56,11 +56,10 @@ preset_choice("stamp", PRESETS)
 src = bound(st.radio, "Text", ["Built-in: Python reference docs", "Upload your own"], horizontal=True, key="stamp_src")
 upload_text, upload_name = None, None
 if src == "Upload your own":
-    got = file_input("text_corpus", "UTF-8 text (.txt, .md), at most 2 MB", "stamp_upload",
-                     help="The last 30 % is held out: perplexity needs at least 2 windows of the chosen context.")
+    got = text_upload("stamp_upload",
+                      help="The last 30 % is held out: perplexity needs at least 2 windows of the chosen context.")
     if got is not None:
         upload_name, upload_text = got
-        st.caption(f"{upload_name}: {len(upload_text):,} characters (about {len(upload_text) // 4:,} tokens).")
 with st.form("stamp_form"):
     c1, c2, c3 = st.columns(3)
     transform = bound(c1.selectbox, "Sequence transform", list(stm.TRANSFORMS), format_func=stm.TRANSFORMS.label,

@@ -10,7 +10,7 @@ from backend.runtime import provenance
 from backend.tokens.sparse_attention import SELECTORS, TacticConfig
 from ui.claims import claims_panel
 from ui.figures import tactic as figs
-from ui.inputs import file_input
+from ui.inputs import text_upload
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.models import get_model
 from ui.runner import run_job
@@ -50,10 +50,8 @@ src = bound(st.radio, "Text", ["Preset: Python reference docs", "Preset: needle 
             horizontal=True, key="tactic_src")
 upload = None
 if src == "Upload your own":
-    upload = file_input("text_corpus", "UTF-8 text (.txt, .md), at most 2 MB", "tactic_upload",
-                        help="The first N tokens are used; it needs at least the context length you choose.")
-    if upload is not None:
-        st.caption(f"{upload[0]}: {len(upload[1]):,} characters (about {len(upload[1]) // 4:,} tokens).")
+    upload = text_upload("tactic_upload",
+                         help="The first N tokens are used; it needs at least the context length you choose.")
 preset_choice("tactic", SIZES, horizontal=True)
 for k, v in next(iter(SIZES.values())).items():  # widget values live in the session (set by the run-size choice)
     st.session_state.setdefault(k, v)

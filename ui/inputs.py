@@ -62,6 +62,14 @@ def file_input(kind: str, label: str, key: str, help: str = "", **options: objec
     return None if got is None or value is None else (got[0], value)
 
 
+def text_upload(key: str, help: str = "") -> tuple[str, str] | None:
+    """A UTF-8 text upload (kind ``text_corpus``, at most 2 MB) with a caption of its size; ``(name, text)`` or None."""
+    got = file_input("text_corpus", "UTF-8 text (.txt, .md), at most 2 MB", key, help=help)
+    if got is not None:
+        st.caption(f"{got[0]}: {len(got[1]):,} characters (about {len(got[1]) // 4:,} tokens).")
+    return got
+
+
 def skimage_presets() -> dict[str, Callable[[], Image.Image]]:
     """Photos that ship inside scikit-image (offline, public domain / CC0)."""
 

@@ -173,7 +173,7 @@ class Trace:
         return d
 
 
-def _settings(decoder: str, cfg: SwiRConfig) -> dict[str, Any]:
+def _settings(decoder: str) -> dict[str, Any]:
     DECODERS.get(decoder)
     return {
         "cot_greedy": {"explicit_only": True, "sample": False, "force_end": False},
@@ -217,7 +217,7 @@ def decode(lm: Any, question: str, decoder: str = "swireasoning", cfg: SwiRConfi
     cfg = cfg or SwiRConfig()
     if not 8 <= cfg.budget <= 4096:
         raise InputError(f"The token budget must be between 8 and 4096, got {cfg.budget}.")
-    mode = _settings(decoder, cfg)
+    mode = _settings(decoder)
     prompt = lm.prompt_ids(question)
     if len(prompt) + cfg.budget > lm.max_positions:
         raise InputError(f"Prompt ({len(prompt)} tokens) plus budget ({cfg.budget}) exceed the model's "

@@ -95,10 +95,6 @@ def main(argv: list[str] | None = None) -> int:
         full[:, plen:] = m
         return x, full
 
-    def attn_mask(t: int, plen: int, ids):
-        pad = ids == tok.pad_token_id  # left padding of prompts: never attended to
-        return pad
-
     t0 = time.perf_counter()
     opt = torch.optim.AdamW(teacher.parameters(), lr=1e-3, betas=(0.9, 0.95), weight_decay=0.1)
     teacher.train()
@@ -109,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         ids, plen = make_batch(tok, generate(args.batch, "train", seed=1000 + step, steps=(1, 5)), args.length)
         t = torch.rand(ids.shape[0], 1) * 0.95 + 0.05
         x, m = noisy(ids, plen, t.expand(-1, args.length))
-        logits = teacher(x, _key_mask(bidirectional_mask(x.shape[1]), attn_mask(x.shape[1], plen, x)))
+        logits = teacher(x, _key_mask(bidirectional_mask(x.shape[1]), x == tok.pad_token_id))
         ce = F.cross_entropy(logits[m], ids[m], reduction="none")
         loss = (ce / t.expand(-1, ids.shape[1])[m]).sum() / (ids.shape[0] * args.length)
         opt.zero_grad(set_to_none=True)
@@ -135,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         r = torch.rand(ids.shape[0], n_blocks) * (args.ratio_hi - args.ratio_lo) + args.ratio_lo
         r = r.sort(dim=1).values.repeat_interleave(args.block, dim=1)[:, : args.length]
         x, m = noisy(ids, plen, r)
-        pad = attn_mask(x.shape[1], plen, x)
+        pad = x == tok.pad_token_id  # left padding of prompts: never attended to
         with torch.no_grad():
             pt = torch.log_softmax(teacher(x, _key_mask(bidirectional_mask(x.shape[1]), pad)).float(), -1)
         ls = torch.log_softmax(student(x, _key_mask(block_causal_mask(x.shape[1], plen, args.block), pad)).float(), -1)

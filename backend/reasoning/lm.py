@@ -6,8 +6,10 @@ the per-model thinking markers (:data:`backend.reasoning.tasks.MARKERS`) and the
 
 - ``tinyreasoner``: ``<bos>Question: ...`` exactly as trained; ``<think>`` / ``</think>`` are single tokens.
 - chat models (SmolLM2, Qwen2.5-Coder, folders): one user turn of the chat template asking to reason step by step
-  between the model's markers and to end with the answer; the assistant turn is opened with the start marker.
-  SmolLM2 has no thinking tokens, so its markers are plain text (``Reasoning:`` / ``Answer:``), each a few tokens.
+  between the model's markers and to end with the answer, with one solved example (:data:`ONE_SHOT`, a problem of the
+  training templates and range, so the held-out splits stay unseen); the assistant turn is opened with the start
+  marker. Without the example SmolLM2 repeats its steps until the budget ends instead of answering. SmolLM2 has no
+  thinking tokens, so its markers are plain text (``Reasoning:`` / ``Answer:``), each a few tokens.
 
 :func:`load_reasoning_lm` ``(model_id)`` -> :class:`ReasoningLM`. Shapes: ``embeddings`` [V, D].
 """
@@ -21,8 +23,12 @@ from ..errors import InputError
 from .tasks import MARKERS, Markers
 
 MODEL_IDS = ("tinyreasoner", "smollm2", "qwen2.5-coder")
-CHAT_INSTRUCTION = ("Solve the problem. First write your reasoning step by step after '{open}', then write "
-                    "'{close}' followed by the final answer as a single number.")
+MAX_QUESTION_CHARS = 1000
+CHAT_INSTRUCTION = ("Solve the problem. Write your reasoning step by step after '{open}', then write '{close}' "
+                    "followed by the final answer as a single number.")
+#: The solved example of the chat prompt: (question, reasoning, answer), a ``shopping`` problem of the training range.
+ONE_SHOT = ("Ana buys 3 pens at 4 dollars each and pays with 20 dollars. How much change does Ana get?",
+            "3 * 4 = 12. 20 - 12 = 8.", "8")
 
 
 @dataclass
@@ -68,13 +74,19 @@ class ReasoningLM:
         """The prompt's token ids; decoding starts right after the start-of-thinking marker."""
         q = question.strip()
         if not q:
-            raise InputError("The question is empty.")
+            raise InputError("The question is empty: type a question.")
+        if len(q) > MAX_QUESTION_CHARS:
+            raise InputError(f"The question has {len(q):,} characters; at most {MAX_QUESTION_CHARS:,} are accepted.")
         if not self.chat:
             from ..models.tinyreasoner import prompt_text
 
             return self.tokenizer.encode(prompt_text(q) + " " + self.markers.think_open, bos=True)
-        instruction = CHAT_INSTRUCTION.format(open=self.markers.think_open, close=self.markers.think_close)
-        msgs = [{"role": "user", "content": f"{q}\n\n{instruction}"}]
+        m = self.markers
+        instruction = CHAT_INSTRUCTION.format(open=m.think_open, close=m.think_close)
+        ex_q, ex_steps, ex_a = ONE_SHOT
+        content = (f"{instruction}\n\nExample problem: {ex_q}\n{m.think_open} {ex_steps}\n{m.think_close} {ex_a}"
+                   f"\n\nProblem: {q}")
+        msgs = [{"role": "user", "content": content}]
         text = self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
         return list(self.tokenizer.encode(text + self.markers.think_open, add_special_tokens=False))
 
@@ -97,9 +109,11 @@ def load_reasoning_lm(model_id: str = "tinyreasoner", path: str | None = None) -
 
         lm = load_coder(path)
         return ReasoningLM("qwen2.5-coder", lm.model, lm.tokenizer, MARKERS["qwen2.5-coder"], True, lm.source)
-    if model_id == "folder" and path:
+    if model_id == "folder":
+        if not path:
+            raise InputError("The model 'folder' needs a path: a local transformers causal-LM folder.")
         from ..models.lm import load_causal_lm
 
         lm = load_causal_lm(path)
         return ReasoningLM("folder", lm.model, lm.tokenizer, MARKERS["smollm2"], True, lm.source)
-    raise InputError(f"Unknown model {model_id!r}; choose one of {', '.join(MODEL_IDS)} (or 'folder' with a path).")
+    raise InputError(f"Unknown model {model_id!r}; choose one of {', '.join(MODEL_IDS)}, or 'folder' with a path.")

@@ -166,6 +166,8 @@ class Trace:
     window: int
     seconds: float
     stopped: str              # "eos", "answer given", "answer budget", "token budget"
+    forward_passes: int = 0   # model calls: the prompt's prefill plus one per token fed back
+    prompt_tokens: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -242,6 +244,7 @@ def decode(lm: Any, question: str, decoder: str = "swireasoning", cfg: SwiRConfi
     start, stopped = time.perf_counter(), "token budget"
     with torch.inference_mode():
         res = lm.model(input_ids=torch.tensor([prompt]), use_cache=True)
+        passes = 1
         for t in range(cfg.budget):
             if cancel is not None:
                 cancel.check()
@@ -274,9 +277,30 @@ def decode(lm: Any, question: str, decoder: str = "swireasoning", cfg: SwiRConfi
             else:
                 emb = E[d.token]
             res = lm.model(inputs_embeds=emb.view(1, 1, -1).to(E.dtype), cache=res.cache, use_cache=True)
+            passes += 1
     text = lm.decode([s.token for s in steps if s.token not in eos])
     return Trace(decoder, text, extract_answer(text, lm.markers), len(steps), steps, window,
-                 time.perf_counter() - start, stopped)
+                 time.perf_counter() - start, stopped, passes, len(prompt))
+
+
+def summarize(tr: Trace, lm: Any) -> dict[str, Any]:
+    """A small JSON-able record of one decode for pages and the CLI: text, answer, costs and the per-step trace
+    (entropy, reference entropy, feed mode ``L``/``E`` per step, switch steps, injected steps with their text)."""
+    st = tr.steps
+    return {
+        "decoder": tr.decoder, "label": DECODERS.label(tr.decoder), "text": tr.text, "answer": tr.answer,
+        "tokens": tr.tokens, "forward_passes": tr.forward_passes, "prompt_tokens": tr.prompt_tokens,
+        "stopped": tr.stopped, "seconds": round(tr.seconds, 4), "window": tr.window,
+        "latent_steps": sum(d.mode == "latent" for d in st), "switches": st[-1].switches if st else 0,
+        "trace": {
+            "entropy": [round(d.entropy, 5) for d in st],
+            "reference": [round(d.reference, 5) for d in st],
+            "modes": "".join("L" if d.mode == "latent" else "E" for d in st),
+            "switch_steps": [[d.step, d.switch] for d in st if d.switch],
+            "injected": [[d.step, lm.decode([d.token])] for d in st if d.injected],
+            "pieces": [lm.decode([d.token]) for d in st],
+        },
+    }
 
 
 def _answer_complete(text: str, markers: Any) -> bool:
@@ -297,6 +321,8 @@ class EvalRow:
     answered: float
     n: int
     seconds: float
+    forward_passes: float = 0.0   # mean model calls per problem
+    tokens_per_s: float = 0.0
 
 
 def evaluate(lm: Any, problems: list[Any], decoders: list[str], budgets: list[int], cfg: SwiRConfig | None = None,
@@ -308,19 +334,40 @@ def evaluate(lm: Any, problems: list[Any], decoders: list[str], budgets: list[in
     for name in decoders:
         for b in budgets:
             c = replace(cfg, budget=b)
-            ok = toks = answered = 0
+            ok = toks = answered = passes = 0
             secs = 0.0
             for i, p in enumerate(problems):
                 tr = decode(lm, p.question, name, c, seed=seed + i, cancel=cancel)
                 ok += int(tr.answer == p.answer)
                 answered += int(tr.answer is not None)
                 toks += tr.tokens
+                passes += tr.forward_passes
                 secs += tr.seconds
                 done += 1
                 report(progress, done / total, f"{DECODERS.label(name)} at budget {b}: {i + 1}/{len(problems)}")
             n = max(1, len(problems))
-            rows.append(EvalRow(name, b, ok / n, toks / n, answered / n, len(problems), round(secs, 2)))
+            rows.append(EvalRow(name, b, ok / n, toks / n, answered / n, len(problems), round(secs, 2), passes / n,
+                                round(toks / secs, 2) if secs > 0 else 0.0))
     return rows
+
+
+def pareto(rows: list[EvalRow]) -> list[bool]:
+    """Per row: no other row has at least its accuracy with fewer mean tokens, or more accuracy with as few."""
+    out = []
+    for r in rows:
+        dominated = any((o.accuracy >= r.accuracy and o.mean_tokens < r.mean_tokens) or
+                        (o.accuracy > r.accuracy and o.mean_tokens <= r.mean_tokens) for o in rows if o is not r)
+        out.append(not dominated)
+    return out
+
+
+def rows_table(rows: list[EvalRow]) -> list[dict[str, Any]]:
+    """The evaluation rows as dicts with the decoder's label, the accuracy per 100 tokens (token efficiency) and
+    the Pareto flag."""
+    front = pareto(rows)
+    return [asdict(r) | {"label": DECODERS.label(r.decoder), "kind": DECODERS.kind(r.decoder),
+                         "accuracy_per_100_tokens": round(100 * r.accuracy / r.mean_tokens, 4) if r.mean_tokens else 0.0,
+                         "pareto": f} for r, f in zip(rows, front, strict=True)]
 
 
 def scripted_run(entropies: list[float], window: int, max_switch: int | None = None, end_at: int | None = None,

@@ -1,0 +1,205 @@
+"""CLI group ``swireasoning``: SwiReasoning's latent/explicit switching decoder and its baselines on a causal LM.
+
+- ``run``: one question, one decoder (or ``--decoder all``: every decoder on the same question): the text, the answer
+  read from it, tokens, forward passes, why it stopped, and the per-step trace (entropy, reference entropy, latent or
+  explicit feed, switches, injected tokens). Example:
+  ``python -m backend swireasoning run --model tinyreasoner --question "Compute 12 + 7." --decoder all --json``
+- ``eval``: accuracy (exact final answer), mean tokens, answered share, forward passes and seconds per decoder x budget
+  on generated problems of a split, with the Pareto flag of each row. Example:
+  ``python -m backend swireasoning eval --model smollm2 --split heldout --n 20 --budgets 64,128 --json``
+- ``controller``: the controller alone on a scripted entropy trace (no model; instant): modes, switch steps, injected
+  positions. Example: ``python -m backend swireasoning controller --entropies 3,4,2,2.5,1,5,6 --window 2 --json``
+
+Models: ``tinyreasoner`` (trained here), ``smollm2`` (embedded), ``qwen2.5-coder`` (optional, ``make models-extra``),
+``folder`` with ``--path`` (a local transformers causal-LM folder). Bad input (an empty question or one over 1,000
+characters, a budget outside 8..4096, an unknown decoder, model or split, a model that is not installed) exits with
+code 2 before any decoding.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from backend.cli_common import Output, add_action, add_group
+
+MODEL_CHOICES = "tinyreasoner | smollm2 | qwen2.5-coder | folder"
+
+
+def add_parser(subparsers: Any) -> argparse._SubParsersAction:
+    sub = add_group(subparsers, "swireasoning", "SwiReasoning: switch between latent and explicit reasoning on "
+                    "entropy trends, vs CoT, soft thinking and budget forcing")
+    r = add_action(sub, "run", cmd_run, "decode one question with one decoder or all of them")
+    _model(r)
+    r.add_argument("--question", required=True, help="the question (at most 1,000 characters)")
+    r.add_argument("--decoder", default="swireasoning", help="a decoder name, a comma-separated list, or 'all'")
+    r.add_argument("--budget", type=int, default=128, help="max new tokens (8..4096)")
+    _settings(r)
+
+    e = add_action(sub, "eval", cmd_eval, "accuracy and tokens per decoder x budget on generated problems")
+    _model(e)
+    e.add_argument("--split", default="heldout", help="heldout | heldout_numbers | heldout_templates | train")
+    e.add_argument("--n", type=int, default=20, help="problems (1..500)")
+    e.add_argument("--budgets", default="64,128", help="comma-separated token budgets (8..4096 each)")
+    e.add_argument("--budget", type=int, default=None, help="one budget (instead of --budgets)")
+    e.add_argument("--decoders", default="swireasoning,cot_greedy,soft_thinking,budget_forced",
+                   help="comma-separated decoder names, or 'all'")
+    e.add_argument("--problem-seed", type=int, default=0, help="seed of the problem generator")
+    _settings(e)
+
+    c = add_action(sub, "controller", cmd_controller, "the controller alone on a scripted entropy trace (no model)")
+    c.add_argument("--entropies", required=True, help="comma-separated entropies, one per step")
+    c.add_argument("--window", type=int, default=2, help="W: explicit steps before a switch back to latent")
+    c.add_argument("--max-switch", type=int, default=None, help="C_max (default: no cap)")
+    c.add_argument("--end-at", type=int, default=None, help="step at which the end-of-thinking marker is sampled")
+    return sub
+
+
+def _model(a: argparse.ArgumentParser) -> None:
+    a.add_argument("--model", default="tinyreasoner", help=MODEL_CHOICES)
+    a.add_argument("--path", default=None, help="weights file (tinyreasoner) or model folder (folder, smollm2)")
+
+
+def _settings(a: argparse.ArgumentParser) -> None:
+    a.add_argument("--max-switch", type=int, default=2, help="C_max, the switch cap (0 = no cap)")
+    a.add_argument("--window", type=int, default=512, help="W (scaled to budget / 8 when W >= budget)")
+    a.add_argument("--seed", type=int, default=0, help="seed of the sampled decoders")
+
+
+def _decoders(text: str) -> list[str]:
+    from .swireasoning import DECODERS
+
+    if text.strip().lower() == "all":
+        return list(DECODERS)
+    names = [DECODERS.key(t.strip()) for t in text.split(",") if t.strip()]
+    if not names:
+        from backend.errors import InputError
+
+        raise InputError(f"Give at least one decoder: {', '.join(DECODERS)} or 'all'.")
+    return names
+
+
+def _budget(b: int) -> int:
+    from backend.errors import InputError
+
+    if not 8 <= b <= 4096:
+        raise InputError(f"The token budget must be between 8 and 4096, got {b}.")
+    return b
+
+
+def _config(args: argparse.Namespace, budget: int) -> Any:
+    from backend.errors import InputError
+
+    from .swireasoning import SwiRConfig
+
+    if args.max_switch < 0 or args.window < 1:
+        raise InputError("--max-switch must be >= 0 (0 = no cap) and --window >= 1.")
+    return SwiRConfig(budget=budget, window=args.window, max_switch=args.max_switch or None)
+
+
+def _load(args: argparse.Namespace) -> Any:
+    from .lm import load_reasoning_lm
+
+    return load_reasoning_lm(args.model, args.path)
+
+
+def check_question(q: str) -> str:
+    from backend.errors import InputError
+
+    from .lm import MAX_QUESTION_CHARS
+
+    q = (q or "").strip()
+    if not q:
+        raise InputError("The question is empty: give --question \"...\".")
+    if len(q) > MAX_QUESTION_CHARS:
+        raise InputError(f"The question has {len(q):,} characters; at most {MAX_QUESTION_CHARS:,} are accepted.")
+    return q
+
+
+def cmd_run(args: argparse.Namespace) -> Output:
+    from backend.runtime import provenance
+
+    from .swireasoning import decode, summarize
+
+    q = check_question(args.question)
+    names = _decoders(args.decoder)
+    cfg = _config(args, _budget(args.budget))
+    lm = _load(args)
+    runs = [summarize(decode(lm, q, n, cfg, seed=args.seed), lm) for n in names]
+    out = {"model": lm.name, "source": lm.source, "question": q, "budget": cfg.budget, "runs": runs,
+           "provenance": provenance(args.seed, (), model=args.model, path=args.path, question=q,
+                                    decoder=args.decoder, budget=args.budget, max_switch=args.max_switch,
+                                    window=args.window)}
+    lines = [f"{lm.name}, budget {cfg.budget}: {q}"]
+    for r in runs:
+        lines.append(f"{r['label']:32} answer {r['answer']!s:>8}  tokens {r['tokens']:4d}  latent {r['latent_steps']:4d}"
+                     f"  switches {r['switches']}  {r['stopped']:13}  {r['seconds']:.2f} s")
+        lines.append("    " + r["text"].replace("\n", " ")[:160])
+    return Output(out, lines=lines)
+
+
+def cmd_eval(args: argparse.Namespace) -> Output:
+    from backend.cli_common import int_list
+    from backend.errors import InputError
+    from backend.runtime import provenance
+
+    from .swireasoning import evaluate, rows_table
+    from .tasks import SPLITS, generate
+
+    if args.split not in SPLITS:
+        raise InputError(f"Unknown split {args.split!r}; choose one of {', '.join(SPLITS)}.")
+    if not 1 <= args.n <= 500:
+        raise InputError(f"--n must be between 1 and 500, got {args.n}.")
+    if args.budget is not None:
+        budgets = [args.budget]
+    else:
+        try:
+            budgets = list(int_list(args.budgets))
+        except argparse.ArgumentTypeError:
+            raise InputError("--budgets must be comma-separated integers, e.g. 64,128,256.") from None
+    if not budgets:
+        raise InputError("Give at least one budget.")
+    budgets = [_budget(b) for b in budgets]
+    names = _decoders(args.decoders)
+    cfg = _config(args, max(budgets))
+    lm = _load(args)
+    problems = generate(args.n, args.split, seed=args.problem_seed)
+    rows = rows_table(evaluate(lm, problems, names, budgets, cfg, seed=args.seed))
+    out = {"model": lm.name, "source": lm.source, "split": args.split, "n": args.n, "budgets": budgets, "rows": rows,
+           "provenance": provenance(args.seed, (), model=args.model, path=args.path, split=args.split, n=args.n,
+                                    budgets=budgets, decoders=names, problem_seed=args.problem_seed,
+                                    max_switch=args.max_switch, window=args.window)}
+    lines = [f"{lm.name} on {args.n} problems of split {args.split}"]
+    for r in rows:
+        lines.append(f"{r['label']:32} budget {r['budget']:5d}  accuracy {r['accuracy']:6.1%}  tokens "
+                     f"{r['mean_tokens']:7.1f}  answered {r['answered']:6.1%}  {r['seconds']:7.1f} s"
+                     f"{'  pareto' if r['pareto'] else ''}")
+    return Output(out, lines=lines)
+
+
+def cmd_controller(args: argparse.Namespace) -> Output:
+    from dataclasses import asdict
+
+    from backend.cli_common import float_list
+    from backend.errors import InputError
+    from backend.runtime import provenance
+
+    from .swireasoning import scripted_run
+
+    try:
+        h = list(float_list(args.entropies))
+    except argparse.ArgumentTypeError:
+        raise InputError("--entropies must be comma-separated numbers, e.g. 3,4,2,2.5,1.") from None
+    if not 1 <= len(h) <= 4096 or any(not 0 <= x < 1e6 for x in h):
+        raise InputError("--entropies needs 1 to 4096 non-negative numbers.")
+    if args.window < 1 or (args.max_switch is not None and args.max_switch < 1):
+        raise InputError("--window and --max-switch must be at least 1.")
+    ds = scripted_run(h, args.window, args.max_switch, args.end_at, budget=max(len(h), 8))
+    out = {"modes": "".join("L" if d.mode == "latent" else "E" for d in ds),
+           "switch_steps": [[d.step, d.switch] for d in ds if d.switch],
+           "injected_steps": [d.step for d in ds if d.injected],
+           "steps": [asdict(d) for d in ds],
+           "provenance": provenance(None, (), entropies=h, window=args.window, max_switch=args.max_switch,
+                                    end_at=args.end_at)}
+    return Output(out, lines=[f"modes {out['modes']}", f"switches {out['switch_steps']}",
+                              f"injected at {out['injected_steps']}"])

@@ -144,6 +144,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Efficient inference",
         abstract=(_F4, 19),
         icon=":material/bolt:",
+        status="available",
+        cli="backend.reasoning.d2f_cli",
     ),
     Paper(
         id="futurefill",
@@ -377,6 +379,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Reasoning",
         abstract=(_F0, 4),
         icon=":material/swap_horiz:",
+        status="available",
+        cli="backend.reasoning.swireasoning_cli",
     ),
     Paper(
         id="t1",

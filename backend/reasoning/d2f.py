@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..errors import InputError
-from .diffusion_lm import DiffusionLM, bidirectional_mask, block_causal_mask
+from .diffusion_lm import DiffusionLM, aligned, bidirectional_mask, block_causal_mask
 
 
 @dataclass
@@ -54,6 +54,7 @@ class DecodeResult:
     seconds: float
     decoded_at: list[int]                       # per generated position: the pass that filled it (-1: never)
     states: list[list[str]] = field(default_factory=list)  # per pass, per block: "semi", "full", "done", "cached"
+    grid_at: list[int] = field(default_factory=list)  # decoded_at of every generated position, past <eos> too
 
     @property
     def passes_per_token(self) -> float:
@@ -97,9 +98,11 @@ def d2f_decode(model: DiffusionLM, prompt: list[int], mask_id: int, eos_id: int,
     with torch.inference_mode():
         # the prompt is block 0: cache it with one pass
         full_mask = block_causal_mask(p + n_blocks_max * k, p, k)
-        _, kv = model(torch.tensor([prompt]), full_mask[:p, :p], return_kv=True)
+        logits0, kv = model(torch.tensor([prompt]), full_mask[:p, :p], return_kv=True)
         passes += 1
         cached = p
+        shift = model.cfg.shift
+        prev = logits0[:, -1:]  # with the shift: the prediction of the first position after the cached prefix
 
         def frac(b: int) -> float:
             seg = seq[p + b * k : p + (b + 1) * k]
@@ -118,10 +121,12 @@ def d2f_decode(model: DiffusionLM, prompt: list[int], mask_id: int, eos_id: int,
             upto = len(seq)
             ids = torch.tensor([seq[cached:upto]])
             if use_cache:
-                logits, kv_new = model(ids, full_mask[cached:upto, :upto], start=cached, past=kv, return_kv=True)
+                out, kv_new = model(ids, full_mask[cached:upto, :upto], start=cached, past=kv, return_kv=True)
+                logits = torch.cat([prev, out[:, :-1]], dim=1) if shift else out
             else:
-                logits, kv_new = model(torch.tensor([seq[:upto]]), full_mask[:upto, :upto], return_kv=True)
-                logits = logits[:, cached:]
+                out, kv_new = model(torch.tensor([seq[:upto]]), full_mask[:upto, :upto], return_kv=True)
+                logits = aligned(out, shift)[:, cached:]
+                out = out[:, cached:]
             passes += 1
             states.append(list(blocks))
             # cache the blocks that were complete before this pass (their inputs were final)
@@ -132,6 +137,7 @@ def d2f_decode(model: DiffusionLM, prompt: list[int], mask_id: int, eos_id: int,
             if n_cache:
                 new_cached = p + sum(1 for s in blocks if s == "cached") * k
                 kv = [(kk[:, :, :new_cached], vv[:, :, :new_cached]) for kk, vv in kv_new]
+                prev = out[:, new_cached - 1 - cached : new_cached - cached]
             probs = _probs(logits[0], mask_id)
             conf, top = probs.max(-1)
             for b, st in enumerate(blocks):
@@ -165,7 +171,7 @@ def d2f_decode(model: DiffusionLM, prompt: list[int], mask_id: int, eos_id: int,
             if passes > 4 * cfg.max_new + 8:  # every pass fills at least one token of a fully active block
                 raise RuntimeError("D2F decoding did not converge")
     out = _trim(seq[p:], eos_id)
-    return DecodeResult("d2f", out, passes, time.perf_counter() - t0, decoded_at[: len(out)], states)
+    return DecodeResult("d2f", out, passes, time.perf_counter() - t0, decoded_at[: len(out)], states, decoded_at)
 
 
 def vanilla_decode(model: DiffusionLM, prompt: list[int], mask_id: int, eos_id: int, length: int = 64,
@@ -182,14 +188,15 @@ def vanilla_decode(model: DiffusionLM, prompt: list[int], mask_id: int, eos_id: 
     mask = bidirectional_mask(p + length)
     with torch.inference_mode():
         for s, n in enumerate(per):
-            probs = _probs(model(seq, mask)[0, p:], mask_id)
+            probs = _probs(aligned(model(seq, mask), model.cfg.shift)[0, p:], mask_id)
             conf, top = probs.max(-1)
             conf = conf.masked_fill(seq[0, p:] != mask_id, -1.0)
             for i in conf.topk(n).indices.tolist():
                 seq[0, p + i] = top[i]
                 decoded_at[i] = s
     out = _trim(seq[0, p:].tolist(), eos_id)
-    return DecodeResult(f"vanilla_{steps}", out, steps, time.perf_counter() - t0, decoded_at[: len(out)])
+    return DecodeResult(f"vanilla_{steps}", out, steps, time.perf_counter() - t0, decoded_at[: len(out)],
+                        grid_at=decoded_at)
 
 
 def threshold_decode(model: DiffusionLM, prompt: list[int], mask_id: int, eos_id: int, length: int = 64,
@@ -203,7 +210,7 @@ def threshold_decode(model: DiffusionLM, prompt: list[int], mask_id: int, eos_id
     t0, passes = time.perf_counter(), 0
     with torch.inference_mode():
         while bool((seq[0, p:] == mask_id).any()):
-            probs = _probs(model(seq, mask)[0, p:], mask_id)
+            probs = _probs(aligned(model(seq, mask), model.cfg.shift)[0, p:], mask_id)
             passes += 1
             conf, top = probs.max(-1)
             open_ = seq[0, p:] == mask_id
@@ -213,4 +220,5 @@ def threshold_decode(model: DiffusionLM, prompt: list[int], mask_id: int, eos_id
                 seq[0, p + i] = top[i]
                 decoded_at[i] = passes - 1
     out = _trim(seq[0, p:].tolist(), eos_id)
-    return DecodeResult("threshold", out, passes, time.perf_counter() - t0, decoded_at[: len(out)])
+    return DecodeResult("threshold", out, passes, time.perf_counter() - t0, decoded_at[: len(out)],
+                        grid_at=decoded_at)

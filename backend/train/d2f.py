@@ -2,8 +2,10 @@
 
 Writes ``assets/d2f_teacher.safetensors`` (a bidirectional masked-diffusion LM) and ``assets/d2f_student.safetensors``
 (the block-causal D2F student distilled from it), both :class:`backend.reasoning.diffusion_lm.DiffusionLM` with the
-tiny reasoner's vocabulary (``<mask>`` included), so that the autoregressive tiny reasoner
-(``python -m backend.train tinyreasoner``) is the same-size, same-data AR baseline.
+tiny reasoner's architecture and vocabulary (``<mask>`` included). The teacher starts from the autoregressive tiny
+reasoner's weights (``assets/tinyreasoner.safetensors``, ``python -m backend.train tinyreasoner``; run that first) and
+keeps its shifted prediction, as Dream (the teacher of D2F-Dream) starts from Qwen2.5; the tiny reasoner itself is
+the same-size, same-data AR baseline.
 
 Data: ``train`` split of :mod:`backend.reasoning.tasks`, 1-5 operations, fresh problems per step (data seed
 ``1000 + step``); each example is the prompt ``<bos>Question: ... <think>`` followed by the target
@@ -11,15 +13,15 @@ Data: ``train`` split of :mod:`backend.reasoning.tasks`, 1-5 operations, fresh p
 diffusion decoding).
 
 1. Teacher (masked diffusion, the LLaDA objective): per example a ratio t ~ U(0.05, 1); each target position is
-   masked with probability t; loss = cross-entropy on the masked positions weighted by 1 / t; the prompt is never
-   masked; bidirectional attention.
+   masked with probability t; loss = cross-entropy on the masked positions weighted by 1 / t (position j predicted
+   from the output at j - 1); the prompt is never masked; bidirectional attention.
 2. Student (D2F's asymmetric distillation): initialised from the teacher; the target is cut into blocks of
    ``--block`` tokens with mask ratios increasing monotonically across blocks (per example, sorted draws from
    U(``--ratio-lo``, ``--ratio-hi``), default [0.2, 0.7]); the teacher sees the whole noisy sequence with
    bidirectional attention, the student the same with block-causal attention; loss = sum over masked positions of
    KL(p_student || p_teacher) (the direction the paper writes), plus the same masked cross-entropy.
 
-AdamW (lr 1e-3 teacher, 3e-4 student, warm-up 200 steps, cosine), batch 16. ``--out-dir`` writes elsewhere (a smoke
+AdamW (lr 5e-4 teacher, 3e-4 student, warm-up 200 steps, cosine), batch 16. ``--out-dir`` writes elsewhere (a smoke
 test: ``--teacher-steps 2 --student-steps 2 --out-dir DIR``).
 """
 
@@ -61,14 +63,21 @@ def main(argv: list[str] | None = None) -> int:
     import torch.nn.functional as F
 
     from .. import weights
-    from ..models.tinyreasoner import TinyTokenizer, base_vocab
-    from ..reasoning.diffusion_lm import DiffusionLM, DiffusionLMConfig, bidirectional_mask, block_causal_mask
+    from ..models.tinyreasoner import TinyTokenizer, base_vocab, load_tinyreasoner
+    from ..reasoning.diffusion_lm import (
+        DiffusionLM,
+        aligned,
+        bidirectional_mask,
+        block_causal_mask,
+        from_autoregressive,
+    )
     from ..reasoning.tasks import generate
     from ..runtime import ASSETS
 
     ap = argparse.ArgumentParser(prog="python -m backend.train d2f")
-    ap.add_argument("--teacher-steps", type=int, default=3000)
-    ap.add_argument("--student-steps", type=int, default=1000)
+    ap.add_argument("--teacher-steps", type=int, default=1500)
+    ap.add_argument("--student-steps", type=int, default=800)
+    ap.add_argument("--ar", type=Path, default=None, help="the tiny reasoner to start from (default: the shipped one)")
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--length", type=int, default=96, help="generation length (target positions)")
     ap.add_argument("--block", type=int, default=16)
@@ -82,8 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     vocab = base_vocab()
     tok = TinyTokenizer(vocab)
     mask_id = tok.index["<mask>"]
-    cfg = DiffusionLMConfig(vocab_size=len(tok), max_positions=256)
-    teacher = DiffusionLM(cfg)
+    ar = load_tinyreasoner(args.ar)
+    if ar.tokenizer.vocab != vocab:
+        raise SystemExit("the tiny reasoner's vocabulary differs from this script's: retrain it first")
+    teacher = from_autoregressive(ar.model, len(tok))
+    cfg = teacher.cfg
+    del ar
 
     def noisy(ids, plen, ratios):
         """Mask target positions with per-position probabilities ``ratios`` [B, L]."""
@@ -96,23 +109,23 @@ def main(argv: list[str] | None = None) -> int:
         return x, full
 
     t0 = time.perf_counter()
-    opt = torch.optim.AdamW(teacher.parameters(), lr=1e-3, betas=(0.9, 0.95), weight_decay=0.1)
+    opt = torch.optim.AdamW(teacher.parameters(), lr=5e-4, betas=(0.9, 0.95), weight_decay=0.1)
     teacher.train()
     last = 0.0
     for step in range(args.teacher_steps):
         for g in opt.param_groups:
-            g["lr"] = _lr(step, args.teacher_steps, 1e-3)
+            g["lr"] = _lr(step, args.teacher_steps, 5e-4)
         ids, plen = make_batch(tok, generate(args.batch, "train", seed=1000 + step, steps=(1, 5)), args.length)
         t = torch.rand(ids.shape[0], 1) * 0.95 + 0.05
         x, m = noisy(ids, plen, t.expand(-1, args.length))
-        logits = teacher(x, _key_mask(bidirectional_mask(x.shape[1]), x == tok.pad_token_id))
+        logits = aligned(teacher(x, _key_mask(bidirectional_mask(x.shape[1]), x == tok.pad_token_id)), cfg.shift)
         ce = F.cross_entropy(logits[m], ids[m], reduction="none")
         loss = (ce / t.expand(-1, ids.shape[1])[m]).sum() / (ids.shape[0] * args.length)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(teacher.parameters(), 1.0)
         opt.step()
-        last = 0.98 * last + 0.02 * float(loss) if step else float(loss)
+        last = 0.98 * last + 0.02 * float(loss.detach()) if step else float(loss.detach())
         if step % 100 == 0:
             print(f"teacher {step} loss {last:.4f} {time.perf_counter() - t0:.0f}s", flush=True)
     teacher_s = time.perf_counter() - t0
@@ -133,8 +146,9 @@ def main(argv: list[str] | None = None) -> int:
         x, m = noisy(ids, plen, r)
         pad = x == tok.pad_token_id  # left padding of prompts: never attended to
         with torch.no_grad():
-            pt = torch.log_softmax(teacher(x, _key_mask(bidirectional_mask(x.shape[1]), pad)).float(), -1)
-        ls = torch.log_softmax(student(x, _key_mask(block_causal_mask(x.shape[1], plen, args.block), pad)).float(), -1)
+            pt = torch.log_softmax(aligned(teacher(x, _key_mask(bidirectional_mask(x.shape[1]), pad)), cfg.shift), -1)
+        ls = torch.log_softmax(aligned(student(x, _key_mask(block_causal_mask(x.shape[1], plen, args.block), pad)),
+                                       cfg.shift), -1)
         kl = (ls.exp() * (ls - pt)).sum(-1)[m]
         ce = F.nll_loss(ls[m], ids[m])
         loss = kl.mean() + ce
@@ -150,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     common = {"config": asdict(cfg), "extra": {"vocab": vocab, "length": args.length, "block": args.block}}
     weights.save(args.out_dir / "d2f_teacher.safetensors", teacher.state_dict(),
                  command="python -m backend.train d2f", data_seeds={"train": [1000, 1000 + args.teacher_steps]},
-                 quality={"train_seconds": round(teacher_s, 1), "steps": args.teacher_steps}, **common)
+                 quality={"train_seconds": round(teacher_s, 1), "steps": args.teacher_steps,
+                          "initialised_from": "tinyreasoner.safetensors"}, **common)
     weights.save(args.out_dir / "d2f_student.safetensors", student.state_dict(),
                  command="python -m backend.train d2f", data_seeds={"train": [500_000, 500_000 + args.student_steps]},
                  quality={"train_seconds": round(student_s, 1), "steps": args.student_steps,

@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         done = step + 1
-        last = 0.98 * last + 0.02 * float(loss) if step else float(loss)
+        last = 0.98 * last + 0.02 * float(loss.detach()) if step else float(loss.detach())
         if step % 100 == 0:
             print(f"step {step} loss {last:.4f} lr {lr:.2e} {time.perf_counter() - t0:.0f}s", flush=True)
         if args.minutes and time.perf_counter() - t0 > 60 * args.minutes:

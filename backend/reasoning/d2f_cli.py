@@ -1,0 +1,142 @@
+"""CLI group ``d2f``: D2F's pipelined block decoding with an exact KV cache against vanilla diffusion decoding, a
+cache-free threshold decoder and an autoregressive model of the same size (:mod:`backend.reasoning.d2f_eval`).
+
+- ``generate``: one question through one decoder or all of them: the answer, forward passes, passes per token,
+  tokens/s. ``python -m backend d2f generate --prompt "Compute 12 + 7 * 3." --json``
+- ``bench``: accuracy, forward passes per token and tokens/s per decoder on generated problems (vanilla once per step
+  count), and the verdict on D2F's claim. ``python -m backend d2f bench --n 20 --json``
+- ``invariance``: block-causal invariance of the student: the largest change of a block's logits when later blocks
+  are re-drawn (exact caching rests on it).
+
+Bad input (an empty or over-long prompt, thresholds outside [0, 1], block or lengths out of range, step counts
+outside 1..length, unknown decoders or splits) exits with code 2 before any work.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from backend.cli_common import Output, add_action, add_group, int_list
+
+
+def add_parser(subparsers: Any) -> argparse._SubParsersAction:
+    sub = add_group(subparsers, "d2f", "D2F discrete diffusion forcing: pipelined block decoding with a KV cache vs "
+                    "vanilla diffusion, a threshold decoder and AR")
+    g = add_action(sub, "generate", cmd_generate, "decode one question with one decoder (or all)")
+    g.add_argument("--prompt", required=True, help="the question (at most 400 characters)")
+    g.add_argument("--decoder", default="d2f", help="d2f | d2f_nocache | vanilla | threshold | ar | all")
+    g.add_argument("--steps", type=int, default=None, help="vanilla: forward passes (default: the length)")
+    g.add_argument("--grid", action="store_true", help="include the decode-pass x position state grid")
+    _thresholds(g)
+
+    b = add_action(sub, "bench", cmd_bench, "accuracy and costs per decoder on generated problems")
+    b.add_argument("--n", type=int, default=20, help="problems (1-500)")
+    b.add_argument("--split", default="heldout", help="train | heldout | heldout_numbers | heldout_templates")
+    b.add_argument("--ops", default="1,3", help="operations per problem: min,max")
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--decoders", default="d2f,vanilla,threshold,ar", help="comma-separated decoders")
+    b.add_argument("--vanilla-steps", default="96,64,48,32,24,16,12", help="vanilla step counts")
+    _thresholds(b)
+
+    i = add_action(sub, "invariance", cmd_invariance, "block-causal invariance of the student's logits")
+    i.add_argument("--seed", type=int, default=0)
+    i.add_argument("--trials", type=int, default=4)
+    return sub
+
+
+def _thresholds(a: argparse.ArgumentParser) -> None:
+    a.add_argument("--tau-add", type=float, default=0.1, help="add a block when the last is more than this decoded")
+    a.add_argument("--tau-act", type=float, default=0.95, help="a block is fully active when its predecessor is "
+                   "more than this decoded")
+    a.add_argument("--tau-conf", type=float, default=0.9, help="accept tokens above this confidence")
+    a.add_argument("--block", type=int, default=None, help="block size (default: the trained 16)")
+    a.add_argument("--max-new", type=int, default=None, help="generated positions (default: the trained 96)")
+
+
+def _cfg(args: argparse.Namespace, models: Any) -> Any:
+    from .d2f import D2FConfig, _check
+
+    cfg = D2FConfig(block=args.block or models.block, tau_add=args.tau_add, tau_act=args.tau_act,
+                    tau_conf=args.tau_conf, max_new=args.max_new or models.length)
+    _check(cfg)
+    return cfg
+
+
+def _pre_check(args: argparse.Namespace) -> None:
+    """Cheap checks before the models load."""
+    from .d2f import D2FConfig, _check
+
+    _check(D2FConfig(block=args.block or 16, tau_add=args.tau_add, tau_act=args.tau_act, tau_conf=args.tau_conf,
+                     max_new=args.max_new or 96))
+
+
+def _summary(r: dict[str, Any], models: Any, grid: bool) -> dict[str, Any]:
+    from .d2f_eval import state_grid
+
+    out = {k: v for k, v in r.items() if k != "result"}
+    if grid:
+        res = r["result"]
+        blk = models.block if r["decoder"] in ("d2f", "d2f_nocache") else None
+        n = len(res.grid_at or res.decoded_at)
+        out["grid"] = state_grid(res, blk, n)
+        out["grid_tokens"] = [models.tokenizer.vocab[t] for t in (res.tokens + [models.eos_id])][:n]
+    return out
+
+
+def cmd_generate(args: argparse.Namespace) -> Output:
+    from .d2f_eval import DECODERS, load_models, prompt_ids, run_one
+
+    _pre_check(args)
+    names = list(DECODERS) if args.decoder == "all" else [DECODERS.get(args.decoder)]
+    models = load_models(with_ar="ar" in names)
+    prompt_ids(models.tokenizer, args.prompt)
+    cfg = _cfg(args, models)
+    runs = [_summary(run_one(models, args.prompt, n, cfg, args.steps), models, args.grid) for n in names]
+    lines = [f"{r['decoder']:12s} answer {r['answer']!s:>6}  passes {r['forward_passes']:4d}  "
+             f"passes/token {r['passes_per_token']:.3f}  tokens/s {r['tokens_per_s']:.0f}  {r['text']}" for r in runs]
+    return Output({"prompt": args.prompt, "config": vars(cfg), "parameters": models.parameters, "runs": runs},
+                  lines=lines, compact=True)
+
+
+def cmd_bench(args: argparse.Namespace) -> Output:
+    from backend.errors import InputError
+
+    from .d2f_eval import DECODERS, claim_verdict, evaluate, load_models, rows_dicts
+    from .tasks import SPLITS, generate
+
+    _pre_check(args)
+    if not 1 <= args.n <= 500:
+        raise InputError("--n must be between 1 and 500 problems.")
+    if args.split not in SPLITS:
+        raise InputError(f"Unknown split {args.split!r}; choose one of: {', '.join(SPLITS)}.")
+    try:
+        ops = tuple(int_list(args.ops))
+        steps = tuple(int_list(args.vanilla_steps))
+    except argparse.ArgumentTypeError as err:
+        raise InputError(str(err)) from None
+    if len(ops) != 2 or not 1 <= ops[0] <= ops[1] <= 8:
+        raise InputError("--ops must be min,max with 1 <= min <= max <= 8.")
+    decoders = tuple(DECODERS.parse_names(args.decoders))
+    models = load_models(with_ar="ar" in decoders)
+    cfg = _cfg(args, models)
+    if any(not 1 <= s <= cfg.max_new for s in steps):
+        raise InputError(f"--vanilla-steps must lie in 1..{cfg.max_new} (the generation length).")
+    problems = generate(args.n, args.split, seed=args.seed, steps=ops)
+    rows = evaluate(models, problems, cfg, decoders, steps)
+    verdict = claim_verdict(rows)
+    lines = [f"{r.label:60s} acc {r.accuracy:.3f}  passes/token {r.passes_per_token:.3f}  "
+             f"tokens/s {r.tokens_per_s:.0f}" for r in rows] + [f"claim: {verdict}"]
+    return Output({"split": args.split, "n": args.n, "ops": ops, "config": vars(cfg), "parameters": models.parameters,
+                   "rows": rows_dicts(rows), "claim": verdict}, lines=lines, compact=True)
+
+
+def cmd_invariance(args: argparse.Namespace) -> dict:
+    from backend.errors import InputError
+
+    from .d2f_eval import block_invariance, load_models
+
+    if not 1 <= args.trials <= 64:
+        raise InputError("--trials must be between 1 and 64.")
+    models = load_models(with_ar=False)
+    return block_invariance(models, seed=args.seed, trials=args.trials)

@@ -1,0 +1,331 @@
+"""D2F against its baselines on the reasoning tasks: one question, or accuracy and cost over many.
+
+Models (all trained here on the same data, :mod:`backend.reasoning.tasks` split ``train``, and sharing one tokenizer):
+the D2F **student** (block-causal, ``assets/d2f_student.safetensors``), its bidirectional **teacher**
+(``assets/d2f_teacher.safetensors``; both ``python -m backend.train d2f``) and the autoregressive **tiny reasoner** of
+the same size (``assets/tinyreasoner.safetensors``, ``python -m backend.train tinyreasoner``).
+
+Decoders (:data:`DECODERS`):
+
+============  ===============================================================================  =========
+name          what                                                                             kind
+============  ===============================================================================  =========
+d2f           student, pipelined parallel block decoding with the exact KV cache               ours
+d2f_nocache   the same schedule recomputing every position each pass (tokens identical)        ablation
+vanilla       teacher, ``steps`` full-recompute passes over the fixed length (a sweep)         baseline
+threshold     teacher, cache-free: each pass fills every position above ``tau_conf``           baseline
+ar            tiny reasoner, greedy next-token decoding with a KV cache                        baseline
+============  ===============================================================================  =========
+
+Costs: forward passes per generated token (up to ``<eos>``; the prompt pass counted), tokens per second of wall
+time on this machine (one thread), and the positions each pass computes. Accuracy: the exact final answer read from
+``<think> ... </think> answer``.
+
+Public API: :func:`load_models`, :func:`prompt_ids`, :func:`run_one` ``(models, question, name, cfg, steps)`` ->
+dict, :func:`evaluate` -> list of :class:`EvalRow`, :func:`state_grid` (decode passes x positions, for the grid view).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..errors import InputError
+from ..registry import Registry
+from ..runtime import CancelToken, Progress, report
+from .d2f import D2FConfig, DecodeResult, d2f_decode, threshold_decode, vanilla_decode
+
+MAX_QUESTION_CHARS = 400
+VANILLA_STEPS = (96, 64, 48, 32, 24, 16, 12)
+
+DECODERS: Registry[str] = Registry("diffusion decoder")
+DECODERS.add("d2f", "d2f", label="D2F (ours: pipelined blocks, KV cache)", kind="ours")
+DECODERS.add("d2f_nocache", "d2f_nocache", label="D2F schedule without cache", kind="ablation")
+DECODERS.add("vanilla", "vanilla", label="Vanilla diffusion (teacher, full recompute)", kind="baseline")
+DECODERS.add("threshold", "threshold", label="Confidence-threshold parallel (teacher, no cache)", kind="baseline")
+DECODERS.add("ar", "ar", label="Autoregressive (same size and data, KV cache)", kind="baseline")
+
+
+@dataclass
+class D2FModels:
+    """The three models and what decoding needs to know about them."""
+
+    student: Any
+    teacher: Any
+    ar: Any            # backend.models.tinyreasoner.TinyReasoner or None
+    tokenizer: Any
+    length: int        # the diffusion models' trained generation length
+    block: int         # the student's trained block size
+    parameters: dict[str, int]
+
+    @property
+    def mask_id(self) -> int:
+        return self.tokenizer.index["<mask>"]
+
+    @property
+    def eos_id(self) -> int:
+        return self.tokenizer.eos_token_id
+
+
+def load_models(student: str | None = None, teacher: str | None = None, ar: str | None = None,
+                with_ar: bool = True) -> D2FModels:
+    """The shipped models (``None``) or other files of the same training scripts."""
+    from ..models.tinyreasoner import TinyTokenizer, load_tinyreasoner
+    from ..runtime import ASSETS
+    from .diffusion_lm import load_diffusion_lm
+
+    s, extra = load_diffusion_lm(student or ASSETS / "d2f_student.safetensors")
+    t, _ = load_diffusion_lm(teacher or ASSETS / "d2f_teacher.safetensors")
+    r = load_tinyreasoner(ar) if with_ar else None
+    count = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
+    params = {"student": count(s), "teacher": count(t)}
+    if r is not None:
+        params["ar"] = r.parameters
+    return D2FModels(s, t, r, TinyTokenizer(extra["vocab"]), int(extra["length"]), int(extra["block"]), params)
+
+
+def prompt_ids(tok: Any, question: str, diffusion: bool = True) -> list[int]:
+    """The prompt as trained: ``<bos>Question: ... <think>``; decoding starts after the marker."""
+    from ..models.tinyreasoner import prompt_text
+
+    q = question.strip()
+    if not q:
+        raise InputError("The question is empty.")
+    if len(q) > MAX_QUESTION_CHARS:
+        raise InputError(f"The question has {len(q)} characters; at most {MAX_QUESTION_CHARS} fit the models' "
+                         "256 positions with the answer.")
+    if diffusion:
+        return tok.encode(prompt_text(q) + " <think>", bos=True)
+    return tok.encode(prompt_text(q), bos=True) + tok.encode(" <think>")
+
+
+def ar_decode(reasoner: Any, prompt: list[int], max_new: int) -> DecodeResult:
+    """Greedy autoregressive decoding with a KV cache: one forward pass per token (the prompt is the first)."""
+    import torch
+
+    eos = reasoner.tokenizer.eos_token_id
+    out: list[int] = []
+    t0, passes = time.perf_counter(), 0
+    room = min(max_new, reasoner.config.max_positions - len(prompt))
+    with torch.inference_mode():
+        res = reasoner.model(input_ids=torch.tensor([prompt]), use_cache=True)
+        passes += 1
+        for _ in range(max(0, room)):
+            nxt = int(res.logits[0, -1].argmax())
+            if nxt == eos:
+                break
+            out.append(nxt)
+            res = reasoner.model(input_ids=torch.tensor([[nxt]]), cache=res.cache, use_cache=True)
+            passes += 1
+    return DecodeResult("ar", out, passes, time.perf_counter() - t0, list(range(1, len(out) + 1)))
+
+
+def _check_length(models: D2FModels, prompt: list[int], new: int) -> None:
+    if len(prompt) + new > models.student.cfg.max_positions:
+        raise InputError(f"The prompt ({len(prompt)} tokens) plus {new} generated positions exceed the models' "
+                         f"{models.student.cfg.max_positions}: shorten the question.")
+
+
+def run_one(models: D2FModels, question: str, name: str, cfg: D2FConfig | None = None,
+            steps: int | None = None) -> dict[str, Any]:
+    """One decoder on one question: text, answer, forward passes, passes per token, tokens/s, and the raw result."""
+    from .tasks import MARKERS, extract_answer
+
+    name = DECODERS.get(name)
+    cfg = cfg or D2FConfig(block=models.block, max_new=models.length)
+    prompt = prompt_ids(models.tokenizer, question, diffusion=name != "ar")
+    if name in ("d2f", "d2f_nocache"):
+        _check_length(models, prompt, -(-cfg.max_new // cfg.block) * cfg.block)
+        res = d2f_decode(models.student, prompt, models.mask_id, models.eos_id, cfg, use_cache=name == "d2f")
+        res.decoder = name
+    elif name == "vanilla":
+        _check_length(models, prompt, cfg.max_new)
+        res = vanilla_decode(models.teacher, prompt, models.mask_id, models.eos_id, cfg.max_new,
+                             steps or cfg.max_new)
+    elif name == "threshold":
+        _check_length(models, prompt, cfg.max_new)
+        res = threshold_decode(models.teacher, prompt, models.mask_id, models.eos_id, cfg.max_new, cfg.tau_conf)
+    else:
+        if models.ar is None:
+            raise InputError("The autoregressive baseline is not loaded.")
+        res = ar_decode(models.ar, prompt, cfg.max_new)
+    text = "<think>" + models.tokenizer.decode(res.tokens, skip_special=True)
+    n = max(1, len(res.tokens))
+    return {"decoder": name, "steps": steps if name == "vanilla" else None, "text": text,
+            "answer": extract_answer(text, MARKERS["tinyreasoner"]), "tokens": len(res.tokens),
+            "forward_passes": res.forward_passes, "passes_per_token": res.forward_passes / n,
+            "tokens_per_s": len(res.tokens) / max(res.seconds, 1e-9), "seconds": res.seconds,
+            "prompt_tokens": len(prompt), "result": res}
+
+
+def row_label(name: str, steps: int | None) -> str:
+    return f"{DECODERS.label(name)}, {steps} steps" if name == "vanilla" else DECODERS.label(name)
+
+
+@dataclass
+class EvalRow:
+    decoder: str
+    steps: int | None
+    label: str
+    accuracy: float
+    passes_per_token: float
+    tokens_per_s: float
+    mean_tokens: float
+    mean_passes: float
+    seconds: float
+    n: int
+
+
+def evaluate(models: D2FModels, problems: list[Any], cfg: D2FConfig | None = None,
+             decoders: tuple[str, ...] = ("d2f", "vanilla", "threshold", "ar"),
+             vanilla_steps: tuple[int, ...] = VANILLA_STEPS, progress: Progress | None = None,
+             cancel: CancelToken | None = None) -> list[EvalRow]:
+    """Accuracy and costs per decoder (``vanilla`` once per step count) on ``problems``. Passes per token and
+    tokens/s are ratios of sums over the problems (total passes / total tokens, total tokens / total seconds)."""
+    cfg = cfg or D2FConfig(block=models.block, max_new=models.length)
+    plan = [(d, s) for d in decoders for s in (vanilla_steps if d == "vanilla" else (None,))]
+    rows, done = [], 0
+    for name, steps in plan:
+        ok = toks = passes = 0
+        secs = 0.0
+        for p in problems:
+            if cancel is not None:
+                cancel.check()
+            r = run_one(models, p.question, name, cfg, steps)
+            ok += int(r["answer"] == p.answer)
+            toks += r["tokens"]
+            passes += r["forward_passes"]
+            secs += r["seconds"]
+            done += 1
+            report(progress, done / (len(plan) * len(problems)), f"{row_label(name, steps)}: {p.question[:40]}")
+        n = max(1, len(problems))
+        rows.append(EvalRow(name, steps, row_label(name, steps), ok / n, passes / max(1, toks),
+                            toks / max(secs, 1e-9), toks / n, passes / n, round(secs, 3), len(problems)))
+    return rows
+
+
+def rows_dicts(rows: list[EvalRow]) -> list[dict[str, Any]]:
+    return [asdict(r) for r in rows]
+
+
+#: Cell codes of :func:`state_grid` and their names (the figure's colour legend).
+GRID_STATES = ("not added", "masked (semi-active)", "masked (fully active)", "decoded this pass", "decoded",
+               "cached")
+
+
+def state_grid(res: DecodeResult, block: int | None, length: int) -> list[list[int]]:
+    """[passes][positions] codes of :data:`GRID_STATES` for the first ``length`` generated positions. ``block=None``
+    (the cache-free baselines): one window over all positions, fully active."""
+    at = list(res.grid_at or res.decoded_at)[:length]
+    at += [-1] * (length - len(at))
+    first = min((a for a in at if a >= 0), default=0)
+    grid = []
+    for s in range(first, res.forward_passes):
+        row = []
+        for i in range(length):
+            if block is None:
+                st = "full"
+            else:
+                b = i // block
+                blocks = res.states[s - 1] if 0 < s <= len(res.states) else []
+                st = blocks[b] if b < len(blocks) else None
+            if at[i] == s:
+                row.append(3)
+            elif 0 <= at[i] < s:
+                row.append(5 if st == "cached" else 4)
+            elif st is None:
+                row.append(0)
+            else:
+                row.append(1 if st == "semi" else 2 if st == "full" else 4)
+        grid.append(row)
+    return grid
+
+
+def claim_verdict(rows: list[EvalRow]) -> dict[str, Any]:
+    """D2F's checkable claim on ``rows``: D2F reaches >= 95 % of the best vanilla accuracy, with fewer forward
+    passes per token than every vanilla step count that reaches that level; plus the tokens/s ratios to the best
+    vanilla setting and to the AR baseline."""
+    van = [r for r in rows if r.decoder == "vanilla"]
+    ours = next((r for r in rows if r.decoder == "d2f"), None)
+    if not van or ours is None:
+        return {"evaluated": False, "why": "needs the d2f and vanilla rows"}
+    best = max(van, key=lambda r: (r.accuracy, -r.passes_per_token))
+    level = 0.95 * best.accuracy
+    reach = [r for r in van if r.accuracy >= level]
+    fewest = min(r.passes_per_token for r in reach)
+    ar = next((r for r in rows if r.decoder == "ar"), None)
+    out = {"evaluated": True, "best_vanilla_accuracy": best.accuracy, "best_vanilla_steps": best.steps,
+           "d2f_accuracy": ours.accuracy,
+           "accuracy_ratio": ours.accuracy / best.accuracy if best.accuracy else None,
+           "reaches_95": best.accuracy > 0 and ours.accuracy >= level,
+           "vanilla_steps_reaching_95": [r.steps for r in reach],
+           "fewest_vanilla_passes_per_token_reaching": fewest, "d2f_passes_per_token": ours.passes_per_token,
+           "fewer_passes": ours.passes_per_token < fewest,
+           "tokens_per_s_vs_best_vanilla": ours.tokens_per_s / best.tokens_per_s,
+           "tokens_per_s_vs_ar": ours.tokens_per_s / ar.tokens_per_s if ar else None}
+    out["holds"] = bool(out["reaches_95"] and out["fewer_passes"])
+    return out
+
+
+def block_invariance(models: D2FModels, seed: int = 0, trials: int = 4, blocks: int = 4) -> dict[str, Any]:
+    """Largest |change| of the student's logits at blocks 0..i (prompt and generated) when every token of the
+    blocks after i is re-drawn (random tokens and masks), over ``trials`` prompts and every i; the same for the
+    bidirectional teacher as the contrast. Block-causal attention makes the student's change exactly zero up to
+    float rounding (the claim: <= 1e-6)."""
+    import torch
+
+    from .diffusion_lm import bidirectional_mask, block_causal_mask
+    from .tasks import generate
+
+    k = models.block
+    g = torch.Generator().manual_seed(seed)
+    worst_s = worst_t = 0.0
+    vocab = models.student.cfg.vocab_size
+    with torch.inference_mode():
+        for p in generate(trials, "heldout", seed=seed, steps=(1, 3)):
+            prompt = prompt_ids(models.tokenizer, p.question)
+            n = len(prompt) + blocks * k
+            base = torch.tensor(prompt + torch.randint(0, vocab, (blocks * k,), generator=g).tolist())[None]
+            bc, bi = block_causal_mask(n, len(prompt), k), bidirectional_mask(n)
+            ls, lt = models.student(base, bc), models.teacher(base, bi)
+            for i in range(blocks - 1):
+                cut = len(prompt) + (i + 1) * k
+                other = base.clone()
+                other[0, cut:] = torch.randint(0, vocab, (n - cut,), generator=g)
+                other[0, cut::3] = models.mask_id
+                worst_s = max(worst_s, float((models.student(other, bc)[0, :cut] - ls[0, :cut]).abs().max()))
+                worst_t = max(worst_t, float((models.teacher(other, bi)[0, :cut] - lt[0, :cut]).abs().max()))
+    return {"student_max_abs_change": worst_s, "teacher_max_abs_change": worst_t, "blocks": blocks, "block": k,
+            "trials": trials, "holds": worst_s <= 1e-6}
+
+
+MAX_QUESTIONS = 200
+
+
+def parse_questions(text: str) -> list[tuple[str, int | None]]:
+    """Questions of an uploaded text, one per line, each optionally ending with ``| answer`` (an integer); blank
+    lines and lines starting with ``#`` are skipped. At most :data:`MAX_QUESTIONS`."""
+    out: list[tuple[str, int | None]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        q, sep, a = line.rpartition("|") if "|" in line else (line, "", "")
+        q = q.strip()
+        answer = None
+        if sep:
+            try:
+                answer = int(a.strip())
+            except ValueError:
+                raise InputError(f"Line {n}: the answer after '|' must be a whole number, got {a.strip()!r}.") from None
+        if not q:
+            raise InputError(f"Line {n}: the question is empty.")
+        if len(q) > MAX_QUESTION_CHARS:
+            raise InputError(f"Line {n}: {len(q)} characters; a question may have at most {MAX_QUESTION_CHARS}.")
+        out.append((q, answer))
+    if not out:
+        raise InputError("The file holds no question (one per line, optionally '| answer').")
+    if len(out) > MAX_QUESTIONS:
+        raise InputError(f"The file holds {len(out)} questions; at most {MAX_QUESTIONS} per run.")
+    return out

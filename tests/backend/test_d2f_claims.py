@@ -1,0 +1,87 @@
+"""Claims of D2F on the shipped models (``python -m backend.train d2f``, ``python -m backend.train tinyreasoner``).
+
+ci tier (models loaded once for the module): the student's block-causal invariance; its KV cache is exact (the
+cached and the cache-free run of the same schedule give the same tokens); on 16 problems of the generator's
+``heldout`` split (templates and numbers never trained on), D2F reaches >= 95 % of the best vanilla accuracy over
+step counts 96 / 48 / 24 / 12 with fewer forward passes per token than every step count that reaches that level, and
+needs fewer passes per token than the autoregressive baseline (tokens/s are recorded beside it, not asserted).
+full tier: the same comparison on 100 problems and seven step counts.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def models():
+    from backend.reasoning.d2f_eval import load_models
+
+    return load_models()
+
+
+def _bench(models, n: int, steps: tuple[int, ...]):
+    from backend.reasoning.d2f_eval import claim_verdict, evaluate
+    from backend.reasoning.tasks import generate
+
+    rows = evaluate(models, generate(n, "heldout", seed=0, steps=(1, 3)),
+                    decoders=("d2f", "vanilla", "threshold", "ar"), vanilla_steps=steps)
+    return rows, claim_verdict(rows)
+
+
+def _record(record_claim, rows, verdict) -> None:
+    record_claim(**{k: v for k, v in verdict.items() if k not in ("evaluated",)},
+                 rows={r.label: {"accuracy": r.accuracy, "passes_per_token": round(r.passes_per_token, 4),
+                                 "tokens_per_s": round(r.tokens_per_s, 1)} for r in rows})
+
+
+def test_block_causal_invariance_of_the_shipped_student(models, record_claim) -> None:
+    from backend.reasoning.d2f_eval import block_invariance
+
+    inv = block_invariance(models, seed=0, trials=4)
+    record_claim(**inv)
+    assert inv["student_max_abs_change"] <= 1e-6
+    assert inv["teacher_max_abs_change"] > 1e-3  # the bidirectional teacher does depend on later blocks
+
+
+def test_cache_is_exact_on_the_shipped_student(models) -> None:
+    from backend.reasoning.d2f_eval import run_one
+    from backend.reasoning.tasks import generate
+
+    for p in generate(4, "heldout", seed=3, steps=(1, 3)):
+        a, b = run_one(models, p.question, "d2f"), run_one(models, p.question, "d2f_nocache")
+        assert a["result"].tokens == b["result"].tokens
+        assert a["forward_passes"] == b["forward_passes"]
+
+
+@pytest.fixture(scope="module")
+def ci_bench(models):
+    return _bench(models, 16, (96, 48, 24, 12))
+
+
+def test_d2f_reaches_vanilla_accuracy_with_fewer_passes_ci(ci_bench, record_claim) -> None:
+    rows, v = ci_bench
+    _record(record_claim, rows, v)
+    assert v["best_vanilla_accuracy"] > 0
+    assert v["reaches_95"], v
+    assert v["fewer_passes"], v
+
+
+def test_d2f_fewer_passes_per_token_than_ar_ci(ci_bench, record_claim) -> None:
+    rows, v = ci_bench
+    by = {r.decoder: r for r in rows}
+    record_claim(d2f_passes_per_token=by["d2f"].passes_per_token, ar_passes_per_token=by["ar"].passes_per_token,
+                 d2f_accuracy=by["d2f"].accuracy, ar_accuracy=by["ar"].accuracy,
+                 tokens_per_s_vs_ar=v["tokens_per_s_vs_ar"], d2f_tokens_per_s=by["d2f"].tokens_per_s,
+                 ar_tokens_per_s=by["ar"].tokens_per_s)
+    assert by["d2f"].passes_per_token < by["ar"].passes_per_token
+
+
+@pytest.mark.full
+def test_d2f_reaches_vanilla_accuracy_with_fewer_passes_full(models, record_claim) -> None:
+    from backend.reasoning.d2f_eval import VANILLA_STEPS
+
+    rows, v = _bench(models, 100, VANILLA_STEPS)
+    _record(record_claim, rows, v)
+    assert v["reaches_95"], v
+    assert v["fewer_passes"], v

@@ -166,7 +166,7 @@ class Trace:
     window: int
     seconds: float
     stopped: str              # "eos", "answer given", "answer budget", "token budget"
-    forward_passes: int = 0   # model calls: the prompt's prefill plus one per token fed back
+    forward_passes: int = 0   # model calls: the prefill (gives the first token) plus one per later token
     prompt_tokens: int = 0
 
     def to_dict(self) -> dict[str, Any]:
@@ -264,6 +264,8 @@ def decode(lm: Any, question: str, decoder: str = "swireasoning", cfg: SwiRConfi
             if _answer_complete(lm.decode(out), lm.markers):
                 stopped = "answer given"
                 break
+            if t == cfg.budget - 1:
+                break  # the budget is spent: the last token is not fed back
             if d.mode == "latent" or d.feed == "soft+</think>":
                 soft = probs @ E
                 if d.feed == "soft+newline":

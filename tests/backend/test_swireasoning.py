@@ -79,3 +79,120 @@ def test_window_scaling_is_labelled_and_bounded():
     assert sw.effective_window(sw.SwiRConfig(budget=256)) == 32
     assert sw.effective_window(sw.SwiRConfig(budget=2048)) == 512
     assert sw.effective_window(sw.SwiRConfig(budget=256, scale_window=False)) == 512
+
+
+# ------------------------------------------------------------------ the decoders on a randomly initialised tiny LM
+@pytest.fixture(scope="module")
+def random_lm():
+    """A randomly initialised tiny reasoner (2 layers): the decoding machinery without the trained weights."""
+    import torch
+
+    from backend.models.tinyreasoner import TinyReasonerConfig, base_vocab, build
+    from backend.reasoning.lm import ReasoningLM
+    from backend.reasoning.tasks import MARKERS
+
+    torch.manual_seed(0)
+    model, tok = build(TinyReasonerConfig(n_layer=2, hidden=64, n_head=2, intermediate=128), base_vocab())
+    model.eval()
+    return ReasoningLM("tinyreasoner", model, tok, MARKERS["tinyreasoner"], False, "random init")
+
+
+def test_explicit_decoding_through_embeddings_equals_greedy_token_decoding(random_lm):
+    """Every step feeds ``inputs_embeds``; for CoT greedy that must equal plain greedy decoding from token ids."""
+    import torch
+
+    q = "Compute 12 + 7."
+    tr = sw.decode(random_lm, q, "cot_greedy", sw.SwiRConfig(budget=24))
+    ids = random_lm.prompt_ids(q)
+    ref = []
+    with torch.inference_mode():
+        for _ in range(tr.tokens):
+            nxt = int(random_lm.model(input_ids=torch.tensor([ids + ref])).logits[0, -1].argmax())
+            ref.append(nxt)
+            if nxt in random_lm.eos_ids:
+                break
+    assert [d.token for d in tr.steps] == ref
+    assert all(d.mode == "explicit" and d.feed == "token" for d in tr.steps)
+
+
+def test_latent_steps_feed_the_probability_weighted_embedding(random_lm, monkeypatch):
+    import torch
+
+    fed = []
+    real = random_lm.model.forward
+
+    def spy(*a, **kw):
+        if kw.get("inputs_embeds") is not None:
+            fed.append(kw["inputs_embeds"][0, -1].clone())
+        out = real(*a, **kw)
+        spy.last = out.logits[0, -1].float()
+        logits.append(spy.last)
+        return out
+
+    logits: list = []
+    monkeypatch.setattr(random_lm.model, "forward", spy)
+    tr = sw.decode(random_lm, "Compute 3 * 4.", "soft_thinking", sw.SwiRConfig(budget=12, math_explicit=False))
+    E = random_lm.embeddings
+    nl = random_lm.encode("\n")[-1]
+    assert len(fed) == tr.tokens - 1 >= 8
+    for i, d in enumerate(tr.steps[: len(fed)]):
+        soft = torch.softmax(logits[i], -1) @ E
+        want = 0.9 * soft + 0.1 * E[nl] if i == 0 else soft
+        assert d.mode == "latent"
+        assert torch.allclose(fed[i], want, atol=1e-5)
+
+
+def test_costs_budget_and_seeds(random_lm):
+    for name in sw.DECODERS:
+        tr = sw.decode(random_lm, "Compute 5 + 6.", name, sw.SwiRConfig(budget=20), seed=3)
+        assert 1 <= tr.tokens <= 20 and tr.forward_passes == tr.tokens and tr.prompt_tokens > 0
+        again = sw.decode(random_lm, "Compute 5 + 6.", name, sw.SwiRConfig(budget=20), seed=3)
+        assert [d.token for d in again.steps] == [d.token for d in tr.steps]
+        s = sw.summarize(tr, random_lm)
+        assert len(s["trace"]["entropy"]) == len(s["trace"]["modes"]) == tr.tokens
+
+
+def test_budget_forcing_injects_the_end_marker(random_lm):
+    tr = sw.decode(random_lm, "Compute 5 + 6.", "budget_forced", sw.SwiRConfig(budget=40))
+    close = random_lm.encode(" " + random_lm.markers.think_close)
+    if random_lm.markers.think_close not in random_lm.decode([d.token for d in tr.steps[:8]]):
+        assert [d.token for d in tr.steps[8 : 8 + len(close)]] == close
+        assert tr.steps[8].injected
+
+
+def test_bad_input_is_refused(random_lm):
+    from backend.errors import InputError
+
+    with pytest.raises(InputError, match="empty"):
+        sw.decode(random_lm, "  ", "cot_greedy")
+    with pytest.raises(InputError, match="1,000"):
+        sw.decode(random_lm, "x" * 1001, "cot_greedy")
+    with pytest.raises(InputError, match="between 8 and 4096"):
+        sw.decode(random_lm, "Compute 1 + 1.", "cot_greedy", sw.SwiRConfig(budget=4))
+    with pytest.raises(InputError, match="positions"):
+        sw.decode(random_lm, "Compute 1 + 1.", "cot_greedy", sw.SwiRConfig(budget=4000))
+    with pytest.raises(InputError, match="Valid names"):
+        sw.decode(random_lm, "Compute 1 + 1.", "beam")
+
+
+def test_pareto_flags():
+    rows = [sw.EvalRow("swireasoning", 32, 0.5, 20, 1, 4, 1.0), sw.EvalRow("cot_greedy", 32, 0.5, 30, 1, 4, 1.0),
+            sw.EvalRow("swireasoning", 64, 0.7, 40, 1, 4, 1.0), sw.EvalRow("cot_greedy", 64, 0.6, 50, 1, 4, 1.0)]
+    assert sw.pareto(rows) == [True, False, True, False]
+    t = sw.rows_table(rows)
+    assert t[0]["accuracy_per_100_tokens"] == 2.5
+
+
+def test_cli_refuses_bad_input(capsys):
+    from backend.__main__ import main
+
+    for argv in (["--question", "", "--model", "tinyreasoner"], ["--question", "q", "--budget", "5"],
+                 ["--question", "q", "--decoder", "beam"], ["--question", "q", "--model", "gpt5"]):
+        assert main(["swireasoning", "run", *argv, "--json"]) == 2
+    out = capsys.readouterr().out
+    assert "tinyreasoner, smollm2, qwen2.5-coder" in out and "Valid names" in out
+    from backend.models import coder
+
+    if not coder.installed():
+        assert main(["swireasoning", "run", "--model", "qwen2.5-coder", "--question", "q", "--json"]) == 2
+        assert "make models-extra" in capsys.readouterr().out

@@ -32,7 +32,8 @@ def add_parser(subparsers: Any) -> argparse._SubParsersAction:
 
     b = add_action(sub, "bench", cmd_bench, "accuracy and costs per decoder on generated problems")
     b.add_argument("--n", type=int, default=20, help="problems (1-500)")
-    b.add_argument("--split", default="heldout", help="train | heldout | heldout_numbers | heldout_templates")
+    b.add_argument("--split", default="train", help="train (unseen problems of the training templates and numbers) | "
+                   "heldout | heldout_numbers | heldout_templates")
     b.add_argument("--ops", default="1,3", help="operations per problem: min,max")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--decoders", default="d2f,vanilla,threshold,ar", help="comma-separated decoders")

@@ -240,7 +240,7 @@ def decode(lm: Any, question: str, decoder: str = "swireasoning", cfg: SwiRConfi
     out: list[int] = []
     steps: list[Decision] = []
     close_text = lm.markers.think_close
-    forced_at = cfg.budget - cfg.termination_max_tokens if mode["force_end"] else None
+    forced_at = cfg.budget - answer_reserve(cfg) if mode["force_end"] else None
     start, stopped = time.perf_counter(), "token budget"
     with torch.inference_mode():
         res = lm.model(input_ids=torch.tensor([prompt]), use_cache=True)
@@ -303,6 +303,13 @@ def summarize(tr: Trace, lm: Any) -> dict[str, Any]:
             "pieces": [lm.decode([d.token]) for d in st],
         },
     }
+
+
+def answer_reserve(cfg: SwiRConfig) -> int:
+    """Budget forcing's room for the answer: the end marker is injected this many tokens before the budget ends
+    (``termination_max_tokens``, at most a quarter of the budget and at least 4; our choice, so that tight budgets
+    still leave room to reason)."""
+    return min(cfg.termination_max_tokens, max(4, cfg.budget // 4))
 
 
 def _answer_complete(text: str, markers: Any) -> bool:

@@ -153,11 +153,15 @@ def test_costs_budget_and_seeds(random_lm):
 
 
 def test_budget_forcing_injects_the_end_marker(random_lm):
-    tr = sw.decode(random_lm, "Compute 5 + 6.", "budget_forced", sw.SwiRConfig(budget=40))
+    cfg = sw.SwiRConfig(budget=40)
+    at = 40 - sw.answer_reserve(cfg)
+    assert at == 30 and 64 - sw.answer_reserve(sw.SwiRConfig(budget=64)) == 48
+    assert sw.answer_reserve(sw.SwiRConfig(budget=1024)) == 32
+    tr = sw.decode(random_lm, "Compute 5 + 6.", "budget_forced", cfg)
     close = random_lm.encode(" " + random_lm.markers.think_close)
-    if random_lm.markers.think_close not in random_lm.decode([d.token for d in tr.steps[:8]]):
-        assert [d.token for d in tr.steps[8 : 8 + len(close)]] == close
-        assert tr.steps[8].injected
+    if random_lm.markers.think_close not in random_lm.decode([d.token for d in tr.steps[:at]]) and tr.tokens > at:
+        assert [d.token for d in tr.steps[at : at + len(close)]] == close
+        assert tr.steps[at].injected
 
 
 def test_bad_input_is_refused(random_lm):

@@ -1,0 +1,193 @@
+"""Claims of SwiReasoning on the miniature: held-out problems (generator split ``heldout``: templates and a number
+range the tiny reasoner never saw in training), real decodes of the trained tiny reasoner and of SmolLM2-135M-Instruct.
+
+ci tier: the tiny reasoner on 24 problems at budgets 32 (tight: its solutions average 45 tokens) and 64, four
+decoders (SwiReasoning greedy, CoT greedy, latent-only soft thinking, budget-forced CoT): accuracy, tokens-to-answer,
+answered share; the paper's accuracy gain and token-efficiency gain at the tight budget; four SmolLM2 generations.
+full tier: the tiny reasoner on 100 problems at budgets 24..192 with all six decoders; SmolLM2 on 30 problems at
+budgets 64..512; Qwen2.5-Coder-1.5B on 12 problems at budget 256 (skipped when it is not installed).
+
+Token efficiency is accuracy per generated token; its gain is SwiReasoning's over CoT's at the same budget, minus 1.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.reasoning import tasks
+from backend.reasoning.swireasoning import SwiRConfig, evaluate
+
+CI_N, CI_BUDGETS = 24, (32, 64)
+CI_DECODERS = ("swireasoning", "cot_greedy", "soft_thinking", "budget_forced")
+PAPER_ACC_GAIN, PAPER_EFF_GAIN = 0.015, 0.56  # the lower ends of the paper's +1.5-2.8 % and +56-79 %
+
+
+def _table(lm, n, decoders, budgets, seed=0, split="heldout"):
+    rows = evaluate(lm, tasks.generate(n, split, seed=seed), list(decoders), list(budgets), SwiRConfig())
+    return {(r.decoder, r.budget): r for r in rows}
+
+
+def _numbers(t) -> dict:
+    out = {}
+    for (d, b), r in sorted(t.items()):
+        out[f"{d}_{b}_accuracy"] = r.accuracy
+        out[f"{d}_{b}_tokens"] = r.mean_tokens
+        out[f"{d}_{b}_answered"] = r.answered
+    return out
+
+
+def _gains(t, budgets, ours="swireasoning", base="cot_greedy") -> tuple[float, float | None]:
+    """Mean accuracy gain and mean token-efficiency gain of ``ours`` over ``base`` across ``budgets`` (the efficiency
+    gain over the budgets where ``base`` answers any problem right; None when it answers none)."""
+    acc, eff = [], []
+    for b in budgets:
+        o, c = t[(ours, b)], t[(base, b)]
+        acc.append(o.accuracy - c.accuracy)
+        eo, ec = o.accuracy / max(o.mean_tokens, 1e-9), c.accuracy / max(c.mean_tokens, 1e-9)
+        eff.append(eo / ec - 1 if ec > 0 else None)
+    known = [e for e in eff if e is not None]
+    return sum(acc) / len(acc), (sum(known) / len(known) if known else None)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from backend.reasoning.lm import load_reasoning_lm
+
+    return load_reasoning_lm("tinyreasoner")
+
+
+@pytest.fixture(scope="module")
+def ci_table(tiny):
+    return _table(tiny, CI_N, CI_DECODERS, CI_BUDGETS)
+
+
+@pytest.fixture(scope="module")
+def ci_indist(tiny):
+    """In-distribution problems (split ``train``, generator seed 0: draws the training stream, seeds 1000-2999,
+    never made), where the tiny reasoner is right often enough for decoders to differ."""
+    return _table(tiny, CI_N, ("swireasoning", "cot_greedy", "soft_thinking"), (32,), split="train")
+
+
+def test_tinyreasoner_heldout_accuracy_and_tokens_per_decoder(ci_table, record_claim) -> None:
+    record_claim(**_numbers(ci_table))
+    for (_, b), r in ci_table.items():
+        assert r.n == CI_N and 0 < r.mean_tokens <= b and 0 <= r.accuracy <= r.answered <= 1
+    assert ci_table[("cot_greedy", 64)].answered >= 0.9  # the trained format: it closes its reasoning and answers
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "The tiny reasoner never saw soft embeddings, and latent steps hurt it: at budget 32 SwiReasoning's accuracy "
+    "gain over CoT greedy is 0.0 on the held-out split (both near zero there) and -0.417 on 24 unseen problems of "
+    "the training distribution (SwiReasoning 0.125, CoT greedy 0.542, latent-only soft thinking 0.292); the paper "
+    "reports +1.5 to +2.8 points on reasoning LLMs."))
+def test_swireasoning_accuracy_gain_over_cot_tight_budget(ci_table, ci_indist, record_claim) -> None:
+    acc, eff = _gains(ci_table, [32])
+    acc_in, eff_in = _gains(ci_indist, [32])
+    record_claim(accuracy_gain=acc, swir_accuracy=ci_table[("swireasoning", 32)].accuracy,
+                 cot_accuracy=ci_table[("cot_greedy", 32)].accuracy, indist_accuracy_gain=acc_in,
+                 indist_swir_accuracy=ci_indist[("swireasoning", 32)].accuracy,
+                 indist_cot_accuracy=ci_indist[("cot_greedy", 32)].accuracy,
+                 indist_soft_accuracy=ci_indist[("soft_thinking", 32)].accuracy)
+    assert acc >= PAPER_ACC_GAIN and acc_in >= PAPER_ACC_GAIN
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "Token efficiency (accuracy per token) at budget 32 is 55 % below CoT greedy's on unseen problems of the "
+    "training distribution (-0.554), against the paper's +56 to +79 %: the latent steps of a model trained only "
+    "on explicit tokens lose the answer rather than shorten the reasoning."))
+def test_swireasoning_token_efficiency_gain_over_cot_tight_budget(ci_table, ci_indist, record_claim) -> None:
+    acc, eff = _gains(ci_table, [32])
+    acc_in, eff_in = _gains(ci_indist, [32])
+    record_claim(efficiency_gain=eff, swir_tokens=ci_table[("swireasoning", 32)].mean_tokens,
+                 cot_tokens=ci_table[("cot_greedy", 32)].mean_tokens, indist_efficiency_gain=eff_in,
+                 indist_swir_tokens=ci_indist[("swireasoning", 32)].mean_tokens,
+                 indist_cot_tokens=ci_indist[("cot_greedy", 32)].mean_tokens)
+    assert eff_in is not None and eff_in >= PAPER_EFF_GAIN and (eff is None or eff >= PAPER_EFF_GAIN)
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    from backend.reasoning.lm import load_reasoning_lm
+
+    return load_reasoning_lm("smollm2")
+
+
+def test_smollm2_answers_with_every_decoder(smollm2, record_claim) -> None:
+    """A few SmolLM2 generations: the chat prompt makes it close its reasoning and answer."""
+    t = _table(smollm2, 3, ("cot_greedy", "swireasoning"), (64,))
+    record_claim(**_numbers(t))
+    assert t[("cot_greedy", 64)].answered >= 2 / 3
+
+
+# ------------------------------------------------------------------------------------------------ full tier
+FULL_TINY_BUDGETS = (24, 32, 48, 64, 128, 192)
+TIGHT_TINY = (24, 32, 48)
+FULL_SMOL_BUDGETS = (64, 128, 256, 512)
+TIGHT_SMOL = (64, 128)
+FULL_DECODERS = ("swireasoning", "swireasoning_sample", "cot_greedy", "cot_sample", "soft_thinking", "budget_forced")
+SMOL_DECODERS = ("swireasoning", "cot_greedy", "soft_thinking", "budget_forced")
+
+
+@pytest.fixture(scope="module")
+def full_tiny(tiny):
+    return _table(tiny, 100, FULL_DECODERS, FULL_TINY_BUDGETS)
+
+
+@pytest.fixture(scope="module")
+def full_smol(smollm2):
+    return _table(smollm2, 20, SMOL_DECODERS, FULL_SMOL_BUDGETS)
+
+
+@pytest.mark.full
+def test_full_tinyreasoner_sweep(full_tiny, record_claim) -> None:
+    record_claim(**_numbers(full_tiny))
+    assert all(0 < r.mean_tokens <= b for (_, b), r in full_tiny.items())
+
+
+@pytest.mark.full
+def test_full_tinyreasoner_accuracy_gain_tight_budgets(full_tiny, record_claim) -> None:
+    acc, eff = _gains(full_tiny, TIGHT_TINY)
+    acc_s, eff_s = _gains(full_tiny, TIGHT_TINY, "swireasoning_sample", "cot_sample")
+    record_claim(accuracy_gain=acc, efficiency_gain=eff, sampled_accuracy_gain=acc_s, sampled_efficiency_gain=eff_s)
+    assert acc >= PAPER_ACC_GAIN
+
+
+@pytest.mark.full
+def test_full_tinyreasoner_efficiency_gain_tight_budgets(full_tiny, record_claim) -> None:
+    acc, eff = _gains(full_tiny, TIGHT_TINY)
+    record_claim(efficiency_gain=eff)
+    assert eff is not None and eff >= PAPER_EFF_GAIN
+
+
+@pytest.mark.full
+def test_full_smollm2_sweep(full_smol, record_claim) -> None:
+    record_claim(**_numbers(full_smol))
+    assert all(0 < r.mean_tokens <= b for (_, b), r in full_smol.items())
+
+
+@pytest.mark.full
+def test_full_smollm2_accuracy_gain_tight_budgets(full_smol, record_claim) -> None:
+    acc, eff = _gains(full_smol, TIGHT_SMOL)
+    record_claim(accuracy_gain=acc, efficiency_gain=eff)
+    assert acc >= PAPER_ACC_GAIN
+
+
+@pytest.mark.full
+def test_full_smollm2_efficiency_gain_tight_budgets(full_smol, record_claim) -> None:
+    acc, eff = _gains(full_smol, TIGHT_SMOL)
+    record_claim(efficiency_gain=eff)
+    assert eff is not None and eff >= PAPER_EFF_GAIN
+
+
+@pytest.mark.full
+def test_full_qwen_coder_few_problems(record_claim) -> None:
+    from backend.models import coder
+
+    if not coder.installed():
+        pytest.skip(f"Qwen2.5-Coder-1.5B is not installed ({coder.INSTALL_COMMAND})")
+    from backend.reasoning.lm import load_reasoning_lm
+
+    t = _table(load_reasoning_lm("qwen2.5-coder"), 12, ("swireasoning", "cot_greedy"), (256,))
+    acc, eff = _gains(t, [256])
+    record_claim(**_numbers(t), accuracy_gain=acc, efficiency_gain=eff)
+    assert t[("cot_greedy", 256)].answered >= 0.5

@@ -1,11 +1,17 @@
 """Claims of SwiReasoning on the miniature: held-out problems (generator split ``heldout``: templates and a number
 range the tiny reasoner never saw in training), real decodes of the trained tiny reasoner and of SmolLM2-135M-Instruct.
 
-ci tier: the tiny reasoner on 24 problems at budgets 32 (tight: its solutions average 45 tokens) and 64, four
-decoders (SwiReasoning greedy, CoT greedy, latent-only soft thinking, budget-forced CoT): accuracy, tokens-to-answer,
-answered share; the paper's accuracy gain and token-efficiency gain at the tight budget; four SmolLM2 generations.
-full tier: the tiny reasoner on 100 problems at budgets 24..192 with all six decoders; SmolLM2 on 30 problems at
-budgets 64..512; Qwen2.5-Coder-1.5B on 12 problems at budget 256 (skipped when it is not installed).
+The tiny reasoner solves none of the heldout problems with any decoder, so every claim test also measures it on
+in-distribution problems (split ``train`` drawn from generator seed 0, a stream training never used), where decoders
+can differ.
+
+ci tier: the tiny reasoner on 24 heldout problems at budgets 32 (tight: its solutions average 45 tokens) and 64,
+four decoders (SwiReasoning greedy, CoT greedy, latent-only soft thinking, budget-forced CoT): accuracy,
+tokens-to-answer, answered share; the paper's accuracy and token-efficiency gains at budget 32, heldout and
+in-distribution; three SmolLM2 problems with two decoders.
+full tier: the tiny reasoner on 100 heldout problems at budgets 24..192 and 100 in-distribution problems at the tight
+budgets 24 / 32 / 48, all six decoders; SmolLM2 on 20 heldout problems at budgets 64..512; Qwen2.5-Coder-1.5B on 12
+heldout problems at budget 256 (skipped when it is not installed).
 
 Token efficiency is accuracy per generated token; its gain is SwiReasoning's over CoT's at the same budget, minus 1.
 """
@@ -80,6 +86,14 @@ def test_tinyreasoner_heldout_accuracy_and_tokens_per_decoder(ci_table, record_c
     "gain over CoT greedy is 0.0 on the held-out split (both near zero there) and -0.417 on 24 unseen problems of "
     "the training distribution (SwiReasoning 0.125, CoT greedy 0.542, latent-only soft thinking 0.292); the paper "
     "reports +1.5 to +2.8 points on reasoning LLMs."))
+@pytest.mark.xfail(strict=True, reason=(
+    "Does not hold on the miniature. Heldout split: every decoder is at 0 % (the tiny reasoner does not generalise "
+    "to the unseen templates and operand range; its manifest gives 0.0 greedy), so the gain is 0. In-distribution "
+    "(split train, unseen draws) at budget 32: SwiReasoning 12.5 % vs CoT greedy 54.2 % (-41.7 points), latent-only "
+    "soft thinking 29.2 %. Two causes, both measured: latent steps hurt a model that never saw soft embeddings "
+    "(soft thinking loses 25 points to CoT; decodes such as '30 / 6 = 6' after a latent step), and with W = 4 "
+    "the switch cap C_max = 2 injects the end marker at the second switch, about step 8, cutting the reasoning "
+    "(13.1 tokens vs CoT's 25.4; without the cap SwiReasoning reaches 16.7 % at 25.5 tokens)."))
 def test_swireasoning_accuracy_gain_over_cot_tight_budget(ci_table, ci_indist, record_claim) -> None:
     acc, eff = _gains(ci_table, [32])
     acc_in, eff_in = _gains(ci_indist, [32])
@@ -95,6 +109,11 @@ def test_swireasoning_accuracy_gain_over_cot_tight_budget(ci_table, ci_indist, r
     "Token efficiency (accuracy per token) at budget 32 is 55 % below CoT greedy's on unseen problems of the "
     "training distribution (-0.554), against the paper's +56 to +79 %: the latent steps of a model trained only "
     "on explicit tokens lose the answer rather than shorten the reasoning."))
+@pytest.mark.xfail(strict=True, reason=(
+    "Does not hold on the miniature. In-distribution (split train, unseen draws) at budget 32: SwiReasoning "
+    "12.5 % in 13.1 tokens vs CoT greedy 54.2 % in 25.4 tokens, accuracy per token -55 % (the paper: +56 to "
+    "+79 %). It does spend half the tokens, but its accuracy falls faster (latent steps and the early injected "
+    "end marker, see the accuracy claim). Heldout split: every decoder at 0 %, so no efficiency is defined."))
 def test_swireasoning_token_efficiency_gain_over_cot_tight_budget(ci_table, ci_indist, record_claim) -> None:
     acc, eff = _gains(ci_table, [32])
     acc_in, eff_in = _gains(ci_indist, [32])
@@ -134,29 +153,39 @@ def full_tiny(tiny):
 
 
 @pytest.fixture(scope="module")
+def full_tiny_indist(tiny):
+    return _table(tiny, 100, FULL_DECODERS, TIGHT_TINY, split="train")
+
+
+@pytest.fixture(scope="module")
 def full_smol(smollm2):
     return _table(smollm2, 20, SMOL_DECODERS, FULL_SMOL_BUDGETS)
 
 
 @pytest.mark.full
-def test_full_tinyreasoner_sweep(full_tiny, record_claim) -> None:
-    record_claim(**_numbers(full_tiny))
-    assert all(0 < r.mean_tokens <= b for (_, b), r in full_tiny.items())
+def test_full_tinyreasoner_sweep(full_tiny, full_tiny_indist, record_claim) -> None:
+    record_claim(**_numbers(full_tiny), **{f"indist_{k}": v for k, v in _numbers(full_tiny_indist).items()})
+    assert all(0 < r.mean_tokens <= b for t in (full_tiny, full_tiny_indist) for (_, b), r in t.items())
 
 
 @pytest.mark.full
-def test_full_tinyreasoner_accuracy_gain_tight_budgets(full_tiny, record_claim) -> None:
+@pytest.mark.xfail(strict=True, reason="FULL_TINY_ACC")
+def test_full_tinyreasoner_accuracy_gain_tight_budgets(full_tiny, full_tiny_indist, record_claim) -> None:
     acc, eff = _gains(full_tiny, TIGHT_TINY)
-    acc_s, eff_s = _gains(full_tiny, TIGHT_TINY, "swireasoning_sample", "cot_sample")
-    record_claim(accuracy_gain=acc, efficiency_gain=eff, sampled_accuracy_gain=acc_s, sampled_efficiency_gain=eff_s)
-    assert acc >= PAPER_ACC_GAIN
+    acc_in, eff_in = _gains(full_tiny_indist, TIGHT_TINY)
+    acc_s, eff_s = _gains(full_tiny_indist, TIGHT_TINY, "swireasoning_sample", "cot_sample")
+    record_claim(accuracy_gain=acc, indist_accuracy_gain=acc_in, indist_sampled_accuracy_gain=acc_s)
+    assert acc >= PAPER_ACC_GAIN and acc_in >= PAPER_ACC_GAIN
 
 
 @pytest.mark.full
-def test_full_tinyreasoner_efficiency_gain_tight_budgets(full_tiny, record_claim) -> None:
+@pytest.mark.xfail(strict=True, reason="FULL_TINY_EFF")
+def test_full_tinyreasoner_efficiency_gain_tight_budgets(full_tiny, full_tiny_indist, record_claim) -> None:
     acc, eff = _gains(full_tiny, TIGHT_TINY)
-    record_claim(efficiency_gain=eff)
-    assert eff is not None and eff >= PAPER_EFF_GAIN
+    acc_in, eff_in = _gains(full_tiny_indist, TIGHT_TINY)
+    acc_s, eff_s = _gains(full_tiny_indist, TIGHT_TINY, "swireasoning_sample", "cot_sample")
+    record_claim(efficiency_gain=eff, indist_efficiency_gain=eff_in, indist_sampled_efficiency_gain=eff_s)
+    assert eff_in is not None and eff_in >= PAPER_EFF_GAIN and (eff is None or eff >= PAPER_EFF_GAIN)
 
 
 @pytest.mark.full
@@ -165,7 +194,17 @@ def test_full_smollm2_sweep(full_smol, record_claim) -> None:
     assert all(0 < r.mean_tokens <= b for (_, b), r in full_smol.items())
 
 
+SMOL_REASON = (
+    "Does not hold on the miniature: SmolLM2-135M answers every one of the 20 heldout problems (answered 100 % "
+    "with every decoder and budget) but none right (0 % for SwiReasoning, CoT greedy, soft thinking and budget "
+    "forcing at budgets 64-512; it writes steps such as '32 - 37 = 10'), so the accuracy gain is 0 and no token "
+    "efficiency is defined. Mean tokens: CoT 33.4 at every budget; SwiReasoning 25.6 / 33.0 / 32.5 / 35.3; latent-only "
+    "soft thinking runs on to 47.5 / 78.0 / 135.7 / 250.8 tokens (latent steps derail a model that never saw soft "
+    "embeddings).")
+
+
 @pytest.mark.full
+@pytest.mark.xfail(strict=True, reason=SMOL_REASON)
 def test_full_smollm2_accuracy_gain_tight_budgets(full_smol, record_claim) -> None:
     acc, eff = _gains(full_smol, TIGHT_SMOL)
     record_claim(accuracy_gain=acc, efficiency_gain=eff)
@@ -173,6 +212,7 @@ def test_full_smollm2_accuracy_gain_tight_budgets(full_smol, record_claim) -> No
 
 
 @pytest.mark.full
+@pytest.mark.xfail(strict=True, reason=SMOL_REASON)
 def test_full_smollm2_efficiency_gain_tight_budgets(full_smol, record_claim) -> None:
     acc, eff = _gains(full_smol, TIGHT_SMOL)
     record_claim(efficiency_gain=eff)

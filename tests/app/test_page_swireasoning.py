@@ -42,7 +42,7 @@ def test_preset_own_question_and_evaluation() -> None:
     assert not at.exception and not at.error, [e.value for e in at.error]
     ev = at.session_state["swireasoning_eval"]
     assert ev["n"] == 4 and {r["decoder"] for r in ev["rows"]} == {"swireasoning", "cot_greedy"}
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 4  # trace, Pareto, accuracy vs budget, the history of the two runs
 
 
 def test_empty_question_and_bad_upload_show_errors() -> None:

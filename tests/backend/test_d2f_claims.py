@@ -31,9 +31,10 @@ def _bench(models, n: int, steps: tuple[int, ...], split: str = "train"):
 
 
 def _record(record_claim, rows, verdict) -> None:
-    record_claim(**{k: v for k, v in verdict.items() if k not in ("evaluated",)},
-                 rows={r.label: {"accuracy": r.accuracy, "passes_per_token": round(r.passes_per_token, 4),
-                                 "tokens_per_s": round(r.tokens_per_s, 1)} for r in rows})
+    # tokens/s move with the machine and its load: the vs-ar claim records them with a wide tolerance, not here
+    record_claim(**{k: v for k, v in verdict.items() if k not in ("evaluated",) and "tokens_per_s" not in k},
+                 rows={r.label: {"accuracy": r.accuracy, "passes_per_token": round(r.passes_per_token, 4)}
+                       for r in rows})
 
 
 def test_block_causal_invariance_of_the_shipped_student(models, record_claim) -> None:

@@ -169,7 +169,9 @@ def test_full_tinyreasoner_sweep(full_tiny, full_tiny_indist, record_claim) -> N
 
 
 @pytest.mark.full
-@pytest.mark.xfail(strict=True, reason="FULL_TINY_ACC")
+@pytest.mark.xfail(strict=True, reason=(
+    "expected as on the ci subset (budget 32, unseen training-distribution problems: SwiReasoning 0.125 vs CoT "
+    "greedy 0.542); the full sweep is not measured yet"))
 def test_full_tinyreasoner_accuracy_gain_tight_budgets(full_tiny, full_tiny_indist, record_claim) -> None:
     acc, eff = _gains(full_tiny, TIGHT_TINY)
     acc_in, eff_in = _gains(full_tiny_indist, TIGHT_TINY)
@@ -179,7 +181,9 @@ def test_full_tinyreasoner_accuracy_gain_tight_budgets(full_tiny, full_tiny_indi
 
 
 @pytest.mark.full
-@pytest.mark.xfail(strict=True, reason="FULL_TINY_EFF")
+@pytest.mark.xfail(strict=True, reason=(
+    "expected as on the ci subset (accuracy per token 55 % below CoT greedy's at budget 32); the full sweep is "
+    "not measured yet"))
 def test_full_tinyreasoner_efficiency_gain_tight_budgets(full_tiny, full_tiny_indist, record_claim) -> None:
     acc, eff = _gains(full_tiny, TIGHT_TINY)
     acc_in, eff_in = _gains(full_tiny_indist, TIGHT_TINY)

@@ -254,6 +254,21 @@ def candidates_odd() -> dict[str, bytes]:
             "one_answer.txt": b"Only one answer here.", "formula.txt": b"=1+1\n\n-2\n\n@home\n"}
 
 
+# ------------------------------------------------------------------------------------------------- bandit_task
+def bandit_task(seed: int = 0) -> bytes:
+    """Five arm means of a K-armed bandit task (``mean`` column)."""
+    return _lines(["mean"] + [f"{m:.3f}" for m in _rng(seed).uniform(0.1, 0.9, 5)])
+
+
+def bandit_task_odd() -> dict[str, bytes]:
+    curve = ["a,r"] + [f"{a:.3f},{np.exp(-(a - 0.3) ** 2 / 0.02):.4f}" for a in np.linspace(-1, 1, 41)]
+    return {"crlf.csv": _lines(bandit_task(1).decode().splitlines(), crlf=True),
+            "bom.csv": b"\xef\xbb\xbf" + bandit_task(2),
+            "peaks.csv": _lines(["center,width,height", "-0.5,0.08,0.8", "0.5,0.08,0.8"]),
+            "curve.csv": _lines(curve), "two_arms.csv": _lines(["mean", "0", "1"]),
+            "formula.csv": _lines(["mean", "=1+1", "0.5"])}
+
+
 # ------------------------------------------------------------------------------------------------ model_folder
 def model_config(seed: int = 0) -> bytes:
     """The ``config.json`` of a model folder (the folder kinds' corpus files are config files)."""

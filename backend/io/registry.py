@@ -14,6 +14,7 @@
 | ``candidates`` | ``backend.alignment.softbon.read_candidates`` | UTF-8 text, answers split by blank lines | 0.5 MB, 2-64 answers of 2,000 characters | softbon page; ``softbon text --candidates`` |
 | ``multiseries`` | ``backend.forecast.adapter.data.read_csv`` | CSV, time column then numeric channels | 10 MB, 20,000 rows, 1-16 channels, long enough for input + horizon + splits | deltaadapter page; ``deltaadapter run/calibrate/select --data FILE`` |
 | ``backbone_state`` | ``backend.forecast.adapter.backbones.read_state`` | safetensors of float tensors | 16 MB, 256 tensors, 8M values | deltaadapter page; ``deltaadapter ... --backbone-file`` |
+| ``bandit_task`` | ``backend.icrl.taskfile.read_task_csv`` | CSV ``mean`` / ``center,width[,height]`` / ``a,r`` | 256 KB, 2-10 arms, 1-3 peaks or 8-2,001 curve points | vintix page; ``vintix run --task-file`` |
 | ``model_folder`` | ``backend.io.folders.check_model_folder`` | a folder with ``config.json`` | config.json 1 MB, a JSON object | every local model folder a loader is given (``backend.models._common.resolve_source``): models page source boxes, ``models check --source``, ``glot --backbone``, ``softbon text --encoder`` |
 
 Pages read uploads with ``ui.inputs.upload(kind, ...)`` / ``ui.inputs.file_input(kind, ...)`` and CLI handlers read a
@@ -104,6 +105,9 @@ KINDS: dict[str, InputKind] = {k.name: k for k in (
     _k("backbone_state", "a backbone state", "backend.forecast.adapter.backbones:read_state", ("safetensors",),
        16 * MB, "a safetensors file of float tensors (a DLinear, PatchTST-style or MLP state_dict); at most 16 MB",
        "archive"),
+    _k("bandit_task", "a bandit task", "backend.icrl.taskfile:read_task_csv", ("csv", "txt"), 256 * 1024,
+       "UTF-8 CSV with a header: mean (2-10 arm means), center,width[,height] (1-3 peaks) or a,r (8-2,001 points of "
+       "a reward curve on [-1, 1]); at most 256 KB", "csv"),
     _k("model_folder", "a model folder", "backend.io.folders:check_model_folder", (), MB,
        "a folder written by save_pretrained: config.json (a JSON object, at most 1 MB) plus weights", "json",
        source="folder", example="model_config"),

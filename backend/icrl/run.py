@@ -1,0 +1,149 @@
+"""One interactive run of the shipped decision-pretrained transformers on one task (the ``vintix`` page and
+``python -m backend vintix run``), summarised as small JSON-able dictionaries.
+
+Tasks: ``bimodal`` (a held-out two-peak continuous task), ``unimodal`` (a one-peak task of the training prior),
+``karm`` (a held-out K-armed task), ``darkroom`` (held-out goals), or a user task (:class:`tasks.KArmTask`,
+:class:`tasks.ContTask`, :class:`tasks.CurveTask`) from arm means, peaks or a task file (``taskfile.py``).
+
+Continuous tasks: a context of ``context`` uniformly random actions and their noisy rewards; every head samples
+``n_samples`` actions given the whole context (histogram densities on one grid, mass within +-0.1 of a peak, sampling
+time), and the flow head's sample entropy at growing context lengths. K-armed tasks: the policy's entropy and
+probability of the best arm at every context length (mean over ``replicas`` random contexts), and the online regret
+of the DPT, UCB1 and Thompson sampling over ``horizon`` rounds (mean over ``replicas`` reward draws).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+
+from backend.errors import InputError
+from backend.runtime import Progress, report
+
+from . import evaluate as E
+from . import tasks as T
+from .heads import HEADS
+
+TASKS = ("bimodal", "unimodal", "karm", "darkroom")
+GRID = np.linspace(-1, 1, 81)  # histogram edges (bin 0.025) of the densities
+
+
+def make_task(name: str, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    if name == "bimodal":
+        return T.draw_cont(rng, heldout=True)
+    if name == "unimodal":
+        return T.draw_cont(rng, heldout=False, peaks=1)
+    if name == "karm":
+        return T.draw_karm(rng, heldout=True)
+    if name == "darkroom":
+        return "darkroom"
+    raise InputError(f"Unknown task {name!r}; use one of {', '.join(TASKS)}, or give arm means, peaks or a task file.")
+
+
+def _density(samples: np.ndarray) -> list[float]:
+    counts, _ = np.histogram(np.clip(samples, -1, 1), bins=GRID)
+    return (counts / max(1, len(samples)) / np.diff(GRID)).tolist()
+
+
+def run_cont(task, context: int, n_samples: int, seed: int, progress: Progress | None = None) -> dict:
+    models = {h: E.load_model(h) for h in HEADS}
+    E.check_context(context, models["flow"])
+    rng = np.random.default_rng(seed)
+    ctx = torch.from_numpy(T.cont_context(task, context, rng, kind="random"))[None]
+    centers = np.atleast_1d(task.centers)
+    curve_x = np.linspace(-1, 1, 201)
+    out: dict = {
+        "family": "cont",
+        "context": context,
+        "n_samples": n_samples,
+        "centers": centers.tolist(),
+        "best": task.best,
+        "reward_curve": {"a": curve_x.tolist(), "r": task.mean_reward(curve_x).tolist()},
+        "context_points": ctx[0].tolist(),
+        "grid": GRID.tolist(),
+        "heads": {},
+    }
+    for i, (name, model) in enumerate(models.items()):
+        g = torch.Generator().manual_seed(seed + 7)
+        t0 = time.perf_counter()
+        a = model.sample_actions(ctx, n_samples, generator=g)[0].numpy()
+        dt = time.perf_counter() - t0
+        near = E.near_peak(a, centers)
+        out["heads"][name] = {
+            "label": HEADS.label(name),
+            "density": _density(a),
+            "mass": float(near.any(1).mean()),
+            "mass_per_peak": near.mean(0).tolist(),
+            "entropy": E.hist_entropy(a),
+            "mean_reward": float(task.mean_reward(np.clip(a, -1, 1)).mean()),
+            "sample_ms": 1000 * dt,
+            "parameters": sum(p.numel() for p in model.parameters()),
+        }
+        report(progress, (i + 1) / (len(models) + 1), f"{HEADS.label(name)} sampled")
+    lengths = sorted({0, 1, 2, 4, 8, 16, 32, context} & set(range(context + 1)))
+    g = torch.Generator().manual_seed(seed + 8)
+    a = models["flow"].sample_actions(ctx, n_samples, generator=g, all_prefixes=True, lengths=lengths)[0].numpy()
+    out["entropy_curve"] = {
+        "lengths": lengths,
+        "entropy": [E.hist_entropy(x) for x in a],
+        "mass": [float(E.near_peak(x, centers).any(1).mean()) for x in a],
+        "densities": {str(lv): _density(x) for lv, x in zip(lengths, a, strict=True)},
+    }
+    report(progress, 1.0, "done")
+    return out
+
+
+def run_karm(
+    task: T.KArmTask, context: int, horizon: int, replicas: int, seed: int, progress: Progress | None = None
+) -> dict:
+    model = E.load_model("flow")
+    E.check_context(context, model)
+    E.check_horizon(horizon)
+    ent = E.entropy_curve(model, length=context, seed=seed, tasks=[task] * replicas)
+    rng = np.random.default_rng(seed)
+    ctx, qry, msk = E.karm_contexts([task], context, rng)
+    policy = model.action_probs("karm", ctx, qry, msk)[0, : task.k].tolist()
+    reg = E.online_regret(model, [task] * replicas, horizon=horizon, seed=seed, progress=progress)
+    return {
+        "family": "karm",
+        "means": task.means.tolist(),
+        "best": task.best,
+        "context": context,
+        "entropy_curve": ent,
+        "policy": policy,
+        "regret": reg,
+        "agents": {n: E.AGENTS.label(n) for n in E.AGENTS},
+    }
+
+
+def run(
+    task="bimodal",
+    context: int = 64,
+    horizon: int = 64,
+    n_samples: int = 512,
+    replicas: int = 32,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> dict:
+    """Run one task (a name of :data:`TASKS` or a task object); see the module docstring."""
+    if not 1 <= int(n_samples) <= 4096:
+        raise InputError(f"Samples per head must be 1 to 4,096; got {n_samples}.")
+    if not 1 <= int(replicas) <= 256:
+        raise InputError(f"Replicas must be 1 to 256; got {replicas}.")
+    name = task if isinstance(task, str) else "custom"
+    obj = make_task(task, seed) if isinstance(task, str) else task
+    t0 = time.perf_counter()
+    if obj == "darkroom":
+        E.check_context(context, E.load_model("flow"))
+        out = {
+            "family": "dark",
+            **E.dark_online(E.load_model("flow"), episodes=max(1, horizon // T.DARK_HORIZON), seed=seed),
+        }
+    elif isinstance(obj, T.KArmTask):
+        out = run_karm(obj, context, horizon, replicas, seed, progress)
+    else:
+        out = run_cont(obj, context, n_samples, seed, progress)
+    return {"task": name, "seed": seed, **out, "seconds": time.perf_counter() - t0}

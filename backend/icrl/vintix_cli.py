@@ -1,0 +1,124 @@
+"""``python -m backend vintix <action>``: the decision-pretrained transformer with a rectified-flow action head.
+
+Actions:
+  run    one task: the heads' action densities given a context (continuous tasks), the entropy curve over context
+         lengths, and for K-armed tasks the online regret of the DPT vs UCB1 and Thompson sampling
+  eval   the claims' measurements on held-out tasks: entropy vs context length, mass near the peaks of bimodal tasks
+         per head, online regret vs Thompson sampling, permutation invariance
+
+Examples::
+
+    python -m backend vintix run --task bimodal --context 64 --json
+    python -m backend vintix run --means 0.2,0.5,0.8 --context 32 --horizon 64 --json
+    python -m backend vintix run --peaks -0.5:0.08,0.5:0.08 --context 64 --json
+    python -m backend vintix run --task-file task.csv --json
+    python -m backend vintix eval --tasks 64 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..cli_common import Output, add_action, add_group, float_list
+
+
+def _peaks(text: str) -> tuple[tuple[float, float], ...]:
+    try:
+        out = tuple(tuple(float(x) for x in p.split(":")) for p in text.split(",") if p.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError("peaks are centre:width pairs, e.g. -0.5:0.08,0.5:0.08") from None
+    if not out or any(len(p) != 2 for p in out):
+        raise argparse.ArgumentTypeError("peaks are centre:width pairs, e.g. -0.5:0.08,0.5:0.08")
+    return out
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """Add the ``vintix`` group to ``python -m backend``."""
+    acts = add_group(subparsers, "vintix", "DPT with a rectified-flow action head: in-context bandits and dark room")
+    r = add_action(acts, "run", cmd_run, "one task: densities per head, entropy vs context, online regret")
+    r.add_argument("--task", default="bimodal", help="bimodal, unimodal, karm or darkroom (default bimodal)")
+    r.add_argument("--means", type=float_list, default=None, help="arm means of a K-armed task, e.g. 0.2,0.5,0.8")
+    r.add_argument("--peaks", type=_peaks, default=None, help="centre:width peaks of a continuous task (height 0.8)")
+    r.add_argument(
+        "--task-file", type=Path, default=None, help="a bandit_task CSV (mean | center,width[,height] | a,r)"
+    )
+    r.add_argument("--context", type=int, default=64, help="context tuples, 0-64 (default 64)")
+    r.add_argument("--horizon", type=int, default=64, help="online rounds of K-armed tasks, 1-256 (default 64)")
+    r.add_argument("--samples", type=int, default=512, help="action samples per head (default 512)")
+    r.add_argument("--replicas", type=int, default=32, help="reward draws of the online run (default 32)")
+    r.add_argument("--seed", type=int, default=0)
+    e = add_action(acts, "eval", cmd_eval, "claims' measurements on held-out tasks")
+    e.add_argument("--tasks", type=int, default=64, help="held-out tasks per measurement (default 64)")
+    e.add_argument("--context", type=int, default=64)
+    e.add_argument("--horizon", type=int, default=64)
+    e.add_argument("--seed", type=int, default=0)
+    return acts
+
+
+def _task(args: argparse.Namespace):
+    from ..errors import InputError
+    from ..io.registry import read_path
+    from . import tasks as T
+
+    given = [x is not None for x in (args.means, args.peaks, args.task_file)]
+    if sum(given) > 1:
+        raise InputError("Give at most one of --means, --peaks and --task-file.")
+    if args.means is not None:
+        return T.KArmTask(T.validate_means(args.means))
+    if args.peaks is not None:
+        return T.validate_peaks([p[0] for p in args.peaks], [p[1] for p in args.peaks])
+    if args.task_file is not None:
+        return read_path("bandit_task", args.task_file)
+    return args.task
+
+
+def cmd_run(args: argparse.Namespace) -> Output:
+    from .run import run
+
+    res = run(
+        _task(args),
+        context=args.context,
+        horizon=args.horizon,
+        n_samples=args.samples,
+        replicas=args.replicas,
+        seed=args.seed,
+    )
+    lines = [f"task {res['task']} ({res['family']})"]
+    if res["family"] == "cont":
+        res["entropy_curve"].pop("densities")
+        for h, v in res["heads"].items():
+            lines.append(f"{h:9s} mass within 0.1 of a peak {v['mass']:.3f}  entropy {v['entropy']:.3f}")
+    elif res["family"] == "karm":
+        for a, v in res["regret"]["agents"].items():
+            lines.append(f"{a:9s} cumulative regret {v['final']:.2f}")
+    else:
+        lines.append("returns per episode " + ", ".join(f"{x:.2f}" for x in res["returns"]))
+    return Output(_compact(res), lines=lines)
+
+
+def _compact(res: dict) -> dict:
+    """The JSON without long arrays (densities, samples, curves are kept only as summaries)."""
+    out = dict(res)
+    out.pop("context_points", None)
+    out.pop("reward_curve", None)
+    out.pop("grid", None)
+    for v in out.get("heads", {}).values():
+        v.pop("density", None)
+    if "regret" in out:
+        for v in out["regret"]["agents"].values():
+            v["cum_regret"] = v["cum_regret"][:: max(1, len(v["cum_regret"]) // 8)]
+    return out
+
+
+def cmd_eval(args: argparse.Namespace) -> Output:
+    from .claims import measure
+
+    res = measure(n_tasks=args.tasks, context=args.context, horizon=args.horizon, seed=args.seed)
+    lines = [
+        f"entropy at context 0 / {args.context}: {res['entropy']['first']:.3f} / {res['entropy']['last']:.3f}",
+        "peak mass " + ", ".join(f"{h} {v:.3f}" for h, v in res["peak_mass"].items()),
+        f"regret DPT / Thompson {res['regret']['ratio_dpt_thompson']:.3f}",
+        f"permutation gap {res['invariance']['max']:.2e}",
+    ]
+    return Output(res, lines=lines)

@@ -280,6 +280,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Learning and optimisation",
         abstract=(_F0, 11),
         icon=":material/shopping_cart:",
+        status="available",
+        cli="backend.bandits.dmnl_cli",
     ),
     Paper(
         id="dualrs",
@@ -309,6 +311,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Learning and optimisation",
         abstract=(_F4, 5),
         icon=":material/explore:",
+        status="available",
+        cli="backend.rl.spectralbellman_cli",
     ),
     Paper(
         id="depo",
@@ -326,6 +330,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Learning and optimisation",
         abstract=(_F4, 18),
         icon=":material/smart_toy:",
+        status="available",
+        cli="backend.icrl.vintix_cli",
     ),
     # --- Reasoning ---
     Paper(

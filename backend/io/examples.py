@@ -184,6 +184,23 @@ def table_odd() -> dict[str, bytes]:
             "semicolons.csv": _lines([ln.replace(",", ";") for ln in base]), "formula_labels.csv": _lines(formula)}
 
 
+# -------------------------------------------------------------------------------------------------- item_table
+def item_table(seed: int = 0) -> bytes:
+    """An item table for the DMNL bandit: 12 items, 2 features, 3 categories."""
+    r = _rng(seed)
+    rows = ["price,rating,category"]
+    for i in range(12):
+        rows.append(f"{r.normal(i % 3, 0.4):.3f},{r.normal(0, 1):.3f},{'xyz'[i % 3]}")
+    return _lines(rows)
+
+
+def item_table_odd() -> dict[str, bytes]:
+    base = item_table(1).decode().splitlines()
+    first = [",".join([ln.split(",")[2], *ln.split(",")[:2]]) for ln in base]
+    return {"crlf.csv": _lines(base, crlf=True), "category_first.csv": _lines(first),
+            "semicolons.csv": _lines([ln.replace(",", ";") for ln in base]), "one_item.csv": _lines(base[:2])}
+
+
 # ---------------------------------------------------------------------------------------------------- points2d
 def points2d(seed: int = 0) -> bytes:
     """A 2-D classification CSV ``x,y,label``: 24 points of two classes."""
@@ -322,3 +339,23 @@ def backbone_state_odd() -> dict[str, bytes]:
 
     return {"float16.safetensors": _state(0, "float16"),
             "other_model.safetensors": save({"w": torch.zeros(3, 3)})}
+
+
+# ------------------------------------------------------------------------------------------- spectralbellman
+def mdp_json(seed: int = 0) -> bytes:
+    """A 4-state chain MDP with a noisy right move."""
+    from backend.rl.mdps import example_json
+
+    return example_json(seed)
+
+
+def mdp_json_odd() -> dict[str, bytes]:
+    ex = json.loads(mdp_json())
+    near = json.loads(mdp_json())
+    near["P"][0][1] = [p * (1 + 5e-7) for p in near["P"][0][1]]  # within the 1e-6 tolerance: renormalised
+    absorbing = {"states": 2, "actions": 1, "P": [[[0.0, 1.0]], [[0.0, 1.0]]], "R": [[1], [0]], "gamma": 1,
+                 "terminal": [1]}
+    return {"crlf.json": json.dumps(ex, indent=1).replace("\n", "\r\n").encode(),
+            "bom.json": b"\xef\xbb\xbf" + mdp_json(1), "near_one_rows.json": json.dumps(near).encode(),
+            "absorbing.json": json.dumps(absorbing).encode()}
+

@@ -15,6 +15,8 @@
 | ``multiseries`` | ``backend.forecast.adapter.data.read_csv`` | CSV, time column then numeric channels | 10 MB, 20,000 rows, 1-16 channels, long enough for input + horizon + splits | deltaadapter page; ``deltaadapter run/calibrate/select --data FILE`` |
 | ``backbone_state`` | ``backend.forecast.adapter.backbones.read_state`` | safetensors of float tensors | 16 MB, 256 tensors, 8M values | deltaadapter page; ``deltaadapter ... --backbone-file`` |
 | ``bandit_task`` | ``backend.icrl.taskfile.read_task_csv`` | CSV ``mean`` / ``center,width[,height]`` / ``a,r`` | 256 KB, 2-10 arms, 1-3 peaks or 8-2,001 curve points | vintix page; ``vintix run --task-file`` |
+| ``item_table`` | ``backend.bandits.items.decode_item_table`` | CSV, numeric features + category | 2 MB, 10-500 items, 1-20 features, 2-50 categories | dmnl page; ``dmnl run --items FILE`` |
+| ``mdp_json`` | ``backend.rl.mdps.read_mdp_json`` | JSON: states, actions, ``P[s][a][s']``, ``R[s][a]``, gamma | 2 MB, 2-200 states, 1-10 actions, rows sum to 1 | spectralbellman page; ``spectralbellman run/spectrum/represent --mdp`` |
 | ``model_folder`` | ``backend.io.folders.check_model_folder`` | a folder with ``config.json`` | config.json 1 MB, a JSON object | every local model folder a loader is given (``backend.models._common.resolve_source``): models page source boxes, ``models check --source``, ``glot --backbone``, ``softbon text --encoder`` |
 
 Pages read uploads with ``ui.inputs.upload(kind, ...)`` / ``ui.inputs.file_input(kind, ...)`` and CLI handlers read a
@@ -108,6 +110,12 @@ KINDS: dict[str, InputKind] = {k.name: k for k in (
     _k("bandit_task", "a bandit task", "backend.icrl.taskfile:read_task_csv", ("csv", "txt"), 256 * 1024,
        "UTF-8 CSV with a header: mean (2-10 arm means), center,width[,height] (1-3 peaks) or a,r (8-2,001 points of "
        "a reward curve on [-1, 1]); at most 256 KB", "csv"),
+    _k("item_table", "an item table", "backend.bandits.items:decode_item_table", ("csv", "txt"), 2 * MB,
+       "CSV with a header row: numeric feature columns and a category column (named 'category', else the last); "
+       "10-500 items, 1-20 features, 2-50 categories; 2 MB", "csv"),
+    _k("mdp_json", "an MDP file", "backend.rl.mdps:read_mdp_json", ("json",), 2 * MB,
+       "JSON object with states (2-200), actions (1-10), P[s][a][s'] (rows sum to 1, no negatives), R[s][a], gamma "
+       "in [0, 1]; optional start, horizon (1-500), terminal; at most 2 MB", "json"),
     _k("model_folder", "a model folder", "backend.io.folders:check_model_folder", (), MB,
        "a folder written by save_pretrained: config.json (a JSON object, at most 1 MB) plus weights", "json",
        source="folder", example="model_config"),

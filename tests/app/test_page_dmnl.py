@@ -1,0 +1,63 @@
+"""AppTest of the DMNL page: opens instantly, runs the bandits on the small preset, redraws the assortment chips
+without recomputing, runs on an uploaded item table and refuses bad tables."""
+
+from __future__ import annotations
+
+from tests.app.conftest import Widget, open_page
+
+
+def test_page_opens_without_running_anything() -> None:
+    at = open_page("dmnl", timeout=60)
+    assert not at.exception
+    assert not at.session_state["dmnl_result"]
+    assert not at.get("plotly_chart")
+
+
+def test_small_preset_run_and_round_slider() -> None:
+    at = open_page("dmnl", timeout=120)
+    at.radio(key="dmnl_items").set_value("small").run()
+    at.slider(key="dmnl_k").set_value(3)
+    at.select_slider(key="dmnl_rounds").set_value(200)
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    r = at.session_state["dmnl_result"]["run"]
+    rows = {row["agent"]: row for row in r["agents"]}
+    assert set(rows) == {"ofu-dmnl", "ofu-dmnl-full", "ofu-mnl+", "ucb-mnl", "ts-mnl"}
+    assert r["optimum"] == "enumerated" and len(r["assortments"]["ofu-dmnl"]) == 200
+    assert all(len(S) == 3 for S in r["assortments"]["ofu-dmnl"])
+    assert len(at.get("plotly_chart")) == 4  # regret, chips, category mix, lambda estimates
+    at.slider(key="dmnl_round").set_value(5).run()
+    assert not at.exception
+    assert at.session_state["dmnl_result"]["run"]["agents"] == r["agents"]  # redraw only
+    assert len(at.get("download_button")) == 2
+
+
+def test_upload_item_table_and_errors() -> None:
+    at = open_page("dmnl", timeout=120)
+    at.radio(key="dmnl_items").set_value("Upload a CSV").run()
+    assert at.button[0].disabled
+    one = b"price,category\n" + b"".join(f"{i},x\n".encode() for i in range(12))
+    at.file_uploader(key="dmnl_upload").set_value(("one.csv", one, "text/csv")).run()
+    assert any("single category" in e.value for e in at.error)
+    bad = b"price,rating,category\n" + b"1,abc,x\n2,3,y\n" * 6
+    at.file_uploader(key="dmnl_upload").set_value(("bad.csv", bad, "text/csv")).run()
+    assert any("non-numeric" in e.value for e in at.error)
+    rows = "".join(f"{i % 4 * 0.5:.2f},{(i * 7) % 5 - 2:.2f},{'abc'[i % 3]}\n" for i in range(15))
+    at.file_uploader(key="dmnl_upload").set_value(("items.csv", ("price,rating,category\n" + rows).encode(),
+                                                   "text/csv")).run()
+    assert not at.error
+    at.slider(key="dmnl_k").set_value(3)
+    at.select_slider(key="dmnl_rounds").set_value(200)
+    at.multiselect(key="dmnl_agents").set_value(["ofu-dmnl", "ucb-mnl"])
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    r = at.session_state["dmnl_result"]["run"]
+    assert r["settings"]["catalogue"]["n_items"] == 15 and r["category_names"] == ["a", "b", "c"]
+
+
+# The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
+UPLOADS = [
+    Widget("dmnl", "item_table", "dmnl_upload", [("radio", "dmnl_items", "Upload a CSV")],
+           bad="bad_latin1.csv", odd="odd_category_first.csv"),
+]

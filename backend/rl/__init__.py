@@ -1,0 +1,1 @@
+"""Reinforcement learning on finite MDPs: the Spectral Bellman Method, its environments and exploration agents."""

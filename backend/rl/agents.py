@@ -1,0 +1,390 @@
+"""Exploration agents on finite MDPs: Thompson sampling over linear Q-features (SBM, random, true), RND, epsilon-greedy.
+
+| name | what | citation |
+|------|------|----------|
+| ``ts_sbm`` | Thompson sampling with SBM-learned features (ours) | Nabati et al., arXiv 2507.13181 |
+| ``ts_sbm_model`` | the same with SBM features learned beforehand from the simulator's backups, reward included | ablation |
+| ``ts_random`` | the same agent with Gaussian random features of the same dimension | baseline |
+| ``ts_true`` | the same agent with the true zero-IBE features ``phi*`` | reference |
+| ``rnd`` | greedy LSVI on one-hot features plus a random-network-distillation novelty bonus on Q | Burda et al. 2018 |
+| ``egreedy`` | LSVI on one-hot features, epsilon-greedy actions (epsilon = 0.1) | baseline |
+
+Thompson sampling: ``Sigma = lambda I + sum_i phi_i phi_i^T`` over the transitions seen; once per episode
+``theta_TS ~ N(theta_hat, sigma_exp Sigma^{-1})`` with ``theta_hat`` the LSVI fit (least squares of the backups
+``r + gamma max_a' phi(s',a')^T theta``, iterated horizon times). The noise ``xi = theta_TS - theta_hat`` is drawn
+once per episode and the bootstrap targets use the sampled Q, so the optimism of unvisited pairs propagates back
+(randomised least-squares value iteration). The agent acts greedily on ``phi^T theta_TS``. Transitions are kept as
+counts ``N[s, a, s']`` (tabular environments), so each LSVI pass is a few matrix products.
+
+Shapes: features ``Phi`` (S*A, d); counts (S, A, S); returns (episodes,); visitation (S,).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError
+from ..registry import Registry
+from ..runtime import Progress, report
+from .mdps import MDP, optimal_return
+
+
+@dataclass
+class AgentConfig:
+    episodes: int = 300
+    lam: float = 1.0  # ridge of Sigma
+    sigma_exp: float = 0.1  # Thompson-sampling scale sigma_exp
+    epsilon: float = 0.1  # epsilon-greedy
+    rnd_beta: float = 0.5  # weight of the RND bonus
+    d: int | None = None  # feature dimension of ts_sbm / ts_random (default: the rank of the stacked backups)
+    sbm_iters: int = 200  # ts_sbm_model: iterations on the simulator's backups
+    sbm_every: int = 5  # ts_sbm: episodes between feature updates
+    sbm_steps: int = 10  # ts_sbm: SBM iterations per update
+    sigma_rep: float = 1.0
+    solve_fraction: float = 0.9  # solved: an episode return >= this x the optimal return
+    stop_when_solved: bool = False
+    seed: int = 0
+
+
+@dataclass
+class AgentRun:
+    agent: str
+    returns: list[float]
+    episodes_to_solve: int | None  # first solving episode (1-based); None when not within the budget
+    visits: np.ndarray  # (S,) state visits over all episodes
+    seconds: float
+    feature_seconds: float = 0.0
+    d: int = 0
+    extra: dict = field(default_factory=dict)
+
+    def summary(self, curve: bool = True) -> dict:
+        out = {
+            "agent": self.agent,
+            "episodes_to_solve": self.episodes_to_solve,
+            "episodes": len(self.returns),
+            "mean_return": float(np.mean(self.returns)) if self.returns else None,
+            "seconds": self.seconds,
+            "ms_per_episode": 1e3 * self.seconds / max(len(self.returns), 1),
+            "feature_seconds": self.feature_seconds,
+            "d": self.d,
+            **self.extra,
+        }
+        if curve:
+            out["returns"] = [round(float(r), 6) for r in self.returns]
+        return out
+
+
+def normalise(phi: np.ndarray) -> np.ndarray:
+    """Scale so that the mean squared feature norm over non-zero rows is 1."""
+    live = np.linalg.norm(phi, axis=1) > 0
+    scale = np.sqrt(np.mean(np.sum(phi[live] ** 2, axis=1))) if live.any() else 1.0
+    return phi / max(scale, 1e-12)
+
+
+def one_hot(mdp: MDP) -> np.ndarray:
+    return np.eye(mdp.n_states * mdp.n_actions)
+
+
+class LinearLSVI:
+    """Sufficient statistics and the (randomised) LSVI solve for one feature matrix."""
+
+    def __init__(self, mdp: MDP, phi: np.ndarray, lam: float):
+        self.mdp, self.lam = mdp, lam
+        self.S, self.A = mdp.n_states, mdp.n_actions
+        self.phi = phi
+        self.d = phi.shape[1]
+        self.Sigma = lam * np.eye(self.d)
+        self.N = np.zeros((self.S, self.A, self.S))
+        self.Rsum = np.zeros((self.S, self.A))
+
+    def add(self, s: int, a: int, r: float, s2: int) -> None:
+        f = self.phi[s * self.A + a]
+        self.Sigma += np.outer(f, f)
+        self.N[s, a, s2] += 1
+        self.Rsum[s, a] += r
+
+    def set_features(self, phi: np.ndarray) -> None:
+        """New features: Sigma is rebuilt from the counts."""
+        self.phi = phi
+        n = self.N.sum(axis=2).reshape(-1)
+        self.Sigma = self.lam * np.eye(self.d) + phi.T @ (n[:, None] * phi)
+
+    def empirical_model(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(P_hat, R_hat, visited mask over S*A) from the counts; unvisited rows are zero."""
+        n = self.N.sum(axis=2)
+        P = self.N / np.maximum(n, 1)[:, :, None]
+        return P, self.Rsum / np.maximum(n, 1), (n > 0).reshape(-1)
+
+    def q(self, theta: np.ndarray) -> np.ndarray:
+        return (self.phi @ theta).reshape(self.S, self.A)
+
+    def solve(
+        self,
+        rng: np.random.Generator | None,
+        sigma_exp: float,
+        q_bonus: np.ndarray | None = None,
+        iters: int | None = None,
+    ) -> np.ndarray:
+        """theta after ``iters`` randomised LSVI passes (``rng`` None: the plain LSVI fit); ``q_bonus`` (S, A) is
+        added to Q wherever Q is maximised (an optimism bonus)."""
+        L = np.linalg.cholesky(self.Sigma)
+        xi = np.zeros(self.d)
+        if rng is not None and sigma_exp > 0:
+            xi = np.sqrt(sigma_exp) * np.linalg.solve(L.T, rng.standard_normal(self.d))
+        extra = 0.0 if q_bonus is None else q_bonus
+        theta = np.zeros(self.d)
+        for _ in range(iters or self.mdp.horizon):
+            V = np.where(self.mdp.terminal, 0.0, (self.q(theta) + extra).max(axis=1))
+            target = self.Rsum + self.mdp.gamma * np.einsum("sat,t->sa", self.N, V)
+            b = self.phi.T @ target.reshape(-1)
+            theta = np.linalg.solve(L.T, np.linalg.solve(L, b)) + xi
+        return theta
+
+
+def _greedy(q_row: np.ndarray, rng: np.random.Generator) -> int:
+    best = np.flatnonzero(q_row >= q_row.max() - 1e-12)
+    return int(best[0] if len(best) == 1 else rng.choice(best))
+
+
+class RND:
+    """Random network distillation on state-action observations: a fixed random MLP target, a linear predictor
+    trained by normalised SGD on the visited pairs; the bonus is its squared prediction error."""
+
+    def __init__(self, obs: np.ndarray, seed: int, out: int = 16, lr: float = 0.5):
+        rng = np.random.default_rng(seed + 7919)
+        self.x = obs.reshape(obs.shape[0], -1)
+        h = np.tanh(self.x @ rng.standard_normal((self.x.shape[1], 32)))
+        self.target = h @ rng.standard_normal((32, out)) / np.sqrt(32)
+        self.W = np.zeros((self.x.shape[1], out))
+        self.lr = lr
+
+    def bonus(self) -> np.ndarray:
+        return np.sum((self.x @ self.W - self.target) ** 2, axis=1)
+
+    def train(self, rows: list[int]) -> None:
+        for s in rows:
+            x = self.x[s]
+            err = x @ self.W - self.target[s]
+            self.W -= self.lr * np.outer(x, err) / max(float(x @ x), 1e-12)
+
+
+def _run(
+    mdp: MDP,
+    name: str,
+    phi: np.ndarray,
+    cfg: AgentConfig,
+    mode: str,
+    progress: Progress | None,
+    feature_seconds: float = 0.0,
+    refresh: Callable[[LinearLSVI], None] | None = None,
+) -> AgentRun:
+    rng = np.random.default_rng(cfg.seed)
+    model = LinearLSVI(mdp, normalise(phi), cfg.lam)
+    opt = optimal_return(mdp)
+    rnd = None
+    if mode == "rnd":
+        if mdp.obs is None:  # tabular: one-hot pairs (the predictor is then a table)
+            pairs = np.eye(mdp.n_states * mdp.n_actions)
+        else:  # pixels and a one-hot action: the predictor generalises across states
+            pairs = np.concatenate(
+                [
+                    np.repeat(mdp.obs.reshape(mdp.n_states, -1), mdp.n_actions, axis=0),
+                    np.tile(np.eye(mdp.n_actions), (mdp.n_states, 1)),
+                ],
+                axis=1,
+            )
+        rnd = RND(pairs, cfg.seed)
+    bonus = None
+    visits = np.zeros(mdp.n_states)
+    returns: list[float] = []
+    solved = None
+    t0 = time.perf_counter()
+    for ep in range(cfg.episodes):
+        if refresh is not None and ep > 0 and ep % cfg.sbm_every == 0:
+            t1 = time.perf_counter()
+            refresh(model)
+            feature_seconds += time.perf_counter() - t1
+        if mode == "ts":
+            theta = model.solve(rng, cfg.sigma_exp)
+        elif mode == "rnd":
+            b = rnd.bonus()
+            bonus = (cfg.rnd_beta * b / max(float(b.max()), 1e-12)).reshape(mdp.n_states, mdp.n_actions)
+            theta = model.solve(None, 0.0, q_bonus=bonus)
+        else:
+            theta = model.solve(None, 0.0)
+        Q = model.q(theta) if bonus is None else model.q(theta) + bonus
+        s, total, seen = mdp.start, 0.0, []
+        for _ in range(mdp.horizon):
+            visits[s] += 1
+            a = (
+                int(rng.integers(mdp.n_actions))
+                if mode == "egreedy" and rng.random() < cfg.epsilon
+                else _greedy(Q[s], rng)
+            )
+            s2 = int(rng.choice(mdp.n_states, p=mdp.P[s, a]))
+            r = float(mdp.R[s, a])
+            model.add(s, a, r, s2)
+            total += r
+            seen.append(s * mdp.n_actions + a)
+            s = s2
+            if mdp.terminal[s]:
+                break
+        if rnd is not None:
+            rnd.train(seen)
+        returns.append(total)
+        if solved is None and total >= cfg.solve_fraction * opt:
+            solved = ep + 1
+            if cfg.stop_when_solved:
+                break
+        if ep % 20 == 0:
+            report(progress, ep / cfg.episodes, f"{name}: episode {ep}/{cfg.episodes}")
+    return AgentRun(
+        name, returns, solved, visits, time.perf_counter() - t0, feature_seconds, model.d, {"optimal_return": opt}
+    )
+
+
+def _default_d(mdp: MDP, cfg: AgentConfig) -> int:
+    if cfg.d:
+        return int(cfg.d)
+    from .spectral_bellman import backup_rank
+
+    return backup_rank(mdp)
+
+
+def run_ts_sbm_model(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None) -> AgentRun:
+    """SBM features learned before exploration from the simulator's backups, reward included (an upper bound: the
+    reward, e.g. DeepSea's treasure, enters the features before the agent has seen it)."""
+    from .spectral_bellman import SBMConfig, learn_features
+
+    feats = "network" if mdp.obs is not None else "table"
+    res = learn_features(
+        mdp,
+        SBMConfig(
+            d=_default_d(mdp, cfg),
+            iters=cfg.sbm_iters,
+            features=feats,
+            seed=cfg.seed,
+            record_every=max(cfg.sbm_iters, 1),
+        ),
+    )
+    run = _run(mdp, "ts_sbm_model", res.phi, cfg, "ts", progress, res.seconds)
+    run.extra["feature_max_angle"] = res.max_angle[-1]
+    return run
+
+
+def run_ts_sbm(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None) -> AgentRun:
+    """Online SBM: every ``sbm_every`` episodes, ``sbm_steps`` iterations on the replay buffer's empirical model
+    (visited pairs only), nu = N(theta_hat, sigma_rep^2 I) around the agent's current fit; unvisited pairs keep
+    their initial random features."""
+    from .spectral_bellman import SBMConfig, SBMLearner
+
+    d = _default_d(mdp, cfg)
+    learner = SBMLearner(
+        mdp.n_states, mdp.n_actions, SBMConfig(d=d, seed=cfg.seed, sigma_rep=cfg.sigma_rep), None, mdp.terminal
+    )
+
+    def refresh(model: LinearLSVI) -> None:
+        P, R, mask = model.empirical_model()
+        learner.step(mdp.gamma, P, R, mask, iters=cfg.sbm_steps, theta_hat=model.solve(None, 0.0))
+        phi = learner.phi()
+        if np.isfinite(phi).all():
+            model.set_features(normalise(phi))
+
+    return _run(mdp, "ts_sbm", learner.phi(), cfg, "ts", progress, refresh=refresh)
+
+
+def run_ts_random(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None) -> AgentRun:
+    rng = np.random.default_rng(cfg.seed + 104729)
+    phi = rng.standard_normal((mdp.n_states * mdp.n_actions, _default_d(mdp, cfg)))
+    phi[np.repeat(mdp.terminal, mdp.n_actions)] = 0.0
+    return _run(mdp, "ts_random", phi, cfg, "ts", progress)
+
+
+def run_ts_true(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None) -> AgentRun:
+    phi = mdp.phi_true if mdp.phi_true is not None else one_hot(mdp)
+    return _run(mdp, "ts_true", phi, cfg, "ts", progress)
+
+
+def run_rnd(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None) -> AgentRun:
+    return _run(mdp, "rnd", one_hot(mdp), cfg, "rnd", progress)
+
+
+def run_egreedy(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None) -> AgentRun:
+    return _run(mdp, "egreedy", one_hot(mdp), cfg, "egreedy", progress)
+
+
+AGENTS: Registry[Callable[..., AgentRun]] = Registry("exploration agent")
+AGENTS.add("ts_sbm", run_ts_sbm, label="TS + SBM features (ours)", kind="ours")
+AGENTS.add(
+    "ts_sbm_model", run_ts_sbm_model, label="TS + SBM features from the simulator (reward known)", kind="ablation"
+)
+AGENTS.add("ts_random", run_ts_random, label="TS + random features", kind="baseline")
+AGENTS.add("ts_true", run_ts_true, label="TS + true features", kind="reference")
+AGENTS.add("rnd", run_rnd, label="RND bonus", kind="baseline")
+AGENTS.add("egreedy", run_egreedy, label="epsilon-greedy", kind="baseline")
+
+
+def run_agents(
+    mdp: MDP, names: list[str] | tuple[str, ...], cfg: AgentConfig, progress: Progress | None = None
+) -> dict[str, AgentRun]:
+    if not 1 <= cfg.episodes <= 5000:
+        raise InputError(f"Episodes {cfg.episodes} out of range; choose 1..5,000.")
+    out = {}
+    for i, n in enumerate(names):
+        fn = AGENTS.get(n)
+        out[n] = fn(mdp, cfg, None)
+        report(progress, (i + 1) / len(names), f"{AGENTS.label(n)} done")
+    return out
+
+
+def solve_sweep(
+    sizes: list[int] | tuple[int, ...],
+    seeds: int,
+    names: list[str] | tuple[str, ...],
+    episodes: int,
+    env: str = "deepsea",
+    progress: Progress | None = None,
+    **kw: object,
+) -> dict:
+    """Episodes to solve DeepSea(N) / chain(N) per agent, size and seed (censored at ``episodes``): medians, IQR."""
+    from .mdps import make_env
+
+    rows: dict[str, dict[int, list[int | None]]] = {n: {} for n in names}
+    times: dict[str, list[float]] = {n: [] for n in names}
+    total, k = len(sizes) * seeds * len(names), 0
+    for N in sizes:
+        for seed in range(seeds):
+            mdp = make_env(env, size=int(N), seed=seed)
+            for n in names:
+                cfg = AgentConfig(episodes=episodes, seed=seed, stop_when_solved=True, **kw)
+                run = AGENTS.get(n)(mdp, cfg, None)
+                rows[n].setdefault(int(N), []).append(run.episodes_to_solve)
+                times[n].append(run.seconds / max(len(run.returns), 1))
+                k += 1
+                report(progress, k / total, f"{env}({N}) seed {seed}: {n}")
+    summary: dict[str, dict] = {}
+    for n in names:
+        per = {}
+        for N, vals in rows[n].items():
+            x = np.array([episodes + 1 if v is None else v for v in vals], dtype=float)
+            per[str(N)] = {
+                "median": float(np.median(x)),
+                "q25": float(np.percentile(x, 25)),
+                "q75": float(np.percentile(x, 75)),
+                "solved": int(sum(v is not None for v in vals)),
+                "runs": len(vals),
+                "values": vals,
+            }
+        summary[n] = {"sizes": per, "ms_per_episode": 1e3 * float(np.mean(times[n]))}
+    return {
+        "env": env,
+        "sizes": [int(s) for s in sizes],
+        "seeds": seeds,
+        "budget": episodes,
+        "censored_value": episodes + 1,
+        "agents": summary,
+    }

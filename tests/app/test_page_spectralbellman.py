@@ -1,0 +1,78 @@
+"""AppTest of the Spectral Bellman page: opens without running anything, learns the representation of the low-rank
+MDP, runs the agents on DeepSea, a tiny sweep, an uploaded MDP, and refuses a bad MDP file with a message."""
+
+from __future__ import annotations
+
+import json
+
+from backend.io.examples import mdp_json
+from tests.app.conftest import Widget, open_page
+
+
+def test_page_opens_without_running_anything() -> None:
+    at = open_page("spectralbellman", timeout=60)
+    assert not at.exception
+    assert not at.session_state["spectralbellman_result"]
+    assert not at.get("plotly_chart")
+
+
+def test_representation_agents_and_sweep() -> None:
+    at = open_page("spectralbellman", timeout=120)
+    at.selectbox(key="spectralbellman_env").set_value("lowrank").run()
+    at.select_slider(key="spectralbellman_iters").set_value(100)
+    at.button[0].click().run()  # "Learn the representation"
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    rep = at.session_state["spectralbellman_result"]["rep"]
+    assert rep["sbm"]["final_max_angle"] < 1e-3 and rep["sbm"]["d"] == 8
+    assert len(at.get("plotly_chart")) == 2  # spectra, angles
+
+    at.selectbox(key="spectralbellman_env").set_value("deepsea").run()
+    at.select_slider(key="spectralbellman_n").set_value(6)
+    at.select_slider(key="spectralbellman_episodes").set_value(50)
+    at.button[1].click().run()  # "Run the agents"
+    assert not at.exception, at.exception
+    rows = at.session_state["spectralbellman_result"]["agents"]["rows"]
+    assert {r["agent"] for r in rows} == {"ts_sbm", "ts_sbm_model", "ts_random", "ts_true", "rnd", "egreedy"}
+    # spectra, angles, returns, visitation + the run-history chart (two runs recorded)
+    assert len(at.get("plotly_chart")) == 5
+    assert len(at.get("download_button")) == 4  # representation JSON, agents CSV, run history CSV and JSON
+
+    at.multiselect(key="spectralbellman_sizes").set_value([4])
+    at.select_slider(key="spectralbellman_seeds").set_value(2)
+    at.select_slider(key="spectralbellman_budget").set_value(100)
+    at.button[2].click().run()  # the sweep
+    assert not at.exception, at.exception
+    sw = at.session_state["spectralbellman_result"]["sweep"]
+    assert sw["sizes"] == [4] and sw["agents"]["ts_true"]["sizes"]["4"]["runs"] == 2
+
+
+def test_upload_runs_and_bad_file_is_refused() -> None:
+    at = open_page("spectralbellman", timeout=120)
+    at.selectbox(key="spectralbellman_env").set_value("upload").run()
+    assert at.button[0].disabled
+    bad = json.loads(mdp_json())
+    bad["P"][1][0] = [0.5, 0.7, -0.2, 0.0]
+    at.file_uploader(key="spectralbellman_upload").set_value(
+        ("bad.json", json.dumps(bad).encode(), "application/json")
+    ).run()
+    assert any("negative" in e.value for e in at.error)
+    at.file_uploader(key="spectralbellman_upload").set_value(("chain.json", mdp_json(), "application/json")).run()
+    assert not at.error
+    at.select_slider(key="spectralbellman_iters").set_value(50)
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["spectralbellman_result"]["rep"]["env"]["name"] == "upload"
+
+
+# The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
+UPLOADS = [
+    Widget(
+        "spectralbellman",
+        "mdp_json",
+        "spectralbellman_upload",
+        [("selectbox", "spectralbellman_env", "upload")],
+        bad="bad_truncated.json",
+        odd="odd_crlf.json",
+    ),
+]

@@ -26,6 +26,9 @@ exactly through the tabular model (``TQ = R + gamma P max_a Q``), updates both E
 (S*A x d, tabular environments) or a small torch network of the pixel observation (gridworld). Left out: the paper's
 multi-step operators and its Atari-scale R2D2 agent; here the backups are expected ones over every state-action pair
 (the simulator's model), not replay samples.
+The exploration agents (:mod:`backend.rl.agents`) also run the iterations online on a replay buffer's empirical model.
+Measured here: table features reach the true span of the rank-8 MDP (1e-10 rad); the pixel network on the gridworld
+plateaus at a closure residual of about 0.1 with one direction near pi/2 (Adam on the unpreconditioned L1).
 
 Shapes: ``Phi`` (S*A, d) float64; ``theta``, ``theta~`` (n, d); ``Y`` (S*A, n).
 """

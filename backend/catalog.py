@@ -369,6 +369,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Reasoning",
         abstract=(_F0, 5),
         icon=":material/functions:",
+        status="available",
+        cli="backend.search.mathmo_cli",
     ),
     Paper(
         id="orprm",

@@ -201,6 +201,24 @@ def item_table_odd() -> dict[str, bytes]:
             "semicolons.csv": _lines([ln.replace(",", ";") for ln in base]), "one_item.csv": _lines(base[:2])}
 
 
+# ------------------------------------------------------------------------------------------------ facility_csv
+def facility_csv(seed: int = 0) -> bytes:
+    """A facility-location instance: 4 facilities, 8 customers."""
+    r = _rng(seed)
+    rows = ["kind,x,y,amount,fixed_cost"]
+    rows += [f"facility,{r.uniform():.3f},{r.uniform():.3f},{40 + 10 * i},{20 + 5 * i}" for i in range(4)]
+    rows += [f"customer,{r.uniform():.3f},{r.uniform():.3f},{int(r.integers(5, 15))}," for _ in range(8)]
+    return _lines(rows)
+
+
+def facility_csv_odd() -> dict[str, bytes]:
+    base = facility_csv(1).decode().splitlines()
+    upper = [base[0].upper()] + base[1:]
+    no_fixed = [",".join(ln.split(",")[:4]) for ln in base]
+    return {"crlf.csv": _lines(base, crlf=True), "upper_header.csv": _lines(upper), "no_fixed_cost.csv":
+            _lines(no_fixed), "customers_first.csv": _lines([base[0], *base[5:], *base[1:5]])}
+
+
 # ---------------------------------------------------------------------------------------------------- points2d
 def points2d(seed: int = 0) -> bytes:
     """A 2-D classification CSV ``x,y,label``: 24 points of two classes."""
@@ -359,3 +377,34 @@ def mdp_json_odd() -> dict[str, bytes]:
             "bom.json": b"\xef\xbb\xbf" + mdp_json(1), "near_one_rows.json": json.dumps(near).encode(),
             "absorbing.json": json.dumps(absorbing).encode()}
 
+
+
+# ------------------------------------------------------------------------------------------------------- moh
+def tsplib(seed: int = 0) -> bytes:
+    """A 12-city TSPLIB file (EUC_2D coordinates)."""
+    xy = _rng(seed).uniform(0, 1000, (12, 2))
+    rows = ["NAME : example12", "COMMENT : 12 random cities", "TYPE : TSP", "DIMENSION : 12",
+            "EDGE_WEIGHT_TYPE : EUC_2D", "NODE_COORD_SECTION"]
+    rows += [f"{i + 1} {x:.1f} {y:.1f}" for i, (x, y) in enumerate(xy)]
+    return _lines(rows + ["EOF"])
+
+
+def tsplib_odd() -> dict[str, bytes]:
+    base = tsplib(1).decode().splitlines()
+    return {"crlf.tsp": _lines(base, crlf=True), "no_eof.tsp": _lines(base[:-1]),
+            "ceil_2d.tsp": _lines([ln.replace("EUC_2D", "CEIL_2D") for ln in base]),
+            "scientific.tsp": _lines(base[:6] + [f"{i + 1} {float(ln.split()[1]):.3e} {float(ln.split()[2]):.3e}"
+                                                 for i, ln in enumerate(base[6:-1])] + ["EOF"])}
+
+
+def bin_items(seed: int = 0) -> bytes:
+    """30 Weibull item sizes for online bin packing (capacity 100), with a header."""
+    sizes = np.clip(np.round(45 * _rng(seed).weibull(3.0, 30)), 1, 100).astype(int)
+    return _lines(["size"] + [str(s) for s in sizes])
+
+
+def bin_items_odd() -> dict[str, bytes]:
+    base = bin_items(1).decode().splitlines()
+    return {"crlf.csv": _lines(base, crlf=True), "no_header.csv": _lines(base[1:]),
+            "fractional.csv": _lines(["size"] + [f"{int(s) / 3:.4f}" for s in base[1:]]),
+            "full_bins.csv": _lines(["size", "100", "100", "50", "50", "1"])}

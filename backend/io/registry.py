@@ -17,6 +17,9 @@
 | ``bandit_task`` | ``backend.icrl.taskfile.read_task_csv`` | CSV ``mean`` / ``center,width[,height]`` / ``a,r`` | 256 KB, 2-10 arms, 1-3 peaks or 8-2,001 curve points | vintix page; ``vintix run --task-file`` |
 | ``item_table`` | ``backend.bandits.items.decode_item_table`` | CSV, numeric features + category | 2 MB, 10-500 items, 1-20 features, 2-50 categories | dmnl page; ``dmnl run --items FILE`` |
 | ``mdp_json`` | ``backend.rl.mdps.read_mdp_json`` | JSON: states, actions, ``P[s][a][s']``, ``R[s][a]``, gamma | 2 MB, 2-200 states, 1-10 actions, rows sum to 1 | spectralbellman page; ``spectralbellman run/spectrum/represent --mdp`` |
+| ``facility_csv`` | ``backend.search.facility.read_facility_csv`` | CSV ``kind,x,y,amount,fixed_cost`` | 2 MB, 2-40 facilities, 2-200 customers | mathmo page; ``mathmo search/grid --instance`` |
+| ``tsplib`` | ``backend.heuristics.problems.read_tsplib`` | TSPLIB ``.tsp`` text (NODE_COORD_SECTION) | 2 MB, 5-1,000 cities, EUC_2D / CEIL_2D / ATT, finite coordinates | moh page; ``moh solve --instance`` |
+| ``bin_items`` | ``backend.heuristics.problems.read_bin_items`` | CSV / text, one item size per line | 1 MB, 5-2,000 items in (0, capacity] | moh page |
 | ``model_folder`` | ``backend.io.folders.check_model_folder`` | a folder with ``config.json`` | config.json 1 MB, a JSON object | every local model folder a loader is given (``backend.models._common.resolve_source``): models page source boxes, ``models check --source``, ``glot --backbone``, ``softbon text --encoder`` |
 
 Pages read uploads with ``ui.inputs.upload(kind, ...)`` / ``ui.inputs.file_input(kind, ...)`` and CLI handlers read a
@@ -116,6 +119,15 @@ KINDS: dict[str, InputKind] = {k.name: k for k in (
     _k("mdp_json", "an MDP file", "backend.rl.mdps:read_mdp_json", ("json",), 2 * MB,
        "JSON object with states (2-200), actions (1-10), P[s][a][s'] (rows sum to 1, no negatives), R[s][a], gamma "
        "in [0, 1]; optional start, horizon (1-500), terminal; at most 2 MB", "json"),
+    _k("facility_csv", "a facility-location instance", "backend.search.facility:read_facility_csv", ("csv", "txt"),
+       2 * MB, "CSV kind,x,y,amount,fixed_cost: 2-40 facility rows (amount = capacity) and 2-200 customer rows "
+       "(amount = demand), positive amounts, capacity >= demand; 2 MB", "csv"),
+    _k("tsplib", "a TSPLIB instance", "backend.heuristics.problems:read_tsplib", ("tsp", "txt"), 2 * MB,
+       "TSPLIB text with a NODE_COORD_SECTION (EUC_2D, CEIL_2D or ATT), 5-1,000 cities, finite coordinates; 2 MB",
+       "text"),
+    _k("bin_items", "bin-packing item sizes", "backend.heuristics.problems:read_bin_items", ("csv", "txt"), MB,
+       "CSV or text, one item size per line (optional header), 5-2,000 items, each in (0, capacity], capacity 100 "
+       "unless set; 1 MB", "csv"),
     _k("model_folder", "a model folder", "backend.io.folders:check_model_folder", (), MB,
        "a folder written by save_pretrained: config.json (a JSON object, at most 1 MB) plus weights", "json",
        source="folder", example="model_config"),

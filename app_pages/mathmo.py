@@ -1,0 +1,147 @@
+"""MATHMO: bi-level search over modelling frameworks and models for a multi-objective Pareto front."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from backend.runtime import provenance
+from backend.search import facility as F
+from backend.search.mathmo import OBJECTIVES, OPERATORS, STRATEGIES
+from ui.claims import claims_panel
+from ui.figures import mathmo as figs
+from ui.inputs import file_input
+from ui.layout import csv_download, json_download, page_header, show_metrics_table
+from ui.runner import run_job
+from ui.state import bound, record_run, show_history
+
+page_header("mathmo", r"""
+**MATHMO** searches over *how to model* a problem as well as over the model's settings: each round an upper-level
+**Pareto-UCB** bandit picks a modelling framework (exact MILP, LP relaxation with rounding, greedy or local-search
+heuristics), a proposal operator suggests a few models of it, and a surrogate runs the one with the largest predicted
+gain in hypervolume. Here it builds a three-objective front (cost, solver effort, cost under perturbed demand) for
+facility location, against random framework choice, flat search and the same search without its surrogate.
+""", details_md=r"""
+**The operator that runs here is not an LLM** unless you choose one: the paper's LLM writes model code; the default
+operator here mutates one knob of the framework's best model on a fixed grid of 60 models (5 frameworks), and the
+*LM* operator asks a local causal LM (the embedded SmolLM2-135M) for knob settings, counting a reply that does not
+parse as a failed proposal (its parse rate is shown). Pareto-UCB:
+$\mathrm{UCB}_{f,j}=\hat\mu_{f,j}+c\sqrt{\hat\sigma^2_{f,j}\ln N/N_f}+d\sqrt{\ln N/N_f}$ on rewards
+$1-$ (running-normalised objective), $c=1$, $d=0.5$; unseen frameworks first; a uniform draw among the
+non-dominated UCB vectors. The surrogate is k-nearest-neighbours (k = 3) on framework and knob positions.
+Objectives are deterministic: the design's cost (fixed costs + optimal transport, HiGHS), the effort
+$\log_{10}(1+\text{simplex iterations + nodes})$ (or designs scored, for heuristics), and the mean cost over 16
+demand scenarios. Hypervolume (pymoo) is normalised by the whole grid's ideal and nadir, which the search never sees,
+and shown as a fraction of the grid front's.
+""")
+claims_panel("mathmo")
+res_all: dict = st.session_state.setdefault("mathmo_result", {})
+
+c1, c2 = st.columns([1, 2])
+src = bound(c1.radio, "Instance", ["Generated", "Upload a CSV"], key="mathmo_source")
+inst = None
+if src == "Upload a CSV":
+    with c2:
+        got = file_input("facility_csv", "CSV kind,x,y,amount,fixed_cost", key="mathmo_upload",
+                         help="Rows of kind 'facility' (amount = capacity) or 'customer' (amount = demand); 2-40 "
+                              "facilities, 2-200 customers, positive amounts, capacity >= demand; 2 MB.")
+    if got is not None:
+        inst = got[1]
+else:
+    m = bound(c2.slider, "Facilities m", 4, 20, 10, key="mathmo_m")
+    n = bound(c2.slider, "Customers n", 10, 80, 30, key="mathmo_n")
+    inst = ("generated", int(m), int(n))
+
+with st.form("mathmo_form"):
+    c1, c2, c3, c4 = st.columns(4)
+    rounds = bound(c1.slider, "Rounds (models run)", 5, 40, 20, key="mathmo_rounds")
+    proposals = bound(c2.slider, "Proposals per round l", 1, 6, 3, key="mathmo_l")
+    operator = bound(c3.selectbox, "Proposal operator", list(OPERATORS), key="mathmo_operator",
+                     format_func=OPERATORS.label, help="The LM operator loads SmolLM2 and makes l calls per round.")
+    seed = bound(c4.number_input, "Seed", 0, 10_000, 0, key="mathmo_seed")
+    strategies = bound(st.multiselect, "Strategies", list(STRATEGIES), list(STRATEGIES), key="mathmo_strategies",
+                       format_func=STRATEGIES.label)
+    seeds = bound(st.slider, "Paired seeds (generated instances only; 1 = a single search)", 1, 20, 1,
+                  key="mathmo_seeds")
+    go = st.form_submit_button("Run the search", icon=":material/play_arrow:", type="primary", disabled=inst is None)
+
+
+@st.cache_resource(max_entries=1)
+def _lm():  # noqa: ANN202 - a CausalLM
+    from backend.models.lm import load_causal_lm
+
+    return load_causal_lm()
+
+
+def job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
+    from backend.runtime import sub_progress
+    from backend.search.mathmo import MathmoConfig, Space, compare, paired, to_json
+
+    chosen = list(strategies) or ["pareto-ucb"]
+    cfg = MathmoConfig(rounds=int(rounds), proposals=int(proposals), operator=operator)
+    generate = None
+    if operator == "lm":
+        lm = _lm()
+
+        def generate(prompt: str) -> str:
+            return lm.generate(prompt, max_new_tokens=40)
+
+    def make(s: int) -> F.Instance:
+        return F.generate(inst[1], inst[2], s) if isinstance(inst, tuple) else inst
+
+    space = Space(make(int(seed)), int(seed))
+    space.grid(progress=sub_progress(progress, 0.0, 0.4))
+    out = to_json(space, compare(space, chosen, cfg, seed=int(seed), generate=generate,
+                                 progress=sub_progress(progress, 0.4, 0.6 if seeds > 1 else 1.0)), cfg)
+    out["seed"] = int(seed)
+    if int(seeds) > 1 and isinstance(inst, tuple) and operator == "grid":
+        out["paired"] = paired(make, int(seeds), chosen, cfg, progress=sub_progress(progress, 0.6, 1.0))
+    return out
+
+
+if go and inst is not None:
+    out = run_job("MATHMO search", job, time_cap_s=600)
+    if out is not None:
+        res_all["run"] = out
+        record_run("mathmo", {"rounds": rounds, "l": proposals, "operator": operator, "seed": seed,
+                              "instance": out["instance"]["source"]},
+                   {f"HV {s}": r["final_hv"] for s, r in out["strategies"].items()})
+
+if r := res_all.get("run"):
+    st.markdown(f"**{r['instance']['source']}**: {len(r['models'])} models in the grid, "
+                f"{len(r['grid_front'])} of them on its Pareto front. Operator: "
+                f"**{OPERATORS.label(r['config']['operator'])}**.")
+    st.plotly_chart(figs.hv_curves(r), key="mathmo_hv_fig")
+
+    @st.fragment
+    def front_view() -> None:
+        c1, c2 = st.columns(2)
+        x = c1.selectbox("x objective", OBJECTIVES, 0, key="mathmo_x")
+        y = c2.selectbox("y objective", OBJECTIVES, 2, key="mathmo_y")
+        st.plotly_chart(figs.fronts(r, x, y), key="mathmo_front_fig")
+
+    front_view()
+    rows = [{"strategy": s["label"], "final HV (fraction of grid front)": s["final_hv"],
+             "models run": len(s["rows"]), "model run seconds": sum(m["seconds"] for m in s["rows"]),
+             "search seconds": s["seconds"], "frameworks used": len(set(s["frameworks"])),
+             "LM parse rate": s["parse_rate"] if r["config"]["operator"] == "lm" else None,
+             "failed rounds": s["fallbacks"]} for s in r["strategies"].values()]
+    show_metrics_table(rows, key="mathmo_table")
+    st.caption("model run seconds: solver and heuristic time of the models the strategy ran (this machine); search "
+               "seconds: the search itself with model results served from the cache. The grid's evaluation "
+               f"({r['grid_seconds']:.1f} s) is for the metric only.")
+    if p := r.get("paired"):
+        st.plotly_chart(figs.final_hv_bars(p["summary"]), key="mathmo_paired_fig")
+        show_metrics_table([{"strategy": STRATEGIES.label(s), **v} for s, v in p["summary"].items()],
+                           key="mathmo_paired_table")
+    with st.expander("Models each strategy ran"):
+        for s in r["strategies"].values():
+            st.markdown(f"**{s['label']}**")
+            st.dataframe(pd.DataFrame([{k: v for k, v in m.items() if k != "open"} for m in s["rows"]]),
+                         hide_index=True)
+    json_download("Download results (JSON)", {**r, "provenance": provenance(int(r["seed"]))},
+                  "mathmo_search.json", key="mathmo_dl_json")
+    flat = [{"strategy": k, **{kk: vv for kk, vv in m.items() if kk != "knobs"}, **m["knobs"]}
+            for k, s in r["strategies"].items() for m in s["rows"]]
+    csv_download("Download the models run (CSV)", pd.DataFrame(flat), "mathmo_models.csv", key="mathmo_dl_csv")
+show_history("mathmo")

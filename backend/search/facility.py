@@ -1,0 +1,385 @@
+"""Capacitated facility location, its modelling frameworks, and the three objectives MATHMO trades off.
+
+Used by :mod:`backend.search.mathmo` (paper: "MATHMO: Automated Mathematical Modeling Through Adaptive Search",
+ICLR 2026). A *framework* is a way of modelling and solving the problem; a *model* is a framework with its knobs set.
+
+Instance: ``m`` candidate facilities (coordinates ``[m, 2]``, fixed opening cost ``f`` ``[m]``, capacity ``u``
+``[m]``) and ``n`` customers (coordinates ``[n, 2]``, demand ``d`` ``[n]``); serving customer ``i`` wholly from
+``j`` costs ``c_ij = d_i ||p_i - q_j||`` (splittable demand). A design is the set of open facilities.
+
+Frameworks (:data:`FRAMEWORKS`; knob grids in :data:`KNOBS`):
+
+- ``milp``: the exact MILP ``min sum f_j y_j + sum c_ij x_ij``, ``sum_j x_ij = 1``, ``sum_i d_i x_ij <= u_j y_j``,
+  ``x_ij <= y_j``, ``y`` binary, solved by HiGHS (one thread, fixed seed) to a relative MIP gap (knob ``gap``).
+- ``lp_round``: the LP relaxation (``y`` in [0, 1]) by HiGHS, then open every facility with ``y_j >= tau``.
+- ``greedy_add``: open facilities one at a time by the largest cost saving (``order``: saving per unit of fixed cost
+  or absolute saving) while a saving remains.
+- ``greedy_drop``: start with every facility open, close by the largest saving.
+- ``swap``: greedy_add, then up to ``iters`` best-improvement open/close swaps.
+
+Every framework also takes the robustness knob ``margin``: the open capacity must reach ``(1 + margin)`` times the
+total demand (facilities are added by capacity per fixed cost until it does).
+
+Objectives (all minimised, deterministic): ``cost``, the nominal cost of the design (fixed costs plus the optimal
+transport cost given the open set, one HiGHS LP, the same evaluator for every framework); ``effort``,
+``log10(1 + work)`` with work the solver's simplex iterations plus branch-and-bound nodes, or the number of
+designs the heuristic scored (each one greedy service of every customer); never wall time; ``robust``, the mean cost over 16 demand scenarios
+(``d_i exp(0.25 xi - 0.03)``) when customers are served greedily from the open facilities and unmet demand costs 3x
+the largest unit distance.
+
+The user's instance (input kind ``facility_csv``): a CSV with columns ``kind,x,y,amount,fixed_cost`` where ``kind`` is
+``facility`` (``amount`` = capacity) or ``customer`` (``amount`` = demand, ``fixed_cost`` empty or 0).
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+
+MAX_FACILITIES = 40
+MAX_CUSTOMERS = 200
+N_SCENARIOS = 16
+
+
+@dataclass
+class Instance:
+    fac_xy: np.ndarray  # [m, 2]
+    fixed: np.ndarray  # [m]
+    capacity: np.ndarray  # [m]
+    cust_xy: np.ndarray  # [n, 2]
+    demand: np.ndarray  # [n]
+    source: str
+
+    @property
+    def m(self) -> int:
+        return len(self.fixed)
+
+    @property
+    def n(self) -> int:
+        return len(self.demand)
+
+    @property
+    def dist(self) -> np.ndarray:
+        """``[n, m]`` Euclidean distances."""
+        return np.linalg.norm(self.cust_xy[:, None, :] - self.fac_xy[None, :, :], axis=-1)
+
+    @property
+    def cost_matrix(self) -> np.ndarray:
+        """``[n, m]``: the cost of serving customer i wholly from facility j."""
+        return self.demand[:, None] * self.dist
+
+    def summary(self) -> dict[str, object]:
+        return {"source": self.source, "facilities": self.m, "customers": self.n,
+                "total_demand": float(self.demand.sum()), "total_capacity": float(self.capacity.sum())}
+
+
+def generate(m: int = 10, n: int = 30, seed: int = 0) -> Instance:
+    """Facilities and clustered customers in the unit square; capacities sum to about 1.6x the demand."""
+    if not 2 <= m <= MAX_FACILITIES or not 2 <= n <= MAX_CUSTOMERS:
+        raise InputError(f"Use 2-{MAX_FACILITIES} facilities and 2-{MAX_CUSTOMERS} customers (got {m} and {n}).")
+    rng = np.random.default_rng([seed, 41])
+    centres = rng.uniform(0.15, 0.85, (4, 2))
+    cust = np.clip(centres[rng.integers(0, 4, n)] + 0.12 * rng.standard_normal((n, 2)), 0, 1)
+    demand = rng.integers(5, 36, n).astype(float)
+    fac = rng.uniform(0, 1, (m, 2))
+    cap = rng.uniform(0.6, 1.4, m)
+    cap = np.round(cap / cap.sum() * 1.6 * demand.sum())
+    fixed = np.round(rng.uniform(0.5, 1.5, m) * cap * 0.25 * float(np.mean(np.linalg.norm(cust[:, None] - fac[None],
+                                                                                          axis=-1))))
+    return Instance(fac, fixed, cap, cust, demand, f"generated m={m}, n={n}, seed={seed}")
+
+
+def read_facility_csv(data: bytes, name: str = "the instance") -> Instance:
+    """Decode ``kind,x,y,amount,fixed_cost`` rows (see the module docstring); InputError says what to fix."""
+    if not data.strip():
+        raise InputError(f"{name} is empty.")
+    if len(data) > 2 * 2**20:
+        raise InputError(f"{name} is {len(data) / 2**20:.1f} MB; the limit is 2 MB.")
+    if b"\x00" in data[:4096]:
+        raise InputError(f"{name} looks binary. Upload a UTF-8 CSV with the header kind,x,y,amount,fixed_cost.")
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(io.BytesIO(data), encoding="utf-8-sig", index_col=False)
+    except UnicodeDecodeError:
+        raise InputError(f"{name} is not UTF-8 text.") from None
+    except Exception as err:  # pandas parser errors
+        raise InputError(f"Could not parse {name} as CSV ({err}).") from None
+    frame.columns = [str(c).strip().lower() for c in frame.columns]
+    need = ["kind", "x", "y", "amount"]
+    missing = [c for c in need if c not in frame.columns]
+    if missing:
+        raise InputError(f"{name} lacks the column(s) {', '.join(missing)}; the header is kind,x,y,amount,fixed_cost.")
+    kind = frame["kind"].astype(str).str.strip().str.lower()
+    bad_kind = sorted(set(kind) - {"facility", "customer"})
+    if bad_kind:
+        raise InputError(f"kind must be 'facility' or 'customer'; {name} also has {', '.join(bad_kind[:3])}.")
+    cols = ["x", "y", "amount"] + (["fixed_cost"] if "fixed_cost" in frame.columns else [])
+    num = frame[cols].apply(pd.to_numeric, errors="coerce")
+    if "fixed_cost" in num:
+        num.loc[kind == "customer", "fixed_cost"] = num.loc[kind == "customer", "fixed_cost"].fillna(0.0)
+    else:
+        num["fixed_cost"] = 0.0
+    if num.isna().any().any() or not np.isfinite(num.to_numpy(dtype=float)).all():
+        rows = np.flatnonzero(num.isna().any(axis=1).to_numpy() | ~np.isfinite(num.to_numpy(dtype=float)).all(1))
+        raise InputError(f"{len(rows)} row(s) of {name} have missing, non-numeric or infinite values (first at data "
+                         f"row {rows[0] + 1}).")
+    if (num["amount"] <= 0).any():
+        raise InputError("Every capacity and demand (the amount column) must be positive.")
+    if (num["fixed_cost"] < 0).any():
+        raise InputError("Fixed costs must not be negative.")
+    fac, cus = num[kind == "facility"], num[kind == "customer"]
+    if not 2 <= len(fac) <= MAX_FACILITIES or not 2 <= len(cus) <= MAX_CUSTOMERS:
+        raise InputError(f"{name} has {len(fac)} facilities and {len(cus)} customers; use 2-{MAX_FACILITIES} and "
+                         f"2-{MAX_CUSTOMERS}.")
+    if fac["amount"].sum() < cus["amount"].sum():
+        raise InputError(f"The facilities' capacity ({fac['amount'].sum():g}) is below the total demand "
+                         f"({cus['amount'].sum():g}); no design can serve every customer.")
+    return Instance(fac[["x", "y"]].to_numpy(float), fac["fixed_cost"].to_numpy(float), fac["amount"].to_numpy(float),
+                    cus[["x", "y"]].to_numpy(float), cus["amount"].to_numpy(float),
+                    f"{name}: {len(fac)} facilities, {len(cus)} customers")
+
+
+# ------------------------------------------------------------------------------------------------ HiGHS models
+def _highs():
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    h.setOptionValue("random_seed", 0)
+    return h
+
+
+def _solve_flp(inst: Instance, *, integer: bool, gap: float = 0.0, margin: float = 0.0,
+               fixed_open: np.ndarray | None = None) -> tuple[np.ndarray, float, int]:
+    """The facility-location model by HiGHS. Variables ``x`` (n*m, customer-major) then ``y`` (m). With
+    ``fixed_open`` the ``y`` are fixed (a transport LP). Returns ``(y, objective, work)``."""
+    import highspy
+    from scipy import sparse
+
+    n, m = inst.n, inst.m
+    C = inst.cost_matrix
+    nx = n * m
+    cost = np.concatenate([C.ravel(), inst.fixed])
+    rows, cols, vals, lo, hi = [], [], [], [], []
+    r = 0
+    for i in range(n):  # sum_j x_ij = 1
+        rows += [r] * m
+        cols += list(range(i * m, i * m + m))
+        vals += [1.0] * m
+        lo.append(1.0)
+        hi.append(1.0)
+        r += 1
+    for j in range(m):  # sum_i d_i x_ij - u_j y_j <= 0
+        rows += [r] * (n + 1)
+        cols += [i * m + j for i in range(n)] + [nx + j]
+        vals += list(inst.demand) + [-inst.capacity[j]]
+        lo.append(-highspy.kHighsInf)
+        hi.append(0.0)
+        r += 1
+    for i in range(n):  # x_ij - y_j <= 0 (the strong formulation)
+        for j in range(m):
+            rows += [r, r]
+            cols += [i * m + j, nx + j]
+            vals += [1.0, -1.0]
+            lo.append(-highspy.kHighsInf)
+            hi.append(0.0)
+            r += 1
+    if margin > 0:  # sum_j u_j y_j >= (1 + margin) sum_i d_i
+        rows += [r] * m
+        cols += list(range(nx, nx + m))
+        vals += list(inst.capacity)
+        lo.append((1 + margin) * inst.demand.sum())
+        hi.append(highspy.kHighsInf)
+        r += 1
+    A = sparse.csc_matrix((vals, (rows, cols)), shape=(r, nx + m))
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = nx + m, r
+    lp.col_cost_ = cost
+    y_lo = np.zeros(m) if fixed_open is None else fixed_open.astype(float)
+    y_hi = np.ones(m) if fixed_open is None else fixed_open.astype(float)
+    lp.col_lower_ = np.concatenate([np.zeros(nx), y_lo])
+    lp.col_upper_ = np.concatenate([np.ones(nx), y_hi])
+    lp.row_lower_, lp.row_upper_ = np.asarray(lo), np.asarray(hi)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+    if integer and fixed_open is None:
+        lp.integrality_ = [highspy.HighsVarType.kContinuous] * nx + [highspy.HighsVarType.kInteger] * m
+    h = _highs()
+    if integer:
+        h.setOptionValue("mip_rel_gap", float(gap))
+    h.passModel(lp)
+    h.run()
+    status = h.getModelStatus()
+    if status != highspy.HighsModelStatus.kOptimal:
+        return np.zeros(m), math.inf, 0
+    info = h.getInfo()
+    sol = np.asarray(h.getSolution().col_value)
+    work = int(info.simplex_iteration_count) + max(0, int(info.mip_node_count))
+    return sol[nx:], float(info.objective_function_value), work
+
+
+def design_cost(inst: Instance, open_: np.ndarray) -> float:
+    """Fixed costs plus the optimal transport cost given the open set (one HiGHS LP); inf when infeasible."""
+    if inst.capacity[open_].sum() < inst.demand.sum() - 1e-9:
+        return math.inf
+    _, obj, _ = _solve_flp(inst, integer=False, fixed_open=open_.astype(bool))
+    return obj
+
+
+def _greedy_serve(inst: Instance, open_: np.ndarray, demand: np.ndarray) -> tuple[float, int]:
+    """Customers by decreasing demand, each to its cheapest open facility with capacity left (split when full);
+    unmet demand at 3x the largest unit distance. Returns ``(cost, evaluations)``."""
+    dist = inst.dist[:, open_]
+    cap = inst.capacity[open_].astype(float).copy()
+    penalty = 3.0 * float(inst.dist.max())
+    cost = float(inst.fixed[open_].sum())
+    evals = 0
+    order = np.argsort(-demand, kind="stable")
+    pref = np.argsort(dist, axis=1, kind="stable")
+    for i in order:
+        left = float(demand[i])
+        for j in pref[i]:
+            evals += 1
+            if left <= 0:
+                break
+            take = min(left, cap[j])
+            if take > 0:
+                cost += take * dist[i, j]
+                cap[j] -= take
+                left -= take
+        cost += left * penalty
+    return cost, evals
+
+
+def robust_cost(inst: Instance, open_: np.ndarray, seed: int = 0) -> float:
+    rng = np.random.default_rng([seed, 97])
+    return float(np.mean([_greedy_serve(inst, open_, inst.demand * np.exp(0.25 * rng.standard_normal(inst.n) - 0.03))[0]
+                          for _ in range(N_SCENARIOS)]))
+
+
+def _ensure_margin(inst: Instance, open_: np.ndarray, margin: float) -> np.ndarray:
+    open_ = open_.copy()
+    need = (1 + margin) * inst.demand.sum()
+    for j in np.argsort(inst.fixed / inst.capacity, kind="stable"):
+        if inst.capacity[open_].sum() >= need - 1e-9:
+            break
+        open_[j] = True
+    return open_
+
+
+# ------------------------------------------------------------------------------------------------ frameworks
+def _milp(inst: Instance, gap: float, margin: float) -> tuple[np.ndarray, int]:
+    y, _, work = _solve_flp(inst, integer=True, gap=gap, margin=margin)
+    return y > 0.5, work
+
+
+def _lp_round(inst: Instance, tau: float, margin: float) -> tuple[np.ndarray, int]:
+    y, _, work = _solve_flp(inst, integer=False, margin=margin)
+    return _ensure_margin(inst, y >= tau, max(margin, 0.0)), work
+
+
+def _heur_cost(inst: Instance, open_: np.ndarray) -> tuple[float, int]:
+    """A heuristic's cost estimate of one design (greedy service); its work is one design evaluation."""
+    if inst.capacity[open_].sum() < inst.demand.sum():
+        return math.inf, 1
+    return _greedy_serve(inst, open_, inst.demand)[0], 1
+
+
+def _greedy_add(inst: Instance, order: str, margin: float) -> tuple[np.ndarray, int]:
+    open_ = _ensure_margin(inst, np.zeros(inst.m, bool), 0.0)
+    cur, work = _heur_cost(inst, open_)
+    while True:
+        best, best_j = 0.0, -1
+        for j in np.flatnonzero(~open_):
+            trial = open_.copy()
+            trial[j] = True
+            c, w = _heur_cost(inst, trial)
+            work += w
+            saving = cur - c
+            score = saving / max(inst.fixed[j], 1e-9) if order == "per_fixed" else saving
+            if saving > 1e-9 and score > best:
+                best, best_j = score, j
+        if best_j < 0:
+            break
+        open_[best_j] = True
+        cur = _heur_cost(inst, open_)[0]
+    return _ensure_margin(inst, open_, margin), work
+
+
+def _greedy_drop(inst: Instance, order: str, margin: float) -> tuple[np.ndarray, int]:
+    open_ = np.ones(inst.m, bool)
+    cur, work = _heur_cost(inst, open_)
+    while open_.sum() > 1:
+        best, best_j = 0.0, -1
+        for j in np.flatnonzero(open_):
+            trial = open_.copy()
+            trial[j] = False
+            c, w = _heur_cost(inst, trial)
+            work += w
+            saving = cur - c
+            score = saving / max(inst.fixed[j], 1e-9) if order == "per_fixed" else saving
+            if saving > 1e-9 and score > best:
+                best, best_j = score, j
+        if best_j < 0:
+            break
+        open_[best_j] = False
+        cur = _heur_cost(inst, open_)[0]
+    return _ensure_margin(inst, open_, margin), work
+
+
+def _swap(inst: Instance, iters: int, margin: float) -> tuple[np.ndarray, int]:
+    open_, work = _greedy_add(inst, "absolute", 0.0)
+    cur = _heur_cost(inst, open_)[0]
+    for _ in range(iters):
+        best, move = 0.0, None
+        for a in np.flatnonzero(open_):
+            for b in np.flatnonzero(~open_):
+                trial = open_.copy()
+                trial[a], trial[b] = False, True
+                c, w = _heur_cost(inst, trial)
+                work += w
+                if cur - c > best + 1e-9:
+                    best, move = cur - c, (a, b)
+        if move is None:
+            break
+        open_[move[0]], open_[move[1]] = False, True
+        cur -= best
+    return _ensure_margin(inst, open_, margin), work
+
+
+FRAMEWORKS = {"milp": _milp, "lp_round": _lp_round, "greedy_add": _greedy_add, "greedy_drop": _greedy_drop,
+              "swap": _swap}
+MARGINS = (0.0, 0.1, 0.2, 0.35)
+KNOBS: dict[str, dict[str, tuple]] = {
+    "milp": {"gap": (0.2, 0.05, 0.01, 0.0), "margin": MARGINS},
+    "lp_round": {"tau": (0.2, 0.4, 0.6, 0.8), "margin": MARGINS},
+    "greedy_add": {"order": ("per_fixed", "absolute"), "margin": MARGINS},
+    "greedy_drop": {"order": ("per_fixed", "absolute"), "margin": MARGINS},
+    "swap": {"iters": (2, 8, 32), "margin": MARGINS},
+}
+
+
+def all_models(frameworks: tuple[str, ...] | None = None) -> list[tuple[str, tuple]]:
+    """Every (framework, knob values) of the grid, in a fixed order."""
+    out = []
+    for f in frameworks or tuple(FRAMEWORKS):
+        for values in itertools.product(*KNOBS[f].values()):
+            out.append((f, tuple(values)))
+    return out
+
+
+def evaluate(inst: Instance, framework: str, values: tuple, seed: int = 0) -> dict[str, object]:
+    """Run one model and score its design: ``cost``, ``effort`` (log10 of 1 + work), ``robust``, the open set."""
+    knobs = dict(zip(KNOBS[framework], values))
+    open_, work = FRAMEWORKS[framework](inst, **knobs)
+    cost = design_cost(inst, open_)
+    return {"framework": framework, "knobs": knobs, "open": np.flatnonzero(open_).tolist(), "cost": cost,
+            "effort": math.log10(1.0 + work), "work": int(work), "robust": robust_cost(inst, open_, seed)}

@@ -1,0 +1,63 @@
+"""AppTest of the MATHMO page: opens instantly, runs the four strategies on a generated instance, redraws the front
+on an objective change without recomputing, runs on an uploaded instance and refuses bad instances."""
+
+from __future__ import annotations
+
+from tests.app.conftest import Widget, open_page
+
+
+def test_page_opens_without_running_anything() -> None:
+    at = open_page("mathmo", timeout=60)
+    assert not at.exception
+    assert not at.session_state["mathmo_result"]
+    assert not at.get("plotly_chart")
+
+
+def test_generated_search_and_objective_switch() -> None:
+    at = open_page("mathmo", timeout=120)
+    at.slider(key="mathmo_m").set_value(6).run()
+    at.slider(key="mathmo_n").set_value(15).run()
+    at.slider(key="mathmo_rounds").set_value(8)
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    r = at.session_state["mathmo_result"]["run"]
+    assert set(r["strategies"]) == {"pareto-ucb", "random-framework", "flat", "no-surrogate"}
+    assert all(len(s["hv"]) == 8 and 0 <= s["final_hv"] <= 1 + 1e-9 for s in r["strategies"].values())
+    assert r["config"]["operator"] == "grid"
+    assert len(at.get("plotly_chart")) == 2  # hypervolume curves, fronts
+    before = r["strategies"]["pareto-ucb"]["hv"]
+    at.selectbox(key="mathmo_y").set_value("effort").run()
+    assert not at.exception
+    assert at.session_state["mathmo_result"]["run"]["strategies"]["pareto-ucb"]["hv"] == before
+    assert len(at.get("download_button")) == 2
+
+
+def test_upload_instance_and_errors() -> None:
+    at = open_page("mathmo", timeout=120)
+    at.radio(key="mathmo_source").set_value("Upload a CSV").run()
+    assert at.button[0].disabled
+    neg = b"kind,x,y,amount,fixed_cost\nfacility,0,0,10,1\nfacility,1,1,10,1\ncustomer,0.5,0.5,-3,\ncustomer,0,1,2,\n"
+    at.file_uploader(key="mathmo_upload").set_value(("neg.csv", neg, "text/csv")).run()
+    assert any("positive" in e.value for e in at.error)
+    nan = b"kind,x,y,amount,fixed_cost\nfacility,nan,0,10,1\nfacility,1,1,10,1\ncustomer,0.5,0.5,3,\ncustomer,0,1,2,\n"
+    at.file_uploader(key="mathmo_upload").set_value(("nan.csv", nan, "text/csv")).run()
+    assert any("missing, non-numeric or infinite" in e.value for e in at.error)
+    rows = ["kind,x,y,amount,fixed_cost"] + [f"facility,{i / 5:.2f},{(i * 3 % 5) / 5:.2f},{30 + 5 * i},{10 + i}"
+                                             for i in range(5)]
+    rows += [f"customer,{(i * 7 % 11) / 11:.3f},{(i * 5 % 13) / 13:.3f},{3 + i % 6}," for i in range(14)]
+    at.file_uploader(key="mathmo_upload").set_value(("sites.csv", "\n".join(rows).encode(), "text/csv")).run()
+    assert not at.error
+    at.slider(key="mathmo_rounds").set_value(6)
+    at.multiselect(key="mathmo_strategies").set_value(["pareto-ucb", "flat"])
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    r = at.session_state["mathmo_result"]["run"]
+    assert r["instance"]["facilities"] == 5 and r["instance"]["customers"] == 14
+
+
+# The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
+UPLOADS = [
+    Widget("mathmo", "facility_csv", "mathmo_upload", [("radio", "mathmo_source", "Upload a CSV")],
+           bad="bad_latin1.csv", odd="odd_customers_first.csv"),
+]

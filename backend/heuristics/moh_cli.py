@@ -1,0 +1,139 @@
+"""``python -m backend moh <action>``: MoH meta-optimised heuristics for TSP and online bin packing.
+
+Actions:
+  evolve  MoH (size-weighted meta-optimisation) and its ablations (single-size utility, no meta level) with equal
+          evaluation budgets on the training sizes; the winning heuristics' programs, the meta-level progress and the
+          optimality gaps at evaluation sizes never trained on, next to the references
+  solve   one instance (a TSPLIB file, or --n random cities) with a heuristic program (default: the shipped MoH
+          heuristic): the tour as city indices, its length and the gap to LKH-3
+
+Examples::
+
+    python -m backend moh evolve --problem tsp --sizes 20,50,100 --generations 20 --json
+    python -m backend moh evolve --problem bpp --sizes 20,50,100 --generations 2 --eval-sizes 200,1000 --json
+    python -m backend moh solve --instance berlin52.tsp --json
+    python -m backend moh solve --n 200 --program "(add d_cur (mul 0.5 nn_rest))" --json
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..cli_common import Output, add_action, add_group, int_list
+
+PROBLEMS = {"tsp": "tsp_construct", "tsp_construct": "tsp_construct", "tsp_gls": "tsp_gls", "bpp": "bpp_online",
+            "bpp_online": "bpp_online"}
+
+
+def _problem(text: str) -> str:
+    key = text.strip().lower()
+    if key not in PROBLEMS:
+        raise argparse.ArgumentTypeError(f"problem: one of {', '.join(PROBLEMS)}")
+    return PROBLEMS[key]
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """Add the ``moh`` group to ``python -m backend``."""
+    acts = add_group(subparsers, "moh", "MoH: meta-optimised heuristics for TSP and online bin packing")
+    e = add_action(acts, "evolve", cmd_evolve, "MoH and its ablations with equal budgets; gaps at unseen sizes")
+    e.add_argument("--problem", type=_problem, default="tsp_construct",
+                   help="tsp (construction), tsp_gls (improvement: guided local search), bpp (online bin packing)")
+    e.add_argument("--sizes", type=int_list, default=(20, 50, 100), help="training sizes (default 20,50,100)")
+    e.add_argument("--generations", type=int, default=4, help="meta iterations (default 4)")
+    e.add_argument("--budget", type=int, default=40, help="heuristic evaluations per task per optimiser (default 40)")
+    e.add_argument("--meta-population", type=int, default=6, help="optimisers per meta iteration (default 6)")
+    e.add_argument("--train-instances", type=int, default=4, help="instances per training size (default 4)")
+    e.add_argument("--single-size", type=int, default=50, help="training size of the single-size ablation")
+    e.add_argument("--variants", default="moh,single_size,no_meta", help="comma-separated variants")
+    e.add_argument("--eval-sizes", type=int_list, default=(200, 500, 1000), help="evaluation sizes (200-1000)")
+    e.add_argument("--eval-instances", type=int, default=2, help="instances per evaluation size (default 2)")
+    e.add_argument("--operator", choices=("gp", "lm"), default="gp",
+                   help="proposal operator of the heuristics: gp (default) or lm (SmolLM2, capped calls)")
+    e.add_argument("--lm-calls", type=int, default=20, help="cap on LM calls with --operator lm (default 20)")
+    e.add_argument("--seed", type=int, default=0)
+
+    s = add_action(acts, "solve", cmd_solve, "one instance with a heuristic program: tour, length, gap to LKH-3")
+    s.add_argument("--instance", type=Path, default=None, help="a TSPLIB .tsp file (5-1,000 cities)")
+    s.add_argument("--n", type=int, default=100, help="random cities when no --instance (20-1,000; default 100)")
+    s.add_argument("--program", default=None, help="an s-expression of tsp_construct (default: the shipped MoH one)")
+    s.add_argument("--seed", type=int, default=0)
+    return acts
+
+
+def cmd_evolve(args: argparse.Namespace) -> Output:
+    from ..errors import InputError
+    from ..runtime import provenance, timed
+    from .moh import VARIANTS, MoHConfig, evaluate, evolve
+
+    variants = tuple(VARIANTS.key(v) for v in args.variants.split(",") if v.strip())
+    if not all(20 <= s <= 1000 for s in args.sizes) or not all(200 <= s <= 1000 for s in args.eval_sizes):
+        raise InputError("Training sizes are 20-1,000 and evaluation sizes 200-1,000.")
+    if set(args.sizes) & set(args.eval_sizes):
+        raise InputError("Evaluation sizes must differ from the training sizes.")
+    for name, v, lo, hi in (("--generations", args.generations, 0, 50), ("--budget", args.budget, 4, 2000),
+                            ("--meta-population", args.meta_population, 2, 16),
+                            ("--train-instances", args.train_instances, 1, 32),
+                            ("--eval-instances", args.eval_instances, 1, 16)):
+        if not lo <= v <= hi:
+            raise InputError(f"{name} is {v}; give {lo} to {hi}.")
+    single = args.single_size if args.single_size in args.sizes else args.sizes[len(args.sizes) // 2]
+    cfg = MoHConfig(args.problem, tuple(args.sizes), args.train_instances, args.budget, args.meta_population,
+                    args.generations, single, args.seed)
+    operator = None
+    if args.operator == "lm":
+        from .operators import smollm2_operator
+
+        operator = smollm2_operator(max_calls=args.lm_calls)
+    clock = timed()
+    res = evolve(cfg, variants, operator=operator)
+    train_s = clock()
+    refs = ("first_fit", "best_fit") if cfg.problem == "bpp_online" else \
+        ("nearest_neighbour", "greedy_edge", "farthest_insertion")
+    clock = timed()
+    ev = evaluate(cfg.problem, {k: r.heuristic for k, r in res.items()}, tuple(args.eval_sizes),
+                  args.eval_instances, references=refs)
+    op_stats = operator.stats() if operator is not None else {"operator": "gp"}
+    out = {"method": "moh", "action": "evolve", "problem": cfg.problem, "operator": op_stats,
+           "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.__dict__.items()},
+           "variants": {k: r.to_json() for k, r in res.items()},
+           "evaluation": {"sizes": ev["sizes"], "gaps": ev["gaps"], "reference": ev["reference"]},
+           "timing_s": {"evolve": train_s, "evaluate": clock()},
+           "provenance": provenance(args.seed, problem=cfg.problem, sizes=list(cfg.sizes),
+                                    generations=cfg.generations, budget=cfg.budget, operator=args.operator)}
+    lines = [f"{cfg.problem}: training sizes {list(cfg.sizes)}, operator {args.operator}",
+             f"{'variant':<12} {'task evals':>10} " + " ".join(f"gap@{n:>5}" for n in ev["sizes"]) + "  heuristic"]
+    for k in [*res, *refs]:
+        gaps = " ".join(f"{g:>8.2f}%" for g in ev["gaps"][k])
+        evals = res[k].task_evals if k in res else ""
+        lines.append(f"{k:<12} {evals!s:>10} {gaps}  {res[k].readable if k in res else ''}")
+    return Output(out, lines=lines, compact=True)
+
+
+def cmd_solve(args: argparse.Namespace) -> Output:
+    from ..errors import InputError
+    from ..io.registry import read_path
+    from ..runtime import provenance, timed
+    from .language import GRAMMARS, parse, render
+    from .problems import construct_tour, random_tsp
+    from .references import lkh
+    from .shipped import default_program
+
+    inst = read_path("tsplib", args.instance) if args.instance is not None else random_tsp(args.n, args.seed)
+    text = args.program or default_program()
+    prog = parse(text, GRAMMARS["tsp_construct"])
+    clock = timed()
+    try:
+        tour = construct_tour(prog, inst)
+    except Exception as err:  # noqa: BLE001 - the step limit
+        raise InputError(f"The program could not finish a tour: {err}.") from None
+    t_h = clock()
+    length = inst.length(tour)
+    clock = timed()
+    ref = inst.length(lkh(inst))
+    out = {"method": "moh", "action": "solve", "instance": inst.name, "n": inst.n, "program": text,
+           "readable": render(prog), "tour": [int(c) for c in tour], "length": length, "lkh_length": ref,
+           "gap_to_lkh_pct": 100.0 * (length / ref - 1.0), "timing_s": {"heuristic": t_h, "lkh": clock()},
+           "provenance": provenance(args.seed, instance=str(args.instance) if args.instance else None, n=inst.n)}
+    return Output(out, lines=[f"{inst.name}: {inst.n} cities, length {length:.4f}, LKH-3 {ref:.4f}, gap "
+                              f"{out['gap_to_lkh_pct']:.2f}%", f"program: {render(prog)}"], compact=True)

@@ -9,11 +9,11 @@
 | ``rnd`` | greedy LSVI on one-hot features plus a random-network-distillation novelty bonus on Q | Burda et al. 2018 |
 | ``egreedy`` | LSVI on one-hot features, epsilon-greedy actions (epsilon = 0.1) | baseline |
 
-Thompson sampling: ``Sigma = lambda I + sum_i phi_i phi_i^T`` over the transitions seen; once per episode
-``theta_TS ~ N(theta_hat, sigma_exp Sigma^{-1})`` with ``theta_hat`` the LSVI fit (least squares of the backups
-``r + gamma max_a' phi(s',a')^T theta``, iterated horizon times). The noise ``xi = theta_TS - theta_hat`` is drawn
-once per episode and the bootstrap targets use the sampled Q, so the optimism of unvisited pairs propagates back
-(randomised least-squares value iteration). The agent acts greedily on ``phi^T theta_TS``. Transitions are kept as
+Thompson sampling: ``Sigma = lambda I + sum_i phi_i phi_i^T`` over the transitions seen; once per episode and per
+steps-to-go k, ``theta_TS,k ~ N(theta_hat_k, sigma_exp Sigma^{-1})`` with ``theta_hat_k`` the least-squares fit of
+the backups ``r + gamma max_a' Q_TS,k-1(s', a')`` of the sampled Q one step shorter (randomised least-squares value
+iteration with shared features): the optimism of unvisited pairs propagates back, and fresh noise per k keeps
+self-loops from compounding one draw. At step t the agent acts greedily on ``Q_TS,H-t``. Transitions are kept as
 counts ``N[s, a, s']`` (tabular environments), so each LSVI pass is a few matrix products.
 
 Shapes: features ``Phi`` (S*A, d); counts (S, A, S); returns (episodes,); visitation (S,).
@@ -122,27 +122,36 @@ class LinearLSVI:
     def q(self, theta: np.ndarray) -> np.ndarray:
         return (self.phi @ theta).reshape(self.S, self.A)
 
-    def solve(
+    def solve_steps(
         self,
         rng: np.random.Generator | None,
         sigma_exp: float,
         q_bonus: np.ndarray | None = None,
-        iters: int | None = None,
-    ) -> np.ndarray:
-        """theta after ``iters`` randomised LSVI passes (``rng`` None: the plain LSVI fit); ``q_bonus`` (S, A) is
-        added to Q wherever Q is maximised (an optimism bonus)."""
+        steps: int | None = None,
+    ) -> tuple[list[np.ndarray], np.ndarray]:
+        """Randomised LSVI by steps to go: ``Q_k = phi^T theta_k (+ q_bonus)`` for k = 1..steps with
+        ``theta_k = Sigma^{-1} sum phi (r + gamma max_a Q_{k-1}(s', a)) + xi_k``, ``xi_k ~ N(0, sigma_exp Sigma^{-1})``
+        drawn afresh per k (``rng`` None: no noise, the plain LSVI fit). Returns ``[Q_1, ..., Q_steps]`` (each (S, A))
+        and ``theta_steps``. ``q_bonus`` (S, A) is added to Q wherever Q is maximised (an optimism bonus)."""
         L = np.linalg.cholesky(self.Sigma)
-        xi = np.zeros(self.d)
-        if rng is not None and sigma_exp > 0:
-            xi = np.sqrt(sigma_exp) * np.linalg.solve(L.T, rng.standard_normal(self.d))
         extra = 0.0 if q_bonus is None else q_bonus
+        noisy = rng is not None and sigma_exp > 0
+        V = np.zeros(self.S)
         theta = np.zeros(self.d)
-        for _ in range(iters or self.mdp.horizon):
-            V = np.where(self.mdp.terminal, 0.0, (self.q(theta) + extra).max(axis=1))
+        out = []
+        for _ in range(steps or self.mdp.horizon):
             target = self.Rsum + self.mdp.gamma * np.einsum("sat,t->sa", self.N, V)
-            b = self.phi.T @ target.reshape(-1)
-            theta = np.linalg.solve(L.T, np.linalg.solve(L, b)) + xi
-        return theta
+            theta = np.linalg.solve(L.T, np.linalg.solve(L, self.phi.T @ target.reshape(-1)))
+            if noisy:
+                theta = theta + np.sqrt(sigma_exp) * np.linalg.solve(L.T, rng.standard_normal(self.d))
+            Q = self.q(theta) + extra
+            out.append(Q)
+            V = np.where(self.mdp.terminal, 0.0, Q.max(axis=1))
+        return out, theta
+
+    def solve(self, rng: np.random.Generator | None, sigma_exp: float, q_bonus: np.ndarray | None = None) -> np.ndarray:
+        """theta of the full horizon (see :meth:`solve_steps`)."""
+        return self.solve_steps(rng, sigma_exp, q_bonus)[1]
 
 
 def _greedy(q_row: np.ndarray, rng: np.random.Generator) -> int:
@@ -198,7 +207,6 @@ def _run(
                 axis=1,
             )
         rnd = RND(pairs, cfg.seed)
-    bonus = None
     visits = np.zeros(mdp.n_states)
     returns: list[float] = []
     solved = None
@@ -209,16 +217,16 @@ def _run(
             refresh(model)
             online += time.perf_counter() - t1
         if mode == "ts":
-            theta = model.solve(rng, cfg.sigma_exp)
+            Qs = model.solve_steps(rng, cfg.sigma_exp)[0]
         elif mode == "rnd":
             b = rnd.bonus()
             bonus = (cfg.rnd_beta * b / max(float(b.max()), 1e-12)).reshape(mdp.n_states, mdp.n_actions)
-            theta = model.solve(None, 0.0, q_bonus=bonus)
+            Qs = model.solve_steps(None, 0.0, q_bonus=bonus)[0]
         else:
-            theta = model.solve(None, 0.0)
-        Q = model.q(theta) if bonus is None else model.q(theta) + bonus
+            Qs = model.solve_steps(None, 0.0)[0]
         s, total, seen = mdp.start, 0.0, []
-        for _ in range(mdp.horizon):
+        for t in range(mdp.horizon):
+            Q = Qs[mdp.horizon - 1 - t]  # the Q function with horizon - t steps to go
             visits[s] += 1
             a = (
                 int(rng.integers(mdp.n_actions))

@@ -55,6 +55,7 @@ class DPTConfig:
     head_hidden: int = 128
     flow_steps: int = 16  # M, Heun steps
     n_freq: int = 16
+    flow_draws: int = 8  # (x_0, t) pairs per target in the flow loss
     components: int = 5
 
     def to_dict(self) -> dict:
@@ -107,7 +108,13 @@ class DPT(nn.Module):
         self.ln_f = nn.LayerNorm(d)
         self.discrete = nn.ModuleDict({f: nn.Linear(d, n) for f, n in N_ACTIONS.items()})
         self.cont_head = make_head(
-            cfg.head, d, hidden=cfg.head_hidden, n_freq=cfg.n_freq, steps=cfg.flow_steps, components=cfg.components
+            cfg.head,
+            d,
+            hidden=cfg.head_hidden,
+            n_freq=cfg.n_freq,
+            steps=cfg.flow_steps,
+            draws=cfg.flow_draws,
+            components=cfg.components,
         )
 
     def hidden(self, family: str, context: torch.Tensor, query: torch.Tensor, all_prefixes: bool = True):

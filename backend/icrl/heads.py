@@ -4,7 +4,7 @@ Every head maps the transformer's hidden state ``h`` (N, d) at the query token t
 
 * ``flow`` (ours, Vintix II): a rectified flow. Velocity net ``v_eta(h, x_t, gamma(t))`` trained with
   ``||v_eta - (a* - x_0)||^2`` where ``x_t = (1 - t) x_0 + t a*``, ``x_0 ~ N(0, 1)``, ``t ~ U[0, 1]``; ``gamma`` are
-  sinusoidal time features with learned frequencies; sampling integrates ``dx/dt = v`` from ``x_0 ~ N(0, 1)`` with
+  sinusoidal time features with learned frequencies; the loss averages ``draws`` (x_0, t) pairs per target; sampling integrates ``dx/dt = v`` from ``x_0 ~ N(0, 1)`` with
   Heun's method in ``M`` steps.
 * ``gaussian`` (baseline): a mean and a log standard deviation, trained by the Gaussian negative log-likelihood.
 * ``mixture`` (baseline): a mixture of ``C`` Gaussians (logits, means, log standard deviations), trained by its
@@ -32,9 +32,10 @@ LOG_STD = (-5.0, 1.0)
 
 
 class FlowHead(nn.Module):
-    def __init__(self, d: int, hidden: int = 128, n_freq: int = 16, steps: int = 16):
+    def __init__(self, d: int, hidden: int = 128, n_freq: int = 16, steps: int = 16, draws: int = 8):
         super().__init__()
         self.steps = steps
+        self.draws = draws  # (x_0, t) pairs per target in the loss: the head is cheap next to the trunk
         self.freq = nn.Parameter(torch.randn(n_freq) * 4.0)  # learned frequencies of gamma(t)
         self.net = nn.Sequential(
             nn.Linear(d + 1 + 2 * n_freq, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(), nn.Linear(hidden, 1)
@@ -48,10 +49,12 @@ class FlowHead(nn.Module):
         return self.net(torch.cat([h, x[..., None], self.gamma(t)], -1)).squeeze(-1)
 
     def loss(self, h: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
-        x0 = torch.randn_like(a)
-        t = torch.rand_like(a)
-        xt = (1 - t) * x0 + t * a
-        return ((self.velocity(h, xt, t) - (a - x0)) ** 2).mean()
+        hh = h[:, None, :].expand(-1, self.draws, -1)
+        aa = a[:, None].expand(-1, self.draws)
+        x0 = torch.randn_like(aa)
+        t = torch.rand_like(aa)
+        xt = (1 - t) * x0 + t * aa
+        return ((self.velocity(hh, xt, t) - (aa - x0)) ** 2).mean()
 
     @torch.no_grad()
     def sample(
@@ -128,5 +131,9 @@ get_head = HEADS.get
 
 def make_head(name: str, d: int, **kw) -> nn.Module:
     cls = get_head(name)
-    allowed = {"flow": ("hidden", "n_freq", "steps"), "gaussian": ("hidden",), "mixture": ("hidden", "components")}
+    allowed = {
+        "flow": ("hidden", "n_freq", "steps", "draws"),
+        "gaussian": ("hidden",),
+        "mixture": ("hidden", "components"),
+    }
     return cls(d, **{k: v for k, v in kw.items() if k in allowed[name.lower()]})

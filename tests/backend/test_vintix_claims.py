@@ -1,0 +1,117 @@
+"""Claims of Vintix II / DPT on the shipped models (``python -m backend.train vintix``), on held-out task priors.
+
+ci tier (one ``backend.icrl.claims.measure`` call for the module, 64 held-out tasks per measurement, context 64,
+horizon 64, seed 0): the mean policy entropy on held-out K-armed tasks decreases with context length (0, 4, 16, 64)
+and the flow head's sample entropy on held-out bimodal tasks is lower at 64 tuples than at none; on held-out bimodal
+tasks the flow head puts more mass within +-0.1 of a peak than the Gaussian head and at least as much as the mixture
+head; the DPT's online regret on held-out K-armed tasks is at most 1.5x Thompson sampling's; outputs are unchanged
+(<= 1e-6) when the context is shuffled.
+full tier: the same on 256 tasks per measurement and seeds 1, 2, 3 (horizon 128 for the regret, past the context:
+FIFO).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def ci():
+    from backend.icrl.claims import measure
+
+    return measure(n_tasks=64, context=64, horizon=64, seed=0)
+
+
+def _entropy(record_claim, m) -> None:
+    e = m["entropy"]
+    record_claim(
+        entropy_at=e["at"],
+        p_best_last=e["p_best_last"],
+        uniform_entropy=e["uniform"],
+        cont_lengths=e["cont_lengths"],
+        cont_entropy=e["cont_entropy"],
+    )
+    vals = list(e["at"].values())
+    assert all(a > b for a, b in zip(vals, vals[1:], strict=False)), e["at"]
+    assert e["cont_entropy"][-1] < e["cont_entropy"][0]
+
+
+def _peaks(record_claim, m) -> None:
+    pm = m["peak_mass"]
+    record_claim(peak_mass=pm, minor_peak_mass=m["minor_peak_mass"])
+    assert pm["flow"] > pm["gaussian"], pm
+    assert pm["flow"] >= pm["mixture"], pm
+
+
+def _regret(record_claim, m) -> None:
+    r = m["regret"]
+    record_claim(
+        final=r["final"], sem=r["sem"], ratio_dpt_thompson=r["ratio_dpt_thompson"], ratio_dpt_ucb=r["ratio_dpt_ucb"]
+    )
+    assert r["ratio_dpt_thompson"] <= 1.5, r
+
+
+def test_entropy_decreases_with_context_ci(ci, record_claim) -> None:
+    _entropy(record_claim, ci)
+
+
+def test_flow_head_mass_near_peaks_ci(ci, record_claim) -> None:
+    _peaks(record_claim, ci)
+
+
+def test_online_regret_vs_thompson_ci(ci, record_claim) -> None:
+    _regret(record_claim, ci)
+
+
+def test_permutation_invariance_of_the_shipped_model(ci, record_claim) -> None:
+    inv, inv32 = ci["invariance"], ci["invariance_float32"]
+    record_claim(
+        max_abs_change_float64=inv["max"],
+        max_abs_change_float32=inv32["max"],
+        per_family_float64={k: inv[k] for k in ("karm", "cont", "dark")},
+    )
+    assert inv["max"] <= 1e-6, inv
+    assert inv32["max"] <= 1e-4, inv32  # float32 summation order only
+
+
+@pytest.fixture(scope="module")
+def full():
+    from backend.icrl.claims import measure
+
+    return [measure(n_tasks=256, context=64, horizon=128, seed=s) for s in (1, 2, 3)]
+
+
+@pytest.mark.full
+def test_entropy_decreases_with_context_full(full, record_claim) -> None:
+    record_claim(
+        per_seed={
+            str(m["seed"]): {"entropy_at": m["entropy"]["at"], "cont_entropy": m["entropy"]["cont_entropy"]}
+            for m in full
+        }
+    )
+    for m in full:
+        vals = list(m["entropy"]["at"].values())
+        assert all(a > b for a, b in zip(vals, vals[1:], strict=False)), m["entropy"]["at"]
+        assert m["entropy"]["cont_entropy"][-1] < m["entropy"]["cont_entropy"][0]
+
+
+@pytest.mark.full
+def test_flow_head_mass_near_peaks_full(full, record_claim) -> None:
+    record_claim(
+        per_seed={str(m["seed"]): {"peak_mass": m["peak_mass"], "minor_peak_mass": m["minor_peak_mass"]} for m in full}
+    )
+    for m in full:
+        assert m["peak_mass"]["flow"] > m["peak_mass"]["gaussian"], m["peak_mass"]
+        assert m["peak_mass"]["flow"] >= m["peak_mass"]["mixture"], m["peak_mass"]
+
+
+@pytest.mark.full
+def test_online_regret_vs_thompson_full(full, record_claim) -> None:
+    record_claim(
+        per_seed={
+            str(m["seed"]): {"final": m["regret"]["final"], "ratio_dpt_thompson": m["regret"]["ratio_dpt_thompson"]}
+            for m in full
+        }
+    )
+    for m in full:
+        assert m["regret"]["ratio_dpt_thompson"] <= 1.5, m["regret"]

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.linalg import cho_solve, solve_triangular
 
 from ..errors import InputError
 from ..registry import Registry
@@ -134,6 +135,7 @@ class LinearLSVI:
         drawn afresh per k (``rng`` None: no noise, the plain LSVI fit). Returns ``[Q_1, ..., Q_steps]`` (each (S, A))
         and ``theta_steps``. ``q_bonus`` (S, A) is added to Q wherever Q is maximised (an optimism bonus)."""
         L = np.linalg.cholesky(self.Sigma)
+        Sinv = cho_solve((L, True), np.eye(self.d))  # Sigma^{-1}, once per solve
         extra = 0.0 if q_bonus is None else q_bonus
         noisy = rng is not None and sigma_exp > 0
         V = np.zeros(self.S)
@@ -141,9 +143,9 @@ class LinearLSVI:
         out = []
         for _ in range(steps or self.mdp.horizon):
             target = self.Rsum + self.mdp.gamma * np.einsum("sat,t->sa", self.N, V)
-            theta = np.linalg.solve(L.T, np.linalg.solve(L, self.phi.T @ target.reshape(-1)))
-            if noisy:
-                theta = theta + np.sqrt(sigma_exp) * np.linalg.solve(L.T, rng.standard_normal(self.d))
+            theta = Sinv @ (self.phi.T @ target.reshape(-1))
+            if noisy:  # L^{-T} z ~ N(0, Sigma^{-1})
+                theta = theta + np.sqrt(sigma_exp) * solve_triangular(L.T, rng.standard_normal(self.d), lower=False)
             Q = self.q(theta) + extra
             out.append(Q)
             V = np.where(self.mdp.terminal, 0.0, Q.max(axis=1))

@@ -34,8 +34,9 @@ $\tilde\theta = \theta + \Delta(\theta)$ (a residual MLP, the EMA $C_\phi$ of $E
 orthogonality penalty $\|E[\phi\phi^\top] - I\|_F^2$: each update is one damped power-iteration step (never one SVD).
 The loss forms are derived from the spec's description, as the paper's equations were not available here.
 
-**Agents.** $\Sigma = \lambda I + \sum\phi\phi^\top$; once per episode $\theta_{TS} \sim N(\hat\theta,
-\sigma_{exp}\Sigma^{-1})$ with $\hat\theta$ from least-squares value iteration whose bootstrap uses the sampled Q.
+**Agents.** $\Sigma = \lambda I + \sum\phi\phi^\top$; once per episode, for every number k of steps to go,
+$\theta_{TS,k} \sim N(\hat\theta_k, \sigma_{exp}\Sigma^{-1})$ with $\hat\theta_k$ the least-squares fit of the
+backups of the sampled $Q_{TS,k-1}$ (randomised least-squares value iteration); step t acts greedily on $Q_{TS,H-t}$.
 *TS + SBM* learns its features online from its replay counts every 5 episodes ($\nu = N(\hat\theta,
 \sigma_{rep}^2 I)$); *TS + SBM from the simulator* learns them beforehand from the exact backups, reward included
 (it knows where DeepSea's treasure is: an upper bound, not exploration). *Solved* = the first episode with return

@@ -139,6 +139,14 @@ def test_agents_are_seeded_and_lsvi_is_exact_when_tabular() -> None:
     assert Q[0].max() == pytest.approx(mdps.optimal_return(m), abs=1e-6)
 
 
+def test_thompson_sampling_escapes_the_gridworld_self_loops() -> None:
+    """Fresh noise per step to go: bumping into a wall (a self-loop) does not compound one draw, so TS reaches the
+    goal of the cyclic gridworld."""
+    m = mdps.gridworld()
+    run = AGENTS.get("ts_true")(m, AgentConfig(episodes=100, seed=0, stop_when_solved=True), None)
+    assert run.episodes_to_solve is not None and run.episodes_to_solve <= 60
+
+
 def test_registry_and_bad_settings() -> None:
     assert AGENTS.kind("ts_sbm") == "ours" and set(AGENTS) >= {"ts_random", "ts_true", "rnd", "egreedy"}
     with pytest.raises(InputError, match="exploration agent"):

@@ -174,6 +174,12 @@ def parse(text: str, grammar: Grammar) -> Node:
     if len(text) > MAX_TEXT:
         raise InputError(f"The program has {len(text)} characters; the limit is {MAX_TEXT}.")
     toks = _TOKEN.findall(text)
+    depth = deepest = 0
+    for t in toks:
+        depth += (t == "(") - (t == ")")
+        deepest = max(deepest, depth)
+    if deepest > MAX_DEPTH:
+        raise InputError(f"The program is {deepest} levels deep; the limit is {MAX_DEPTH}.")
     pos = 0
 
     def read() -> Node:

@@ -23,8 +23,20 @@ import numpy as np
 
 from ..errors import InputError
 from ..registry import Registry
-from .language import ARITY, BINARY, UNARY, Grammar, Node, const, is_term, parse, random_program, random_terminal, \
-    to_text, valid
+from .language import (
+    ARITY,
+    BINARY,
+    UNARY,
+    Grammar,
+    Node,
+    const,
+    is_term,
+    parse,
+    random_program,
+    random_terminal,
+    to_text,
+    valid,
+)
 
 OPS = ("subtree", "point", "const", "crossover", "hoist")
 

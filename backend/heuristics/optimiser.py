@@ -59,7 +59,7 @@ class Optimiser:
 
 
 def _g(v: float) -> str:
-    return f"{v:.3g}"
+    return f"{v:.6g}"
 
 
 SEED_OPTIMISER = Optimiser()
@@ -68,7 +68,7 @@ SEED_OPTIMISER = Optimiser()
 def clamp(o: Optimiser) -> Optimiser:
     """The nearest valid optimiser (every field within its range)."""
     arg = {"tournament": float(np.clip(round(o.select_arg), 2, 5)), "rank": 0.0,
-           "truncation": float(np.clip(o.select_arg, 0.2, 0.8))}[o.select]
+           "truncation": float(np.clip(round(o.select_arg, 3), 0.2, 0.8))}[o.select]
     ops = tuple(float(np.clip(round(p, 3), 0, 1)) for p in o.ops)
     if sum(ops) <= 0:
         ops = SEED_OPTIMISER.ops

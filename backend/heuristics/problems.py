@@ -250,15 +250,15 @@ def construct_tour(prog: Node, inst: TSPInstance, start: int = 0) -> np.ndarray:
         def d_cur(c=cand, u=cur_):  # noqa: ANN001, ANN202
             return D[u, c]
 
-        def nn_rest(c=cand):  # noqa: ANN001, ANN202
+        def nn_rest(c=cand, su=sum_unv, kk=k):  # noqa: ANN001, ANN202
             nb = knn[c]
             m = mask[nb]
             first = m.argmax(1)
             val = D[c, nb[np.arange(len(c)), first]]
-            return np.where(m.any(1), val, sum_unv[c] / max(k - 1, 1))
+            return np.where(m.any(1), val, su[c] / max(kk - 1, 1))
 
         env = {"d_cur": d_cur, "d_start": lambda c=cand: D[c, start],
-               "avg_rest": lambda c=cand: sum_unv[c] / max(k - 1, 1), "nn_rest": nn_rest,
+               "avg_rest": lambda c=cand, su=sum_unv, kk=k: su[c] / max(kk - 1, 1), "nn_rest": nn_rest,
                "frac_left": k / n, "scale": inst.scale, "min_cur": lambda c=cand, u=cur_: float(D[u, c].min())}
         nxt = int(cand[int(np.argmin(interp.run(prog, env, k)))]) if k > 1 else int(cand[0])
         mask[nxt] = False

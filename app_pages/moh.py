@@ -1,0 +1,217 @@
+"""MoH: meta-optimised heuristics for TSP and online bin packing (a two-level GP search by default)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from backend.heuristics import shipped
+from backend.heuristics.moh import VARIANTS
+from backend.runtime import provenance
+from ui.claims import claims_panel
+from ui.figures import moh as figs
+from ui.inputs import file_input
+from ui.layout import csv_download, json_download, page_header, show_metrics_table
+from ui.runner import run_job
+from ui.state import bound, preset_choice, record_run, show_history
+
+PROBLEMS = {"tsp_construct": "TSP construction", "bpp_online": "Online bin packing", "tsp_gls": "TSP improvement (GLS)"}
+GP_LINE = ("**Operator: the program-space GP operator.** MoH is a two-level genetic programming search with this "
+           "operator: optimiser programs evolve heuristic programs, and the meta-optimiser evolves the optimisers.")
+
+page_header("moh", r"""
+**MoH** evolves the *optimiser* that evolves heuristics. Each candidate optimiser evolves heuristics for TSP of 20, 50
+and 100 cities; its utility is the **size-weighted** sum of the resulting gaps, and the best optimiser becomes the next
+meta-optimiser. The heuristics are then judged at **200-1,000 cities, never trained on**, against the single-size and
+no-meta ablations (equal budgets) and the classic constructions.
+""", details_md=r"""
+A heuristic is a program of a small typed language (features such as `d_cur`, `avg_rest`, `nn_rest`; operators
+`add sub mul div min max neg abs sqrt log sq inv ifgt`), interpreted with step limits; at each step the candidate
+with the smallest score is taken. An optimiser is a program of evolutionary components (population, ramped
+initialisation, selection, operator mix, elitism, survival, parsimony, restarts). The meta level keeps a population
+of optimisers; the current best one, used as the meta-optimiser, proposes the next candidates with its own selection
+and operator mix. Utility $U(\phi) = -\sum_i w_i\,\mathrm{gap}_i(\phi)$ with $w_i \propto n_i$. **Ablations**:
+the utility of one size (50 cities, all of the budget on it) and no meta level (the seed optimiser alone on the
+size-weighted gaps with MoH's whole budget). Budgets are counted in task evaluations (one heuristic on one size's
+instances). TSPLIB files are read by the page's own reader (`tsplib95` pins networkx 2, which this environment's
+scikit-image excludes); gaps are to LKH-3 through `elkai`.
+""")
+claims_panel("moh")
+res_all: dict = st.session_state.setdefault("moh_result", {})
+
+# ------------------------------------------------------------------------------------------------ shipped evolution
+st.subheader("Shipped evolution: gaps at unseen sizes")
+problem = bound(st.radio, "Problem", ["tsp_construct", "bpp_online"], horizontal=True, key="moh_problem",
+                format_func=PROBLEMS.get)
+if shipped.available():
+    s = shipped.summary(problem)
+    st.markdown(GP_LINE + f" Shipped by `{shipped.COMMAND}`: {len(s['seeds'])} training seeds, {s['count']} "
+                f"evaluation instances per size.")
+    c1, c2 = st.columns(2)
+    gaps = {**s["mean"], **s["references"]}
+    c1.plotly_chart(figs.gap_vs_size(s["sizes"], gaps, s["reference"], spread=s["per_seed"]), key="moh_gap_fig")
+    c2.plotly_chart(figs.progress(s["curves"]), key="moh_progress_fig")
+    rows = [{"heuristic": VARIANTS.label(v), "program (seed 0)": p["readable"], "task evaluations": p["task_evals"],
+             **{f"gap@{n}": g for n, g in zip(s["sizes"], s["mean"][v])}} for v, p in s["programs"].items()]
+    rows += [{"heuristic": figs.label(k), **{f"gap@{n}": g for n, g in zip(s["sizes"], v)}}
+             for k, v in s["references"].items()]
+    show_metrics_table(pd.DataFrame(rows), key="moh_table")
+    top = s["sizes"][-1]
+    paired = pd.DataFrame(s["paired"]).rename(columns={v: f"{VARIANTS.label(v)} gap@{top}" for v in s["variants"]})
+    st.caption(f"Paired training seeds at {top}: the same training instances for every variant of a seed.")
+    st.dataframe(paired, hide_index=True, key="moh_paired")
+    win = s["programs"]["moh"]
+    st.markdown("**The winning MoH heuristic** (seed 0; smallest score is chosen):")
+    st.code(win["readable"], language="text")
+    st.caption(f"s-expression `{win['program']}`; optimiser `{win['optimiser']}`")
+    if problem == "tsp_construct" and "farthest_insertion" in s["references"]:
+        fi, ours = s["references"]["farthest_insertion"], s["mean"]["moh"]
+        beats = all(a < b for a, b in zip(ours, fi))
+        st.info("The evolved construction heuristic beats farthest insertion at every evaluation size." if beats
+                 else "The evolved construction heuristic does **not** beat farthest insertion at the evaluation "
+                      "sizes: " + ", ".join(f"{n}: {a:.2f}% vs {b:.2f}%" for n, a, b in zip(s["sizes"], ours, fi))
+                 + ". Its rule picks the next city greedily, while insertion revises the whole tour.")
+    json_download("Download the shipped summary (JSON)", s, f"moh_{problem}_summary.json", key="moh_dl_summary")
+else:
+    st.warning(f"The shipped programs are missing: run `{shipped.COMMAND}`.")
+
+# ------------------------------------------------------------------------------------------------ your instance
+st.subheader("Your instance")
+src = bound(st.radio, "Instance", ["random cities", "upload a TSPLIB file", "upload bin items"], horizontal=True,
+            key="moh_src")
+inst, inst_name = None, ""
+if src == "random cities":
+    n_rand = bound(st.select_slider, "Cities", [20, 50, 100, 200, 500, 1000], 200, key="moh_n")
+elif src == "upload a TSPLIB file":
+    got = file_input("tsplib", "TSPLIB .tsp file (NODE_COORD_SECTION, EUC_2D / CEIL_2D / ATT)", key="moh_upload",
+                     help="5 to 1,000 cities, finite coordinates, 2 MB.")
+    if got is not None:
+        inst_name, inst = got
+        st.caption(f"{inst_name}: {inst.n} cities.")
+else:
+    got = file_input("bin_items", "CSV of item sizes, one per line (capacity 100)", key="moh_bins_upload",
+                     help="5 to 2,000 items, each in (0, 100]; 1 MB.")
+    if got is not None:
+        inst_name, inst = got
+        st.caption(f"{inst_name}: {len(inst.items)} items, L1 bound {inst.l1} bins.")
+ready = src == "random cities" or inst is not None
+program_text = shipped.default_program("bpp_online" if src == "upload bin items" else "tsp_construct")
+go_solve = st.button("Solve with the MoH heuristic and the references", type="primary", disabled=not ready,
+                     key="moh_solve", icon=":material/route:")
+
+
+def solve_job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
+    from backend.heuristics import references as R
+    from backend.heuristics.language import GRAMMARS, parse
+    from backend.heuristics.problems import construct_tour, pack_online, random_tsp
+
+    if src == "upload bin items":
+        prog = parse(program_text, GRAMMARS["bpp_online"])
+        used = {"moh": pack_online(prog, inst)[0], "first_fit": R.first_fit(inst), "best_fit": R.best_fit(inst)}
+        return {"kind": "bins", "name": inst_name, "bins": used, "l1": inst.l1, "program": program_text}
+    tsp = inst if inst is not None else random_tsp(int(n_rand), 0)
+    prog = parse(program_text, GRAMMARS["tsp_construct"])
+    tours = {"moh": construct_tour(prog, tsp)}
+    for k, name in enumerate(("farthest_insertion", "nearest_neighbour", "lkh")):
+        progress((k + 1) / 4, f"running {name}")
+        tours[name] = R.TSP_REFERENCES.get(name)(tsp)
+    lengths = {k: tsp.length(t) for k, t in tours.items()}
+    return {"kind": "tsp", "name": inst_name or tsp.name, "coords": tsp.coords.round(6).tolist(),
+            "tours": {k: [int(c) for c in t] for k, t in tours.items()}, "lengths": lengths, "program": program_text,
+            "gaps": {k: 100 * (v / lengths["lkh"] - 1) for k, v in lengths.items()}}
+
+
+if go_solve and ready:
+    out = run_job("MoH solve", solve_job, time_cap_s=120)
+    if out is not None:
+        res_all["solve"] = out
+        metric = out["gaps"]["moh"] if out["kind"] == "tsp" else 100 * (out["bins"]["moh"] / out["l1"] - 1)
+        record_run("moh", {"action": "solve", "instance": out["name"]}, {"MoH gap (%)": metric})
+if r := res_all.get("solve"):
+    if r["kind"] == "tsp":
+        st.plotly_chart(figs.tours(r["coords"], {k: r["tours"][k] for k in ("moh", "farthest_insertion", "lkh")},
+                                   r["lengths"]), key="moh_tour_fig")
+        show_metrics_table(pd.DataFrame([{"heuristic": figs.label(k) if k != "moh" else VARIANTS.label(k),
+                                          "length": r["lengths"][k], "gap to LKH-3 (%)": r["gaps"][k]}
+                                         for k in r["lengths"]]), key="moh_solve_table")
+        json_download("Download the tours (JSON)", r, "moh_tours.json", key="moh_dl_tours")
+    else:
+        st.plotly_chart(figs.bins_used(r["bins"], r["l1"]), key="moh_bins_fig")
+
+# ------------------------------------------------------------------------------------------------ evolve here
+st.subheader("Evolve here")
+presets = {"light (about 10 s)": {"moh_sizes": "20,50", "moh_budget": 12, "moh_gens": 1, "moh_mpop": 3},
+           "standard (a few minutes)": {"moh_sizes": "20,50,100", "moh_budget": 40, "moh_gens": 4, "moh_mpop": 6}}
+preset_choice("moh", presets)
+with st.form("moh_form"):
+    c1, c2, c3, c4 = st.columns(4)
+    eproblem = bound(c1.selectbox, "Problem", list(PROBLEMS), key="moh_eproblem", format_func=PROBLEMS.get)
+    sizes_text = bound(c2.selectbox, "Training sizes", ["20,50", "20,50,100"], key="moh_sizes")
+    budget = bound(c3.select_slider, "Budget per task", [12, 20, 40, 80], 12, key="moh_budget",
+                   help="Heuristic evaluations per task per optimiser; every variant gets the same total.")
+    gens = bound(c4.select_slider, "Meta iterations", [1, 2, 4, 8, 20], 1, key="moh_gens")
+    c1, c2, c3 = st.columns(3)
+    mpop = bound(c1.select_slider, "Meta population", [3, 4, 6, 10], 3, key="moh_mpop")
+    operator = bound(c2.radio, "Operator", ["gp", "lm"], horizontal=True, key="moh_operator",
+                     format_func={"gp": "GP operator", "lm": "SmolLM2 (LM operator)"}.get,
+                     help="The LM operator proposes heuristics through SmolLM2-135M-Instruct, capped calls; replies "
+                          "that do not parse are failed proposals.")
+    lm_calls = bound(c3.select_slider, "LM call cap", [4, 8, 16, 32], 8, key="moh_lm_calls")
+    go_evolve = st.form_submit_button("Evolve", icon=":material/play_arrow:", type="primary")
+
+
+def evolve_job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
+    from backend.heuristics.moh import MoHConfig, evaluate, evolve
+    from backend.heuristics.operators import smollm2_operator
+    from backend.runtime import sub_progress
+
+    sizes = tuple(int(x) for x in sizes_text.split(","))
+    cfg = MoHConfig(eproblem, sizes, 2, int(budget), int(mpop), int(gens), 50, 0)
+    op = smollm2_operator(max_calls=int(lm_calls)) if operator == "lm" else None
+    res = evolve(cfg, operator=op, progress=sub_progress(progress, 0.0, 0.85))
+    refs = ("first_fit", "best_fit") if eproblem == "bpp_online" else ("farthest_insertion", "nearest_neighbour")
+    ev = evaluate(eproblem, {k: v.heuristic for k, v in res.items()}, (200,), 1, references=refs,
+                  progress=sub_progress(progress, 0.85, 1.0))
+    n_tasks = len(sizes)
+    curves = {}
+    for k, v in res.items():
+        if k == "no_meta":
+            curves[k] = ([h["evaluation"] * n_tasks for h in v.history], [h["best_weighted_gap"] for h in v.history])
+        else:
+            curves[k] = ([(h["iteration"] + 1) * mpop * budget * n_tasks for h in v.history],
+                         [-h["best_utility"] for h in v.history])
+    return {"operator": op.stats() if op is not None else {"operator": "gp"}, "problem": eproblem,
+            "variants": {k: v.to_json() for k, v in res.items()}, "eval": {"sizes": ev["sizes"], "gaps": ev["gaps"],
+                                                                           "reference": ev["reference"]},
+            "curves": curves, "params": {"problem": eproblem, "sizes": sizes_text, "budget": budget,
+                                         "generations": gens, "meta_population": mpop, "operator": operator}}
+
+
+if go_evolve:
+    out = run_job("MoH evolution", evolve_job, time_cap_s=900)
+    if out is not None:
+        res_all["evolve"] = out
+        record_run("moh", out["params"], {f"{k} gap@200 (%)": g[0] for k, g in out["eval"]["gaps"].items()})
+if e := res_all.get("evolve"):
+    op = e["operator"]
+    if op["operator"] == "gp":
+        st.markdown(GP_LINE)
+    else:
+        rate = op["parse_rate"]
+        st.markdown(f"**Operator: {op['source']}** proposed heuristics: {op['lm_calls']} calls (cap {op['max_calls']}),"
+                    f" {op['parsed']} parsed into the language, parse rate "
+                    f"{'n/a' if rate is None else f'{100 * rate:.0f}%'}; failed replies were counted as failed "
+                    f"proposals. After the cap, {op['gp_fallback_proposals']} proposals came from the GP operator.")
+    c1, c2 = st.columns(2)
+    c1.plotly_chart(figs.progress({k: tuple(v) for k, v in e["curves"].items()}), key="moh_evolve_progress")
+    c2.plotly_chart(figs.gap_vs_size(e["eval"]["sizes"], e["eval"]["gaps"], e["eval"]["reference"],
+                                     title="Gap at 200 cities / items (unseen)"), key="moh_evolve_gap")
+    show_metrics_table(pd.DataFrame([{"variant": VARIANTS.label(k), "heuristic": v["readable"],
+                                      "optimiser": v["optimiser"], "task evaluations": v["task_evals"],
+                                      "failed proposals": v["failed"]} for k, v in e["variants"].items()]),
+                       key="moh_evolve_table")
+    json_download("Download the evolution (JSON)", {**e, "provenance": provenance(0, **e["params"])},
+                  "moh_evolution.json", key="moh_dl_evolve")
+    csv_download("Download the gaps (CSV)", pd.DataFrame(e["eval"]["gaps"], index=e["eval"]["sizes"]),
+                 "moh_gaps.csv", key="moh_dl_gaps")
+show_history("moh")

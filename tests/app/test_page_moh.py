@@ -1,0 +1,70 @@
+"""AppTest of the MoH page: opens with the shipped evolution drawn and nothing run, solves a random instance, an
+uploaded TSPLIB file and uploaded bin items, refuses a bad upload with a message, and runs the light evolution with
+the GP operator (the page says which operator ran)."""
+
+from __future__ import annotations
+
+from backend.io import registry
+from tests.app.conftest import Widget, open_page
+
+
+def _button(at, label: str):  # noqa: ANN001, ANN202
+    return next(b for b in at.button if b.label == label)
+
+
+def test_page_opens_with_the_shipped_evolution() -> None:
+    at = open_page("moh", timeout=60)
+    assert not at.exception, at.exception
+    assert not at.session_state["moh_result"]
+    assert len(at.get("plotly_chart")) == 2  # gap vs size, evolution progress
+    assert any("two-level genetic programming search" in m.value for m in at.markdown)
+    assert any("does **not** beat farthest insertion" in i.value or "beats farthest" in i.value for i in at.info)
+
+
+def test_solve_uploads_and_errors() -> None:
+    at = open_page("moh", timeout=120)
+    at.select_slider(key="moh_n").set_value(100).run()
+    _button(at, "Solve with the MoH heuristic and the references").click().run()
+    assert not at.exception, at.exception
+    r = at.session_state["moh_result"]["solve"]
+    assert r["kind"] == "tsp" and sorted(r["tours"]["moh"]) == list(range(100))
+    assert r["gaps"]["lkh"] == 0.0 and r["gaps"]["moh"] > 0
+    assert len(at.get("plotly_chart")) == 3
+    at.radio(key="moh_src").set_value("upload a TSPLIB file").run()
+    lines = registry.example("tsplib").decode().splitlines()
+    lines[7] = "2 nan 3.0"
+    at.file_uploader(key="moh_upload").set_value(("nan.tsp", "\n".join(lines).encode(), "text/plain")).run()
+    assert any("NaN" in e.value for e in at.error)
+    at.file_uploader(key="moh_upload").set_value(("ex.tsp", registry.example("tsplib"), "text/plain")).run()
+    assert not at.error
+    _button(at, "Solve with the MoH heuristic and the references").click().run()
+    assert not at.exception
+    assert at.session_state["moh_result"]["solve"]["name"] == "ex.tsp"
+    at.radio(key="moh_src").set_value("upload bin items").run()
+    at.file_uploader(key="moh_bins_upload").set_value(("b.csv", b"size\n10\n0\n5\n6\n7\n", "text/csv")).run()
+    assert any("positive" in e.value for e in at.error)
+    at.file_uploader(key="moh_bins_upload").set_value(("b.csv", registry.example("bin_items"), "text/csv")).run()
+    _button(at, "Solve with the MoH heuristic and the references").click().run()
+    r = at.session_state["moh_result"]["solve"]
+    assert r["kind"] == "bins" and r["bins"]["moh"] >= r["l1"]
+    assert len(at.get("plotly_chart")) == 2 + 1 + 1  # shipped, bins, and the run-history comparison (3 runs)
+
+
+def test_light_evolution_with_the_gp_operator() -> None:
+    at = open_page("moh", timeout=180)
+    _button(at, "Evolve").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    e = at.session_state["moh_result"]["evolve"]
+    assert e["operator"]["operator"] == "gp" and set(e["variants"]) == {"moh", "single_size", "no_meta"}
+    assert sum("two-level genetic programming search" in m.value for m in at.markdown) == 2
+    assert len(at.get("plotly_chart")) == 4
+
+
+# The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
+UPLOADS = [
+    Widget("moh", "tsplib", "moh_upload", [("radio", "moh_src", "upload a TSPLIB file")], bad="bad_nul_bytes.tsp",
+           odd="odd_crlf.tsp"),
+    Widget("moh", "bin_items", "moh_bins_upload", [("radio", "moh_src", "upload bin items")], bad="bad_utf16.csv",
+           odd="odd_no_header.csv"),
+]

@@ -1,0 +1,119 @@
+"""MoH claims on the shipped programs (``assets/moh_programs.json``, made by ``python -m backend.train moh``).
+
+The ci tier re-runs the shipped evolved heuristics on the first two evaluation instances per size (seeds 10,000 and
+above, never trained on) against the shipped LKH-3 lengths and checks that they reproduce the shipped numbers; the
+full tier uses every evaluation instance. The evolutions themselves take about 40 minutes on one core (the training
+script); the quick evolution at small sizes is in ``tests/backend/test_moh.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from backend.heuristics import references as R
+from backend.heuristics import shipped
+from backend.heuristics.language import GRAMMARS, parse
+from backend.heuristics.moh import EVAL_SEED
+from backend.heuristics.problems import construct_tour, instances, pack_online
+
+VARIANTS = ("moh", "single_size", "no_meta")
+
+
+def _gaps(problem: str, sizes: tuple[int, ...], count: int, refs: tuple[str, ...] = ()) -> dict:
+    """Per variant: per seed, the mean gap (%) at each size; per reference: the mean gap at each size. Checks the
+    recomputed per-instance gaps against the shipped record."""
+    rec = shipped.load()["problems"][problem]
+    ev = rec["evaluation"]
+    g = GRAMMARS[problem]
+    out: dict = {v: [] for v in VARIANTS}
+    out.update({r: [] for r in refs})
+    for n in sizes:
+        insts = instances(problem, n, count, EVAL_SEED)
+        ref = np.array(ev["ref_values"][str(n)][:count])
+        for v in VARIANTS:
+            per_seed = []
+            for run in rec["runs"]:
+                key = f"{v}_s{run['seed']}"
+                prog = parse(run["variants"][v]["heuristic"], g)
+                if problem == "bpp_online":
+                    vals = np.array([pack_online(prog, i)[0] for i in insts], dtype=float)
+                else:
+                    vals = np.array([i.length(construct_tour(prog, i)) for i in insts])
+                gap = 100 * (vals / ref - 1)
+                np.testing.assert_allclose(gap, ev["per_instance"][key][str(n)][:count], rtol=1e-9, atol=1e-9)
+                per_seed.append(float(gap.mean()))
+            out[v].append(per_seed)
+        for r in refs:
+            if problem == "bpp_online":
+                vals = np.array([R.BIN_REFERENCES.get(r)(i) for i in insts], dtype=float)
+            else:
+                vals = np.array([i.length(R.TSP_REFERENCES.get(r)(i)) for i in insts])
+            out[r].append(float(np.mean(100 * (vals / ref - 1))))
+    return out
+
+
+def _weighted_vs_ablations(count: int, record_claim) -> None:  # noqa: ANN001
+    top = 1000
+    gaps = _gaps("tsp_construct", (top,), count)
+    m, s, nm = (np.array(gaps[v][0]) for v in VARIANTS)
+    record_claim(moh_mean=float(m.mean()), single_size_mean=float(s.mean()), no_meta_mean=float(nm.mean()),
+                 moh_per_seed=m.round(4).tolist(), single_size_per_seed=s.round(4).tolist(),
+                 no_meta_per_seed=nm.round(4).tolist(), wins_vs_single_size=int((m < s).sum()),
+                 wins_vs_no_meta=int((m < nm).sum()), seeds=len(m), size=top, instances=count)
+    assert m.mean() < s.mean() and m.mean() < nm.mean()
+
+
+def test_claim_size_weighted_beats_ablations_at_largest_size(record_claim) -> None:
+    _weighted_vs_ablations(2, record_claim)
+
+
+@pytest.mark.full
+def test_claim_size_weighted_beats_ablations_at_largest_size_full(record_claim) -> None:
+    _weighted_vs_ablations(shipped.load()["problems"]["tsp_construct"]["evaluation"]["count"], record_claim)
+
+
+def _vs_farthest_insertion(count: int, record_claim) -> None:  # noqa: ANN001
+    sizes = (200, 500, 1000)
+    gaps = _gaps("tsp_construct", sizes, count, refs=("farthest_insertion",))
+    moh = [float(np.mean(x)) for x in gaps["moh"]]
+    fi = gaps["farthest_insertion"]
+    record_claim(moh_mean_by_size=[round(x, 4) for x in moh], farthest_insertion_by_size=[round(x, 4) for x in fi],
+                 sizes=list(sizes), instances=count)
+    assert all(a < b for a, b in zip(moh, fi))
+
+
+def test_claim_evolved_construction_beats_farthest_insertion(record_claim) -> None:
+    _vs_farthest_insertion(2, record_claim)
+
+
+@pytest.mark.full
+def test_claim_evolved_construction_beats_farthest_insertion_full(record_claim) -> None:
+    _vs_farthest_insertion(shipped.load()["problems"]["tsp_construct"]["evaluation"]["count"], record_claim)
+
+
+def test_claim_online_bin_packing_excess(record_claim) -> None:
+    sizes = (200, 500, 1000)
+    gaps = _gaps("bpp_online", sizes, 2, refs=("best_fit", "first_fit"))
+    moh = [float(np.mean(x)) for x in gaps["moh"]]
+    record_claim(moh_excess_by_size=[round(x, 4) for x in moh], best_fit_by_size=[round(x, 4) for x in
+                                                                                   gaps["best_fit"]],
+                 first_fit_by_size=[round(x, 4) for x in gaps["first_fit"]], sizes=list(sizes))
+    assert moh[-1] <= gaps["best_fit"][-1]
+
+
+@pytest.mark.full
+def test_claim_lm_operator_parse_rate(record_claim) -> None:
+    """SmolLM2-135M-Instruct as the heuristic operator: eight calls (about 10 s each on a loaded core), every reply
+    parsed into the language or counted as a failed proposal; the parse rate and the new programs are recorded."""
+    from backend.heuristics.language import to_text
+    from backend.heuristics.operators import OPS, smollm2_operator
+
+    op = smollm2_operator(max_calls=8, max_new_tokens=40)
+    rng = np.random.default_rng(0)
+    g = GRAMMARS["tsp_construct"]
+    parents = [parse("(add d_cur (mul -0.7 avg_rest))", g), parse("(sub d_cur nn_rest)", g)]
+    got = [op.propose(OPS[i % len(OPS)], parents[::1 if i % 2 else -1], g, rng) for i in range(8)]
+    novel = {to_text(x) for x in got if x is not None} - {to_text(p) for p in parents}
+    record_claim(calls=op.calls, parsed=op.parsed, failed=op.failed, parse_rate=op.parse_rate, novel=len(novel))
+    assert op.calls == 8 and op.parsed + op.failed == 8 and sum(x is not None for x in got) == op.parsed

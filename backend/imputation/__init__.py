@@ -1,0 +1,1 @@
+"""Imputation methods: MCD multi-channel diffusion and its baselines."""

@@ -1,0 +1,164 @@
+"""The MCD page's method table and evaluation: every method on the same panels and observed pattern, per-channel r.
+
+| name | what | source |
+|------|------|--------|
+| ``mcd`` | MCD any-subset diffusion, mean of M posterior samples (ours) | :mod:`.mcd` |
+| ``mcd_single`` | MCD, one posterior sample (ours) | :mod:`.mcd` |
+| ``most_correlated`` | the observed channel of largest training |r|, affinely mapped | :mod:`.baselines` |
+| ``ridge`` | per-pixel ridge regression from the observed channels | :mod:`.baselines` |
+| ``unet`` | a U-Net regressor trained per target (shipped for held-out pattern 0 only) | :mod:`.baselines` |
+| ``bayes`` | the generator's noise-free mean (ceiling; synthetic panels only) | :mod:`.tissue` |
+
+Shapes: panels ``x`` (N, C, H, W) in intensity units; the evaluation works on standardised panels.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from backend.errors import InputError
+from backend.registry import Registry
+
+from . import baselines as B
+from . import mcd as M
+from . import tissue as T
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
+TISSUE_FILE = ASSETS / "mcd_tissue.safetensors"
+CELLS_FILE = ASSETS / "mcd_cells.safetensors"
+UNET_FILE = ASSETS / "mcd_unet.safetensors"
+
+METHODS: Registry[str] = Registry("imputation method")
+METHODS.add("mcd", "diffusion", label="MCD, mean of M samples (ours)", kind="ours", color="#d62728")
+METHODS.add("mcd_single", "diffusion", label="MCD, one sample (ours)", kind="ours", color="#ff9896")
+METHODS.add("most_correlated", "linear", label="Most correlated observed channel", kind="baseline")
+METHODS.add("ridge", "linear", label="Per-pixel ridge", kind="baseline")
+METHODS.add("unet", "regressor", label="U-Net per target", kind="baseline")
+METHODS.add("bayes", "oracle", label="Bayes ceiling (generator mean)", kind="reference", color="#7f7f7f")
+
+
+@lru_cache(maxsize=2)
+def load_model(which: str = "tissue") -> tuple[M.MCD, M.Standardiser, dict]:
+    """The shipped MCD model (``tissue`` 32 x 32 panels or ``cells`` H = W = 1 vectors) and its standardiser."""
+    import torch
+
+    from backend import weights
+
+    path = TISSUE_FILE if which == "tissue" else CELLS_FILE
+    meta = weights.read_meta(path)
+    model = M.MCD(M.config_from(meta.config))
+    weights.load_into(model, path, made_by=f"python -m backend.train mcd --part {which}")
+    torch.set_grad_enabled(True)
+    return model, M.Standardiser(meta.extra["mean"], meta.extra["std"]), meta.quality
+
+
+@lru_cache(maxsize=1)
+def load_unets() -> tuple[dict[int, B.UNetRegressor], tuple[int, ...]]:
+    """The shipped per-target U-Net regressors ``{target: model}`` and the observed pattern they were trained for."""
+    from backend import weights
+
+    state, meta = weights.load(UNET_FILE, made_by="python -m backend.train mcd --part unet")
+    obs = tuple(meta.config["observed"])
+    models = {}
+    for t in sorted({int(k.split(".")[0][1:]) for k in state}):
+        net = B.UNetRegressor(len(obs), tuple(meta.config["widths"]))
+        net.load_state_dict({k.split(".", 1)[1]: v for k, v in state.items() if k.startswith(f"t{t}.")})
+        net.eval()
+        models[t] = net
+    return models, obs
+
+
+@lru_cache(maxsize=1)
+def train_cov() -> np.ndarray:
+    """Pixel covariance of the first 300 training panels (standardised with the shipped model's statistics)."""
+    _, std, _ = load_model("tissue")
+    return B.pixel_cov(std.fwd(T.generate(300, T.TRAIN_SEED).x))
+
+
+def parse_observed(text: str | Sequence[int], channels: int = T.C) -> list[int]:
+    """``"0,1,2"`` (or a list) -> sorted distinct indices, checked: 1 to C-1 observed channels in range."""
+    try:
+        obs = [int(v) for v in text.split(",") if v.strip()] if isinstance(text, str) else [int(v) for v in text]
+    except ValueError:
+        raise InputError(f"--observed must be comma-separated channel indices such as 0,1,2; got {text!r}") from None
+    bad = [o for o in obs if not 0 <= o < channels]
+    if bad:
+        raise InputError(f"observed channel(s) {bad} out of range; indices run 0..{channels - 1}")
+    obs = sorted(set(obs))
+    if not obs or len(obs) >= channels:
+        raise InputError(f"observe between 1 and {channels - 1} channels (got {len(obs)}); the rest are imputed")
+    return obs
+
+
+@dataclass
+class EvalResult:
+    observed: list[int]
+    missing: list[int]
+    r: dict[str, dict[int, float]]  # method -> channel -> mean per-image Pearson r
+    seconds: dict[str, float]
+    heldout: bool
+    n_images: int
+    preds: dict[str, np.ndarray] = field(default_factory=dict)  # method -> (N, C, H, W) standardised
+
+    def mean_r(self, method: str) -> float:
+        return float(np.mean(list(self.r[method].values())))
+
+    def summary(self) -> dict:
+        return {"observed": self.observed, "missing": self.missing, "heldout_pattern": self.heldout,
+                "n_images": self.n_images,
+                "mean_r": {k: round(self.mean_r(k), 4) for k in self.r},
+                "per_channel_r": {k: {T.CHANNELS[c]: round(v, 4) for c, v in d.items()} for k, d in self.r.items()},
+                "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
+
+
+def evaluate(z: np.ndarray, observed: Sequence[int], methods: Sequence[str] | None = None, *,
+             mean: np.ndarray | None = None, n_samples: int = 4, steps: int = 18, seed: int = 0,
+             keep_preds: bool = False, progress=None) -> EvalResult:
+    """Run ``methods`` on standardised panels ``z`` (N, C, H, W) with ``observed`` channels given; ``mean`` (the
+    generator's noise-free mean, standardised) enables the ``bayes`` ceiling."""
+    from backend.runtime import report
+
+    obs = parse_observed(list(observed), z.shape[1])
+    mis = [c for c in range(z.shape[1]) if c not in obs]
+    names = list(methods) if methods is not None else METHODS.names()
+    for n in names:
+        METHODS.get(n)
+    r, secs, preds = {}, {}, {}
+    if "bayes" in names and mean is None:
+        names.remove("bayes")
+    unets, unet_obs = load_unets() if "unet" in names else ({}, ())
+    if "unet" in names and tuple(obs) != tuple(unet_obs):
+        names.remove("unet")  # the per-target regressors exist for one pattern only: that is their cost
+    for i, name in enumerate(names):
+        report(progress, i / len(names), f"running {METHODS.label(name)}")
+        t0 = time.perf_counter()
+        if name in ("mcd", "mcd_single"):
+            if "mcd_samples" not in preds:
+                model, _, _ = load_model("tissue" if z.shape[-1] > 1 else "cells")
+                preds["mcd_samples"] = M.impute(model, z, obs, n_samples=n_samples, steps=steps, seed=seed)
+                secs["mcd_sampling"] = time.perf_counter() - t0
+            s = preds["mcd_samples"]
+            p = s.mean(0) if name == "mcd" else s[0]
+        elif name == "most_correlated":
+            p = B.most_correlated(z, obs, train_cov())
+        elif name == "ridge":
+            p = B.ridge(z, obs, train_cov())
+        elif name == "unet":
+            p = B.unet_predict(unets, z, obs)
+        else:
+            p = mean
+        secs[name] = time.perf_counter() - t0
+        r[name] = T.per_channel_r(p, z, mis)
+        if keep_preds:
+            preds[name] = p
+    report(progress, 1.0, "done")
+    if not keep_preds:
+        preds = {}
+    held = tuple(obs) in {tuple(h) for h in M.HELDOUT_PATTERNS}
+    return EvalResult(obs, mis, r, secs, held, len(z), preds)

@@ -302,6 +302,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Learning and optimisation",
         abstract=(_F4, 4),
         icon=":material/route:",
+        status="available",
+        cli="backend.heuristics.moh_cli",
     ),
     Paper(
         id="spectralbellman",

@@ -83,15 +83,28 @@ def _vs_farthest_insertion(count: int, record_claim) -> None:  # noqa: ANN001
     assert all(a < b for a, b in zip(moh, fi))
 
 
+_FI_CAUSE = ("the evolved rules are greedy next-city choices (seven of eight seeds: d_cur - c * avg_rest, the "
+             "nearest neighbour pulled towards the remaining cities), which never revise an earlier choice, while "
+             "farthest insertion keeps the whole tour cheap at every step")
+
+
+@pytest.mark.xfail(strict=True, reason="MoH mean gap 14.43 / 17.26 / 16.72 % vs farthest insertion 9.26 / 8.93 / "
+                   "11.78 % at 200 / 500 / 1,000 cities (2 instances each): " + _FI_CAUSE)
 def test_claim_evolved_construction_beats_farthest_insertion(record_claim) -> None:
     _vs_farthest_insertion(2, record_claim)
 
 
 @pytest.mark.full
+@pytest.mark.xfail(strict=True, reason="MoH mean gap 14.78 / 16.78 / 17.12 % vs farthest insertion 9.06 / 9.67 / "
+                   "11.29 % at 200 / 500 / 1,000 cities (4 instances each): " + _FI_CAUSE)
 def test_claim_evolved_construction_beats_farthest_insertion_full(record_claim) -> None:
     _vs_farthest_insertion(shipped.load()["problems"]["tsp_construct"]["evaluation"]["count"], record_claim)
 
 
+@pytest.mark.xfail(strict=True, reason="MoH excess over L1 5.19 % vs best fit 4.36 % at 1,000 items (means of 3 seeds, "
+                   "2 instances): at the training sizes (20-100 items, L1 of 9-45 bins) one bin is a 2-10 % step, so "
+                   "many rules tie with best fit and the search keeps the first it met; seed 2's MoH rule is best fit "
+                   "itself (rest - item), seeds 0 and 1 evolved rules that favour early bins (idx * item; a ratio with log(idx))")
 def test_claim_online_bin_packing_excess(record_claim) -> None:
     sizes = (200, 500, 1000)
     gaps = _gaps("bpp_online", sizes, 2, refs=("best_fit", "first_fit"))

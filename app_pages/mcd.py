@@ -116,7 +116,7 @@ if r := res_all.get("run"):
     st.caption(f"MCD: {M.nfe(r['params']['steps'])} network evaluations per sample, one model for every pattern; the "
                "U-Net baseline needs one trained network per (pattern, target).")
     json_download("Download results (JSON)", {k: v for k, v in r.items() if k not in ("maps", "true")}
-                  | {"provenance": provenance(r["params"]["seed"], **r["params"])}, "mcd_result.json",
+                  | {"provenance": provenance(r["params"]["seed"], **{k: v for k, v in r["params"].items() if k != "seed"})}, "mcd_result.json",
                   key="mcd_dl_json")
     csv_download("Download per-channel r (CSV)", pd.DataFrame(per).reset_index(names="channel"), "mcd_r.csv",
                  key="mcd_dl_csv")

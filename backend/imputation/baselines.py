@@ -103,9 +103,10 @@ class UNetRegressor(nn.Module):
         return self.out(self.d0(torch.cat([h0, h1], 1)))
 
 
-def train_unet(z: np.ndarray, observed: Sequence[int], target: int, cfg: UNetConfig = UNetConfig()
+def train_unet(z: np.ndarray, observed: Sequence[int], target: int, cfg: UNetConfig | None = None
                ) -> tuple[UNetRegressor, float]:
     """Train one regressor (MSE) for ``target`` from ``observed`` on standardised panels; returns (model, seconds)."""
+    cfg = cfg or UNetConfig()
     obs = sorted(set(int(o) for o in observed))
     torch.manual_seed(cfg.seed * 1000 + target)
     gen = torch.Generator().manual_seed(cfg.seed * 1000 + target)

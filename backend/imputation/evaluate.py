@@ -46,15 +46,12 @@ METHODS.add("bayes", "oracle", label="Bayes ceiling (generator mean)", kind="ref
 @lru_cache(maxsize=2)
 def load_model(which: str = "tissue") -> tuple[M.MCD, M.Standardiser, dict]:
     """The shipped MCD model (``tissue`` 32 x 32 panels or ``cells`` H = W = 1 vectors) and its standardiser."""
-    import torch
-
     from backend import weights
 
     path = TISSUE_FILE if which == "tissue" else CELLS_FILE
     meta = weights.read_meta(path)
     model = M.MCD(M.config_from(meta.config))
     weights.load_into(model, path, made_by=f"python -m backend.train mcd --part {which}")
-    torch.set_grad_enabled(True)
     return model, M.Standardiser(meta.extra["mean"], meta.extra["std"]), meta.quality
 
 

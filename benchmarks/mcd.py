@@ -1,0 +1,81 @@
+"""MCD benchmark: quality and time of MCD (mean of M samples and one sample) against the most correlated channel,
+per-pixel ridge, the per-target U-Nets and the Bayes ceiling on the same test panels and patterns; MCD's sampling time
+and quality vs Heun steps; the training cost of each method (from the shipped files' metadata).
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/mcd.py [--n 16] [--samples 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> int:
+    import numpy as np
+
+    from backend import weights
+    from backend.imputation import evaluate as E
+    from backend.imputation import mcd as M
+    from backend.imputation import tissue as T
+    from backend.runtime import setup_torch
+
+    setup_torch(1)
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=16)
+    ap.add_argument("--samples", type=int, default=4)
+    args = ap.parse_args()
+    model, std, q = E.load_model("tissue")
+    p = T.generate(args.n, T.TEST_SEED)
+    z, mean = std.fwd(p.x).astype(np.float32), std.fwd(p.mean).astype(np.float32)
+    E.train_cov()
+    E.load_unets()
+    print(f"{args.n} test panels 32 x 32 x 12 (seed {T.TEST_SEED}), M = {args.samples}, 18 Heun steps "
+          f"({M.nfe(18)} evaluations per sample); MCD {M.n_params(model):,} parameters\n")
+    print("| pattern | held out | MCD (mean of M) | MCD (1 sample) | most correlated | ridge | U-Net per target | "
+          "Bayes ceiling | MCD / most corr. | MCD / ridge | MCD s | ridge s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    pats = [*M.HELDOUT_PATTERNS, (0, 1, 2, 6, 7, 10), (3, 4, 8, 9), (0, 5)]
+    for obs in pats:
+        res = E.evaluate(z, obs, mean=mean, n_samples=args.samples, steps=18, seed=0)
+        mr = {k: res.mean_r(k) for k in res.r}
+        un = f"{mr['unet']:.3f}" if "unet" in mr else "-"
+        print(f"| {','.join(map(str, obs))} | {'yes' if res.heldout else 'no'} | {mr['mcd']:.3f} | "
+              f"{mr['mcd_single']:.3f} | {mr['most_correlated']:.3f} | {mr['ridge']:.3f} | {un} | {mr['bayes']:.3f} | "
+              f"{mr['mcd'] / mr['most_correlated']:.2f}x | {mr['mcd'] / mr['ridge']:.2f}x | "
+              f"{res.seconds['mcd_sampling']:.1f} | {res.seconds['ridge']:.4f} |", flush=True)
+    print("\nSampling time vs Heun steps (held-out pattern 0, same panels):\n")
+    print("| steps | evaluations | seconds per panel and sample | mean r (mean of M) |")
+    print("|---|---|---|---|")
+    for steps in (6, 10, 18, 32):
+        t0 = time.perf_counter()
+        s = M.impute(model, z, M.HELDOUT_PATTERNS[0], n_samples=args.samples, steps=steps, seed=0)
+        sec = time.perf_counter() - t0
+        mis = [c for c in range(T.C) if c not in M.HELDOUT_PATTERNS[0]]
+        r = np.mean(list(T.per_channel_r(s.mean(0), z, mis).values()))
+        print(f"| {steps} | {M.nfe(steps)} | {sec / (args.n * args.samples):.3f} | {r:.3f} |", flush=True)
+    print("\nTraining cost (one core, from the shipped files):\n")
+    print("| model | what | seconds | parameters |")
+    print("|---|---|---|---|")
+    print(f"| MCD tissue | one model, every pattern | {q['train_seconds']} | {q['params']:,} |")
+    cq = weights.read_meta(E.CELLS_FILE).quality
+    print(f"| MCD cells (H = W = 1) | one model, every pattern | {cq['train_seconds']} | {cq['params']:,} |")
+    um = weights.read_meta(E.UNET_FILE)
+    unets, _ = E.load_unets()
+    secs = um.quality["train_seconds"]
+    per = M.n_params(next(iter(unets.values())))
+    print(f"| U-Net per target | {len(secs)} networks for ONE pattern | {sum(secs.values()):.0f} "
+          f"({np.mean(list(secs.values())):.0f} each) | {per:,} each |")
+    print("| ridge, most correlated | closed form per pattern | < 0.01 | - |")
+    return 0
+
+
+if __name__ == "__main__":
+    from benchmarks.common import record
+
+    raise SystemExit(record(main, "mcd"))

@@ -58,6 +58,9 @@ if shipped.available():
     show_metrics_table(pd.DataFrame(rows), key="moh_table")
     top = s["sizes"][-1]
     paired = pd.DataFrame(s["paired"]).rename(columns={v: f"{VARIANTS.label(v)} gap@{top}" for v in s["variants"]})
+    if problem == "tsp_construct":
+        st.caption("Faint points: the training seeds. OR-Tools routing (path-cheapest-arc start, greedy descent) runs "
+                   "up to 500 cities; at 1,000 it reaches its time limit, so its result would depend on the machine.")
     st.caption(f"Paired training seeds at {top}: the same training instances for every variant of a seed.")
     st.dataframe(paired, hide_index=True, key="moh_paired")
     win = s["programs"]["moh"]

@@ -2,11 +2,12 @@
 
 Paper: "Generalizable Heuristic Generation Through LLMs with Meta-Optimization" (MoH, arXiv 2505.20881). TSP:
 nearest neighbour, greedy edge (shortest edges first, no city of degree 3, no subtour), farthest insertion (start
-from the two farthest cities... here city 0 and its farthest city; insert the city farthest from the tour at its
-cheapest position), 2-opt descent from the nearest-neighbour tour, OR-Tools routing (path-cheapest-arc start and
-its default greedy-descent local search, no metaheuristic, so the result is deterministic) and LKH-3 through
-``elkai`` (one run; the reference length every gap is measured against). Bin packing: first fit, best fit and the
-L1 lower bound ``ceil(sum / capacity)``. A tour is a permutation ``(n,)`` of city indices.
+from city 0 and the city farthest from it; insert the city farthest from the tour at its cheapest position), 2-opt
+descent from the nearest-neighbour tour, OR-Tools routing (path-cheapest-arc start and its default greedy-descent
+local search, no metaheuristic: deterministic when it finishes inside its 60 s limit, which it does up to about 500
+cities here) and LKH-3 through ``elkai`` (one run; the reference length every gap is measured against). Bin packing:
+first fit, best fit and the L1 lower bound ``ceil(sum / capacity)``. A tour is a permutation ``(n,)`` of city
+indices.
 """
 
 from __future__ import annotations

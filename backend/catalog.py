@@ -426,6 +426,8 @@ PAPERS: tuple[Paper, ...] = (
         section="3D and vision",
         abstract=(_F4, 16),
         icon=":material/biotech:",
+        status="available",
+        cli="backend.imputation.mcd_cli",
     ),
     Paper(
         id="iggt",

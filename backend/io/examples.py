@@ -219,6 +219,27 @@ def facility_csv_odd() -> dict[str, bytes]:
             _lines(no_fixed), "customers_first.csv": _lines([base[0], *base[5:], *base[1:5]])}
 
 
+# ------------------------------------------------------------------------------------------------ channel_stack
+def channel_stack(seed: int = 0) -> bytes:
+    """An NPZ synthetic tissue panel ``stack`` of shape (12, 32, 32)."""
+    from ..imputation.stack import to_bytes
+    from ..imputation.tissue import one_image
+
+    return to_bytes(one_image(_rng(seed))[0])
+
+
+def channel_stack_odd() -> dict[str, bytes]:
+    from ..imputation.tissue import TissueConfig, one_image
+
+    small, batch, ints, other = io.BytesIO(), io.BytesIO(), io.BytesIO(), io.BytesIO()
+    np.savez(small, stack=one_image(_rng(1), TissueConfig(size=8))[0])
+    np.savez(batch, stack=one_image(_rng(2))[0][None])
+    np.savez(ints, stack=(one_image(_rng(3), TissueConfig(size=20))[0] * 100).astype(np.uint16))
+    np.savez(other, img=one_image(_rng(4), TissueConfig(size=48))[0].astype(np.float64))
+    return {"side8.npz": small.getvalue(), "batch_of_one.npz": batch.getvalue(), "uint16.npz": ints.getvalue(),
+            "other_key_48px.npz": other.getvalue()}
+
+
 # ---------------------------------------------------------------------------------------------------- points2d
 def points2d(seed: int = 0) -> bytes:
     """A 2-D classification CSV ``x,y,label``: 24 points of two classes."""

@@ -56,5 +56,5 @@ def test_preset_then_upload() -> None:
 # The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
 UPLOADS = [
     Widget("mcd", "channel_stack", "mcd_upload", [("radio", "mcd_stack", "Upload an NPZ")],
-           bad="bad_nan.npz", odd="odd_side8.npz"),
+           bad="bad_npz_nan.npz", odd="odd_side8.npz"),
 ]

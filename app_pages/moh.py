@@ -112,16 +112,21 @@ def solve_job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a sma
         prog = parse(program_text, GRAMMARS["bpp_online"])
         used = {"moh": pack_online(prog, inst)[0], "first_fit": R.first_fit(inst), "best_fit": R.best_fit(inst)}
         return {"kind": "bins", "name": inst_name, "bins": used, "l1": inst.l1, "program": program_text}
+    from backend.runtime import timed
+
     tsp = inst if inst is not None else random_tsp(int(n_rand), 0)
     prog = parse(program_text, GRAMMARS["tsp_construct"])
-    tours = {"moh": construct_tour(prog, tsp)}
+    clock = timed()
+    tours, ms = {"moh": construct_tour(prog, tsp)}, {"moh": 1000 * clock()}
     for k, name in enumerate(("farthest_insertion", "nearest_neighbour", "lkh")):
         progress((k + 1) / 4, f"running {name}")
+        clock = timed()
         tours[name] = R.TSP_REFERENCES.get(name)(tsp)
+        ms[name] = 1000 * clock()
     lengths = {k: tsp.length(t) for k, t in tours.items()}
     return {"kind": "tsp", "name": inst_name or tsp.name, "coords": tsp.coords.round(6).tolist(),
             "tours": {k: [int(c) for c in t] for k, t in tours.items()}, "lengths": lengths, "program": program_text,
-            "gaps": {k: 100 * (v / lengths["lkh"] - 1) for k, v in lengths.items()}}
+            "gaps": {k: 100 * (v / lengths["lkh"] - 1) for k, v in lengths.items()}, "ms": ms}
 
 
 if go_solve and ready:
@@ -135,7 +140,8 @@ if r := res_all.get("solve"):
         st.plotly_chart(figs.tours(r["coords"], {k: r["tours"][k] for k in ("moh", "farthest_insertion", "lkh")},
                                    r["lengths"]), key="moh_tour_fig")
         show_metrics_table(pd.DataFrame([{"heuristic": figs.label(k) if k != "moh" else VARIANTS.label(k),
-                                          "length": r["lengths"][k], "gap to LKH-3 (%)": r["gaps"][k]}
+                                          "length": r["lengths"][k], "gap to LKH-3 (%)": r["gaps"][k],
+                                          "time (ms)": r["ms"][k]}
                                          for k in r["lengths"]]), key="moh_solve_table")
         json_download("Download the tours (JSON)", r, "moh_tours.json", key="moh_dl_tours")
     else:
@@ -166,12 +172,14 @@ with st.form("moh_form"):
 def evolve_job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
     from backend.heuristics.moh import MoHConfig, evaluate, evolve
     from backend.heuristics.operators import smollm2_operator
-    from backend.runtime import sub_progress
+    from backend.runtime import sub_progress, timed
 
     sizes = tuple(int(x) for x in sizes_text.split(","))
     cfg = MoHConfig(eproblem, sizes, 2, int(budget), int(mpop), int(gens), 50, 0)
     op = smollm2_operator(max_calls=int(lm_calls)) if operator == "lm" else None
+    clock = timed()
     res = evolve(cfg, operator=op, progress=sub_progress(progress, 0.0, 0.85))
+    seconds = clock()
     refs = ("first_fit", "best_fit") if eproblem == "bpp_online" else ("farthest_insertion", "nearest_neighbour")
     ev = evaluate(eproblem, {k: v.heuristic for k, v in res.items()}, (200,), 1, references=refs,
                   progress=sub_progress(progress, 0.85, 1.0))
@@ -186,7 +194,7 @@ def evolve_job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a sm
     return {"operator": op.stats() if op is not None else {"operator": "gp"}, "problem": eproblem,
             "variants": {k: v.to_json() for k, v in res.items()}, "eval": {"sizes": ev["sizes"], "gaps": ev["gaps"],
                                                                            "reference": ev["reference"]},
-            "curves": curves, "params": {"problem": eproblem, "sizes": sizes_text, "budget": budget,
+            "curves": curves, "seconds": seconds, "params": {"problem": eproblem, "sizes": sizes_text, "budget": budget,
                                          "generations": gens, "meta_population": mpop, "operator": operator}}
 
 
@@ -209,6 +217,7 @@ if e := res_all.get("evolve"):
     c1.plotly_chart(figs.progress({k: tuple(v) for k, v in e["curves"].items()}), key="moh_evolve_progress")
     c2.plotly_chart(figs.gap_vs_size(e["eval"]["sizes"], e["eval"]["gaps"], e["eval"]["reference"],
                                      title="Gap at 200 cities / items (unseen)"), key="moh_evolve_gap")
+    st.caption(f"Search time {e['seconds']:.1f} s for the three variants (equal task-evaluation budgets).")
     show_metrics_table(pd.DataFrame([{"variant": VARIANTS.label(k), "heuristic": v["readable"],
                                       "optimiser": v["optimiser"], "task evaluations": v["task_evals"],
                                       "failed proposals": v["failed"]} for k, v in e["variants"].items()]),

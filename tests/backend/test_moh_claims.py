@@ -130,3 +130,17 @@ def test_claim_lm_operator_parse_rate(record_claim) -> None:
     novel = {to_text(x) for x in got if x is not None} - {to_text(p) for p in parents}
     record_claim(calls=op.calls, parsed=op.parsed, failed=op.failed, parse_rate=op.parse_rate, novel=len(novel))
     assert op.calls == 8 and op.parsed + op.failed == 8 and sum(x is not None for x in got) == op.parsed
+
+
+@pytest.mark.full
+def test_full_scale_evolution_reproduces_the_shipped_seed() -> None:
+    """The training command's evolution of seed 0 (every variant, default configuration; about 90 s) gives the
+    shipped programs and optimisers."""
+    from backend.heuristics.moh import MoHConfig, evolve
+
+    run = shipped.load()["problems"]["tsp_construct"]["runs"][0]
+    got = evolve(MoHConfig(seed=run["seed"]))
+    for v, r in got.items():
+        assert r.heuristic == run["variants"][v]["heuristic"], v
+        assert r.optimiser == run["variants"][v]["optimiser"], v
+        assert r.task_evals == run["variants"][v]["task_evals"], v

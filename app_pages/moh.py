@@ -56,6 +56,10 @@ if shipped.available():
     rows += [{"heuristic": figs.label(k), **{f"gap@{n}": g for n, g in zip(s["sizes"], v)}}
              for k, v in s["references"].items()]
     show_metrics_table(pd.DataFrame(rows), key="moh_table")
+    cfg = s["config"]
+    allowed = cfg["meta_population"] * (cfg["generations"] + 1) * cfg["budget"] * len(cfg["sizes"])
+    st.caption(f"Every variant may make {allowed:,} proposals (one task evaluation each); a proposal the operator "
+               "cannot make new (12 tries gave a copy of its parent) spends one without an evaluation.")
     top = s["sizes"][-1]
     paired = pd.DataFrame(s["paired"]).rename(columns={v: f"{VARIANTS.label(v)} gap@{top}" for v in s["variants"]})
     if problem == "tsp_construct":
@@ -73,7 +77,8 @@ if shipped.available():
         st.info("The evolved construction heuristic beats farthest insertion at every evaluation size." if beats
                  else "The evolved construction heuristic does **not** beat farthest insertion at the evaluation "
                       "sizes: " + ", ".join(f"{n}: {a:.2f}% vs {b:.2f}%" for n, a, b in zip(s["sizes"], ours, fi))
-                 + ". Its rule picks the next city greedily, while insertion revises the whole tour.")
+                 + ". Its rule picks the next city greedily and never revises a choice; insertion keeps the whole tour "
+                 "cheap at every step.")
     json_download("Download the shipped summary (JSON)", s, f"moh_{problem}_summary.json", key="moh_dl_summary")
 else:
     st.warning(f"The shipped programs are missing: run `{shipped.COMMAND}`.")

@@ -8,8 +8,9 @@ model gets: the heads are compared on equal continuous-task data), plus ``assets
 
 Every step draws fresh tasks of the training prior (data seed ``seed * 1_000_000 + step``), a batch of ``--batch``
 contexts of ``max_context`` tuples, and averages the DPT loss over all L + 1 prefix lengths. AdamW (lr 1e-3,
-weight decay 1e-4, warm-up 100 steps, cosine to 5e-5), gradient clip 1.0. ``--steps`` counts steps per family.
-``--out-dir DIR`` writes elsewhere (a smoke run: ``--steps 3 --out-dir /tmp/v``).
+weight decay 1e-4, warm-up 100 steps, cosine to 5e-5), gradient clip 1.0. ``--steps`` counts steps per family;
+``--flow-draws`` is the number of (x_0, t) pairs per target in the flow loss (default 8).
+``--out-dir DIR`` writes elsewhere (a smoke run: ``--steps 3 --out-dir DIR``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def _lr(step: int, total: int, peak: float) -> float:
     return 5e-5 + 0.5 * (peak - 5e-5) * (1 + math.cos(math.pi * min(1.0, frac)))
 
 
-def train_one(head: str, steps: int, batch: int, seed: int, lr: float = 1e-3, log=print):
+def train_one(head: str, steps: int, batch: int, seed: int, lr: float = 1e-3, flow_draws: int = 8, log=print):
     import numpy as np
     import torch
 
@@ -40,7 +41,7 @@ def train_one(head: str, steps: int, batch: int, seed: int, lr: float = 1e-3, lo
     from backend.icrl.tasks import make_batch
 
     torch.manual_seed(seed)
-    cfg = DPTConfig(head=head)
+    cfg = DPTConfig(head=head, flow_draws=flow_draws)
     model = DPT(cfg)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
     fams = HEAD_FAMILIES[head]
@@ -82,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--heads", default="flow,gaussian,mixture")
+    ap.add_argument("--flow-draws", type=int, default=8, help="(x_0, t) pairs per target in the flow loss")
     ap.add_argument("--out-dir", type=Path, default=ASSETS)
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
@@ -91,9 +93,14 @@ def main(argv: list[str] | None = None) -> int:
     if rec_path.is_file():
         record = json.loads(rec_path.read_text())
     command = "python -m backend.train vintix" + (f" --steps {args.steps}" if args.steps != 3000 else "")
+    command += f" --flow-draws {args.flow_draws}" if args.flow_draws != 8 else ""
     for head in args.heads.split(","):
         model, cfg, info = train_one(
-            head, args.steps, args.batch, args.seed + {"flow": 0, "gaussian": 1, "mixture": 2}[head]
+            head,
+            args.steps,
+            args.batch,
+            args.seed + {"flow": 0, "gaussian": 1, "mixture": 2}[head],
+            flow_draws=args.flow_draws,
         )
         info["parameters"] = count_parameters(model)
         info["families"] = list(HEAD_FAMILIES[head])

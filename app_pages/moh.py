@@ -174,14 +174,21 @@ with st.form("moh_form"):
     go_evolve = st.form_submit_button("Evolve", icon=":material/play_arrow:", type="primary")
 
 
+@st.cache_resource(max_entries=1, show_spinner="Loading SmolLM2-135M-Instruct")
+def _causal_lm():  # noqa: ANN202 - a backend.models.lm.CausalLM
+    from backend.models.lm import load_causal_lm
+
+    return load_causal_lm(None)
+
+
 def evolve_job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
     from backend.heuristics.moh import MoHConfig, evaluate, evolve
-    from backend.heuristics.operators import smollm2_operator
+    from backend.heuristics.operators import lm_operator, summarise
     from backend.runtime import sub_progress, timed
 
     sizes = tuple(int(x) for x in sizes_text.split(","))
     cfg = MoHConfig(eproblem, sizes, 2, int(budget), int(mpop), int(gens), 50, 0)
-    op = smollm2_operator(max_calls=int(lm_calls)) if operator == "lm" else None
+    op = lm_operator(_causal_lm(), max_calls=int(lm_calls)) if operator == "lm" else None
     clock = timed()
     res = evolve(cfg, operator=op, progress=sub_progress(progress, 0.0, 0.85))
     seconds = clock()
@@ -196,7 +203,7 @@ def evolve_job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a sm
         else:
             curves[k] = ([(h["iteration"] + 1) * mpop * budget * n_tasks for h in v.history],
                          [-h["best_utility"] for h in v.history])
-    return {"operator": op.stats() if op is not None else {"operator": "gp"}, "problem": eproblem,
+    return {"operator": summarise({k: v.operator for k, v in res.items()}), "problem": eproblem,
             "variants": {k: v.to_json() for k, v in res.items()}, "eval": {"sizes": ev["sizes"], "gaps": ev["gaps"],
                                                                            "reference": ev["reference"]},
             "curves": curves, "seconds": seconds, "params": {"problem": eproblem, "sizes": sizes_text, "budget": budget,
@@ -214,7 +221,8 @@ if e := res_all.get("evolve"):
         st.markdown(GP_LINE)
     else:
         rate = op["parse_rate"]
-        st.markdown(f"**Operator: {op['source']}** proposed heuristics: {op['lm_calls']} calls (cap {op['max_calls']}),"
+        st.markdown(f"**Operator: {op['source']}** proposed heuristics: {op['lm_calls']} calls (cap {op['max_calls']} "
+                    "per variant),"
                     f" {op['parsed']} parsed into the language, parse rate "
                     f"{'n/a' if rate is None else f'{100 * rate:.0f}%'}; failed replies were counted as failed "
                     f"proposals. After the cap, {op['gp_fallback_proposals']} proposals came from the GP operator.")

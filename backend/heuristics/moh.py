@@ -105,6 +105,7 @@ class VariantResult:
     task_evals: int
     proposals: int
     failed: int
+    operator: dict = field(default_factory=lambda: {"operator": "gp"})
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -195,7 +196,7 @@ def meta_search(cfg: MoHConfig, variant: str = "moh", tasks: list[Task] | None =
     best_u, best_o, best_r = pop[0]
     prog, gaps = _final_heuristic(best_r["heuristics"], tasks, weights_for("moh", cfg))
     return VariantResult(variant, to_text(prog), render(prog), best_o.text(), gaps, history, spent, proposals,
-                         failed)
+                         failed, operator.stats())
 
 
 def _hist(g: int, pop: list) -> dict:
@@ -228,7 +229,7 @@ def no_meta(cfg: MoHConfig, tasks: list[Task] | None = None, operator=None,  # n
     history = [{"evaluation": i + 1, "best_weighted_gap": float(v)} for i, v in enumerate(log.curve)][::stride]
     gaps = {str(t.n): t.gap(log.best) for t in tasks}
     return VariantResult("no_meta", to_text(log.best), render(log.best), SEED_OPTIMISER.text(), gaps, history,
-                         sum(t.evals for t in tasks), log.proposals, log.failed)
+                         sum(t.evals for t in tasks), log.proposals, log.failed, operator.stats())
 
 
 VARIANTS: Registry = Registry("MoH variant")
@@ -242,14 +243,15 @@ VARIANTS.add("no_meta", lambda cfg, **kw: no_meta(cfg, **kw), label="No meta lev
 
 def evolve(cfg: MoHConfig, variants: tuple[str, ...] = ("moh", "single_size", "no_meta"), operator=None,  # noqa: ANN001
            progress: Progress | None = None) -> dict[str, VariantResult]:
-    """Every variant on the same training tasks (same instances and references)."""
+    """Every variant on the same training tasks (same instances and references), each with its own copy of the
+    operator (an LM operator's call cap applies per variant)."""
     from ..runtime import sub_progress
 
     tasks = make_tasks(cfg.problem, cfg.sizes, cfg.train_instances, cfg.seed)
     out = {}
     for k, v in enumerate(variants):
         fresh = [Task(t.problem, t.n, t.insts, t.refs) for t in tasks]  # no cache shared between variants
-        out[v] = VARIANTS.get(v)(cfg, tasks=fresh, operator=operator,
+        out[v] = VARIANTS.get(v)(cfg, tasks=fresh, operator=operator.fresh() if operator is not None else None,
                                  progress=sub_progress(progress, k / len(variants), (k + 1) / len(variants)))
     return out
 

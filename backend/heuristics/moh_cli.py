@@ -93,7 +93,9 @@ def cmd_evolve(args: argparse.Namespace) -> Output:
     clock = timed()
     ev = evaluate(cfg.problem, {k: r.heuristic for k, r in res.items()}, tuple(args.eval_sizes),
                   args.eval_instances, references=refs)
-    op_stats = operator.stats() if operator is not None else {"operator": "gp"}
+    from .operators import summarise
+
+    op_stats = summarise({k: r.operator for k, r in res.items()})
     out = {"method": "moh", "action": "evolve", "problem": cfg.problem, "operator": op_stats,
            "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.__dict__.items()},
            "variants": {k: r.to_json() for k, r in res.items()},
@@ -102,11 +104,12 @@ def cmd_evolve(args: argparse.Namespace) -> Output:
            "provenance": provenance(args.seed, problem=cfg.problem, sizes=list(cfg.sizes),
                                     generations=cfg.generations, budget=cfg.budget, operator=args.operator)}
     lines = [f"{cfg.problem}: training sizes {list(cfg.sizes)}, operator {args.operator}",
-             f"{'variant':<12} {'task evals':>10} " + " ".join(f"gap@{n:>5}" for n in ev["sizes"]) + "  heuristic"]
+             f"{'variant':<18} {'task evals':>10} " + " ".join(f"{'gap@' + str(n):>9}" for n in ev["sizes"])
+             + "  heuristic"]
     for k in [*res, *refs]:
         gaps = " ".join(f"{g:>8.2f}%" for g in ev["gaps"][k])
         evals = res[k].task_evals if k in res else ""
-        lines.append(f"{k:<12} {evals!s:>10} {gaps}  {res[k].readable if k in res else ''}")
+        lines.append(f"{k:<18} {evals!s:>10} {gaps}  {res[k].readable if k in res else ''}")
     return Output(out, lines=lines, compact=True)
 
 

@@ -65,6 +65,12 @@ class GPOperator:
     calls: int = 0
     failed: int = 0
 
+    def fresh(self) -> GPOperator:
+        return GPOperator()
+
+    def stats(self) -> dict:
+        return {"operator": "gp", "proposals": self.calls, "failed": self.failed}
+
     def propose(self, op: str, parents: list[Node], grammar: Grammar, rng: np.random.Generator) -> Node | None:
         self.calls += 1
         for _ in range(12):
@@ -146,6 +152,10 @@ class LMOperator:
     fallback: GPOperator = field(default_factory=GPOperator)
     samples: list[dict] = field(default_factory=list)
 
+    def fresh(self) -> LMOperator:
+        """The same model with its own counts and call cap."""
+        return LMOperator(self.generate, max_calls=self.max_calls, source=self.source)
+
     @property
     def parse_rate(self) -> float | None:
         return self.parsed / self.calls if self.calls else None
@@ -179,14 +189,31 @@ class LMOperator:
                 "gp_fallback_proposals": self.fallback.calls, "samples": self.samples}
 
 
+def lm_operator(lm, max_calls: int = 20, max_new_tokens: int = 48) -> LMOperator:  # noqa: ANN001 - a CausalLM
+    """The LM operator over a loaded ``backend.models.lm.CausalLM`` (greedy replies)."""
+    return LMOperator(lambda p: lm.generate(p, max_new_tokens=max_new_tokens), max_calls=max_calls, source=lm.source)
+
+
 def smollm2_operator(max_calls: int = 20, model: str | None = None, max_new_tokens: int = 48) -> LMOperator:
     """The LM operator over ``backend.models.lm.load_causal_lm(model)`` (``None`` = the embedded SmolLM2)."""
     from ..models.lm import load_causal_lm
 
-    lm = load_causal_lm(model)
-    return LMOperator(lambda p: lm.generate(p, max_new_tokens=max_new_tokens), max_calls=max_calls, source=lm.source)
+    return lm_operator(load_causal_lm(model), max_calls, max_new_tokens)
 
 
 OPERATORS: Registry = Registry("proposal operator")
 OPERATORS.add("gp", GPOperator, label="GP operator (program-space mutation and crossover)", kind="ours")
 OPERATORS.add("lm", smollm2_operator, label="LM operator (SmolLM2-135M-Instruct)", kind="ablation")
+
+
+def summarise(per_variant: dict[str, dict]) -> dict:
+    """The operator's counts over the variants of one evolution (each variant has its own copy and cap)."""
+    stats = list(per_variant.values())
+    if not stats or stats[0].get("operator") != "lm":
+        return {"operator": "gp", "per_variant": per_variant}
+    calls = sum(s["lm_calls"] for s in stats)
+    parsed = sum(s["parsed"] for s in stats)
+    return {"operator": "lm", "source": stats[0]["source"], "lm_calls": calls, "parsed": parsed,
+            "failed": sum(s["failed"] for s in stats), "parse_rate": parsed / calls if calls else None,
+            "max_calls": stats[0]["max_calls"], "gp_fallback_proposals": sum(s["gp_fallback_proposals"] for s in stats),
+            "per_variant": per_variant}

@@ -5,7 +5,7 @@ two ablations (single-size utility, no meta level), with equal budgets on the tr
 (:func:`backend.heuristics.moh.evolve`); then every evolved heuristic and the references on the evaluation sizes
 200/500/1000 (instances of seeds 10,000 and above, never trained on), gaps to LKH-3 (TSP) or the L1 bound (bins).
 OR-Tools routing is run up to 500 cities (at 1,000 it reaches its time limit, so its result would depend on the
-machine's speed). On one core this takes about 40 minutes with the defaults.
+machine's speed). On one shared core this takes about 16 minutes with the defaults.
 """
 
 from __future__ import annotations

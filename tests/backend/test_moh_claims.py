@@ -2,7 +2,7 @@
 
 The ci tier re-runs the shipped evolved heuristics on the first two evaluation instances per size (seeds 10,000 and
 above, never trained on) against the shipped LKH-3 lengths and checks that they reproduce the shipped numbers; the
-full tier uses every evaluation instance. The evolutions themselves take about 40 minutes on one core (the training
+full tier uses every evaluation instance. The evolutions themselves take about 16 minutes on one core (the training
 script); the quick evolution at small sizes is in ``tests/backend/test_moh.py``.
 """
 

@@ -33,8 +33,8 @@ of optimisers; the current best one, used as the meta-optimiser, proposes the ne
 and operator mix. Utility $U(\phi) = -\sum_i w_i\,\mathrm{gap}_i(\phi)$ with $w_i \propto n_i$. **Ablations**:
 the utility of one size (50 cities, all of the budget on it) and no meta level (the seed optimiser alone on the
 size-weighted gaps with MoH's whole budget). Budgets are counted in task evaluations (one heuristic on one size's
-instances). TSPLIB files are read by the page's own reader (`tsplib95` pins networkx 2, which this environment's
-scikit-image excludes); gaps are to LKH-3 through `elkai`.
+instances). TSPLIB files are checked, then read with `tsplib95` (installed without its dependencies: it pins networkx 2, and
+scikit-image needs 3); gaps are to LKH-3 through `elkai`.
 """)
 claims_panel("moh")
 res_all: dict = st.session_state.setdefault("moh_result", {})

@@ -5,10 +5,10 @@ here: TSP construction (a program chooses the next city, as the paper's ``select
 program chooses the edges that guided local search penalises between 2-opt descents) and online bin packing (a
 program chooses the bin of each arriving item, the FunSearch/EoH setting). Instances: uniform random cities in the
 unit square (20..1000 cities) and Weibull(k = 3, scale 45) item sizes clipped to 1..100 with capacity 100 (20..1000
-items); uploads: TSPLIB files (EUC_2D, CEIL_2D or ATT coordinates; distances here are
-Euclidean floats, not TSPLIB's rounded integers; the reader is this module's own, because ``tsplib95`` pins
-networkx 2, which scikit-image's networkx 3 excludes) and item-size CSVs. Shapes: ``coords (n, 2)``, ``dist (n, n)``,
-a tour is a permutation ``(n,)`` of city indices; ``items (m,)``.
+items); uploads: TSPLIB files (EUC_2D, CEIL_2D or ATT coordinates, checked here and read with ``tsplib95``,
+installed without its dependencies because it pins networkx 2 while scikit-image needs 3; distances here are
+Euclidean floats, not TSPLIB's rounded integers) and item-size CSVs. Shapes: ``coords (n, 2)``, ``dist (n, n)``, a
+tour is a permutation ``(n,)`` of city indices; ``items (m,)``.
 """
 
 from __future__ import annotations
@@ -139,7 +139,8 @@ def instances(problem: str, n: int, count: int, seed: int) -> list:
 def read_tsplib(data: bytes, name: str = "upload.tsp") -> TSPInstance:
     """A TSPLIB file (``NODE_COORD_SECTION`` with EUC_2D, CEIL_2D or ATT coordinates) -> :class:`TSPInstance`.
 
-    The format's header (``KEY : VALUE`` lines), then ``index x y`` lines up to ``EOF`` or the next section."""
+    The structure is checked first (``KEY : VALUE`` header lines, then ``index x y`` lines up to ``EOF`` or the next
+    section, the size limit, the problem and edge-weight types), then ``tsplib95`` reads the coordinates."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -200,8 +201,25 @@ def read_tsplib(data: bytes, name: str = "upload.tsp") -> TSPInstance:
             raise InputError(f"{name}: DIMENSION {header['DIMENSION'][:20]!r} is not a whole number.") from None
         if dim != len(rows):
             raise InputError(f"{name} says DIMENSION {dim} but lists {len(rows)} cities.")
-    xy = np.array([rows[k] for k in sorted(rows)], dtype=float)
+    xy = _tsplib95_coords(text, name, len(rows))
     return TSPInstance(xy, name=header.get("NAME", name)[:60] or name)
+
+
+def _tsplib95_coords(text: str, name: str, n: int) -> np.ndarray:
+    """The coordinates as ``tsplib95`` reads them (the file has passed the checks above)."""
+    import tsplib95
+
+    try:
+        prob = tsplib95.parse(text)
+        coords = dict(prob.node_coords)
+    except Exception as err:  # noqa: BLE001 - the parser raises many types on malformed text
+        raise InputError(f"{name} is not a valid TSPLIB file ({type(err).__name__}: {str(err)[:120]}).") from None
+    if len(coords) != n:
+        raise InputError(f"{name}: {len(coords)} cities read of {n} listed; check the NODE_COORD_SECTION.")
+    try:
+        return np.array([list(coords[k])[:2] for k in sorted(coords)], dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}: every city needs two numeric coordinates.") from None
 
 
 def read_bin_items(data: bytes, name: str = "items.csv", capacity: float = 100.0) -> BinInstance:

@@ -18,7 +18,7 @@
 | ``item_table`` | ``backend.bandits.items.decode_item_table`` | CSV, numeric features + category | 2 MB, 10-500 items, 1-20 features, 2-50 categories | dmnl page; ``dmnl run --items FILE`` |
 | ``mdp_json`` | ``backend.rl.mdps.read_mdp_json`` | JSON: states, actions, ``P[s][a][s']``, ``R[s][a]``, gamma | 2 MB, 2-200 states, 1-10 actions, rows sum to 1 | spectralbellman page; ``spectralbellman run/spectrum/represent --mdp`` |
 | ``facility_csv`` | ``backend.search.facility.read_facility_csv`` | CSV ``kind,x,y,amount,fixed_cost`` | 2 MB, 2-40 facilities, 2-200 customers | mathmo page; ``mathmo search/grid --instance`` |
-| ``tsplib`` | ``backend.heuristics.problems.read_tsplib`` | TSPLIB ``.tsp`` text (NODE_COORD_SECTION) | 2 MB, 5-1,000 cities, EUC_2D / CEIL_2D / ATT, finite coordinates | moh page; ``moh solve --instance`` |
+| ``tsplib`` | ``backend.heuristics.problems.read_tsplib`` | TSPLIB ``.tsp`` text (``tsplib95``) | 2 MB, 5-1,000 cities, EUC_2D / CEIL_2D / ATT, finite coordinates | moh page; ``moh solve --instance`` |
 | ``bin_items`` | ``backend.heuristics.problems.read_bin_items`` | CSV / text, one item size per line | 1 MB, 5-2,000 items in (0, capacity] | moh page |
 | ``channel_stack`` | ``backend.imputation.stack.read_stack`` | NPZ of one (12, H, W) array (TIFF not read) | 4 MB, 12 channels, 8-96 px per side, real dtype, finite, no constant channel | mcd page; ``mcd impute --stack`` |
 | ``model_folder`` | ``backend.io.folders.check_model_folder`` | a folder with ``config.json`` | config.json 1 MB, a JSON object | every local model folder a loader is given (``backend.models._common.resolve_source``): models page source boxes, ``models check --source``, ``glot --backbone``, ``softbon text --encoder`` |

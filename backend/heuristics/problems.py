@@ -201,6 +201,7 @@ def read_tsplib(data: bytes, name: str = "upload.tsp") -> TSPInstance:
             raise InputError(f"{name}: DIMENSION {header['DIMENSION'][:20]!r} is not a whole number.") from None
         if dim != len(rows):
             raise InputError(f"{name} says DIMENSION {dim} but lists {len(rows)} cities.")
+    check_coords(np.array([rows[k] for k in sorted(rows)], dtype=float), name)  # NaN, limits: named before parsing
     xy = _tsplib95_coords(text, name, len(rows))
     return TSPInstance(xy, name=header.get("NAME", name)[:60] or name)
 

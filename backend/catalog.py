@@ -218,6 +218,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Forecasting and simulation",
         abstract=(_F4, 15),
         icon=":material/science:",
+        status="available",
+        cli="backend.physics.pbfm_cli",
     ),
     Paper(
         id="nowcast",

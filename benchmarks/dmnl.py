@@ -23,13 +23,11 @@ def main() -> int:
 
     from backend.bandits import agents as A
     from backend.bandits.items import synthetic
-    from benchmarks.common import machine
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=2000)
     ap.add_argument("--seeds", type=int, default=5)
     args = ap.parse_args()
-    print(machine())  # noqa: T201
     print("\nPer-round cost vs N (K = 5, 100 rounds per point):\n")
     rows = A.runtime_vs_n([10, 15, 20, 50, 100], k=5, rounds=100)
     greedy = {r["n_items"]: r for r in rows if r["agent"] == "ofu-dmnl"}

@@ -219,6 +219,28 @@ def facility_csv_odd() -> dict[str, bytes]:
             _lines(no_fixed), "customers_first.csv": _lines([base[0], *base[5:], *base[1:5]])}
 
 
+# --------------------------------------------------------------------------------------------------- pde_field
+def pde_field(seed: int = 0) -> bytes:
+    """An NPZ Darcy field ``[2, 64]``: log-permeability and pressure."""
+    from ..physics.pdes import darcy_fields
+
+    buf = io.BytesIO()
+    np.savez(buf, field=darcy_fields(1, seed)[0])
+    return buf.getvalue()
+
+
+def pde_field_odd() -> dict[str, bytes]:
+    from ..physics.pdes import darcy_fields, heat_fields
+
+    heat, other_key, f32 = io.BytesIO(), io.BytesIO(), io.BytesIO()
+    np.savez(heat, field=heat_fields(1, 2)[0])
+    np.savez(other_key, u=darcy_fields(1, 3)[0])
+    np.savez_compressed(f32, field=darcy_fields(1, 4)[0].astype(np.float32))
+    rows = "\n".join(",".join(f"{v:.6g}" for v in r) for r in darcy_fields(1, 5)[0]).encode()
+    return {"heat.npz": heat.getvalue(), "other_key.npz": other_key.getvalue(), "float32.npz": f32.getvalue(),
+            "rows.csv": rows}
+
+
 # ------------------------------------------------------------------------------------------------ channel_stack
 def channel_stack(seed: int = 0) -> bytes:
     """An NPZ synthetic tissue panel ``stack`` of shape (12, 32, 32)."""

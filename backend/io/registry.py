@@ -20,6 +20,7 @@
 | ``facility_csv`` | ``backend.search.facility.read_facility_csv`` | CSV ``kind,x,y,amount,fixed_cost`` | 2 MB, 2-40 facilities, 2-200 customers | mathmo page; ``mathmo search/grid --instance`` |
 | ``tsplib`` | ``backend.heuristics.problems.read_tsplib`` | TSPLIB ``.tsp`` text (``tsplib95``) | 2 MB, 5-1,000 cities, EUC_2D / CEIL_2D / ATT, finite coordinates | moh page; ``moh solve --instance`` |
 | ``bin_items`` | ``backend.heuristics.problems.read_bin_items`` | CSV / text, one item size per line | 1 MB, 5-2,000 items in (0, capacity] | moh page |
+| ``pde_field`` | ``backend.physics.pdes.read_field`` | NPZ / CSV of one PDE field | 2 MB, Darcy [2, 64] or heat [1, 8, 32], finite | pbfm page; ``pbfm residual --field`` |
 | ``channel_stack`` | ``backend.imputation.stack.read_stack`` | NPZ of one (12, H, W) array (TIFF not read) | 4 MB, 12 channels, 8-96 px per side, real dtype, finite, no constant channel | mcd page; ``mcd impute --stack`` |
 | ``model_folder`` | ``backend.io.folders.check_model_folder`` | a folder with ``config.json`` | config.json 1 MB, a JSON object | every local model folder a loader is given (``backend.models._common.resolve_source``): models page source boxes, ``models check --source``, ``glot --backbone``, ``softbon text --encoder`` |
 
@@ -129,6 +130,9 @@ KINDS: dict[str, InputKind] = {k.name: k for k in (
     _k("bin_items", "bin-packing item sizes", "backend.heuristics.problems:read_bin_items", ("csv", "txt"), MB,
        "CSV or text, one item size per line (optional header), 5-2,000 items, each in (0, capacity], capacity 100 "
        "unless set; 1 MB", "csv"),
+    _k("pde_field", "a PDE field", "backend.physics.pdes:read_field", ("npz", "csv", "txt"), 2 * MB,
+       "NPZ with a float array 'field' (or CSV rows): Darcy [2, 64] (log k, u) or heat [1, 8, 32]; finite values, "
+       "no object arrays; 2 MB", "archive"),
     _k("channel_stack", "a multi-channel image stack", "backend.imputation.stack:read_stack", ("npz",), 4 * MB,
        "NPZ with one float or integer array 'stack' of shape (12, H, W), channels in the page's order, 8-96 px per "
        "side, finite values, no object arrays (TIFF is not read: save it as NPZ); 4 MB", "archive"),

@@ -1,0 +1,1 @@
+"""Physics-constrained generative models: PDE data and residuals (:mod:`.pdes`), physics-based flow matching (:mod:`.pbfm`)."""

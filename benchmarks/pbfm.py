@@ -1,0 +1,67 @@
+"""PBFM benchmark: sampling time vs Euler steps for PBFM, flow matching and residual guidance (guidance needs a
+gradient per step), the distribution error and residual at each step count, and the training cost per method (from
+the shipped models' metadata).
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/pbfm.py [--case darcy] [--n 256]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> int:
+    import numpy as np
+
+    from backend import weights
+    from backend.physics import pbfm as B
+    from backend.physics import pbfm_eval as E
+    from backend.physics.pdes import get_case, mean_abs_residual
+    from backend.train.pbfm import asset_path
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--case", default="darcy")
+    ap.add_argument("--n", type=int, default=256)
+    args = ap.parse_args()
+    c = get_case(args.case)
+    held = E.heldout(c.name, 500)
+    print(f"Sampling {args.n} {c.name} fields (seed-0 models), median of 3 repeats:\n")
+    print("| method | Euler steps | ms per sample | energy distance | mean abs residual |")
+    print("|---|---|---|---|---|")
+    for name in ("pbfm", "fm", "guidance-0.2"):
+        model, norm = E.load_model(c.name, name, 0)
+        for steps in (10, 20, 50, 100):
+            times = []
+            for _ in range(3):
+                clock = time.perf_counter()
+                x = B.sample(model, norm, c, args.n, steps=steps, seed=7, guidance=B.METHODS.get(name).guidance)
+                times.append(time.perf_counter() - clock)
+            print(f"| {B.METHODS.label(name)} | {steps} | {1e3 * float(np.median(times)) / args.n:.3f} | "
+                  f"{B.energy_distance(x, held):.4f} | {mean_abs_residual(c, x).mean():.4g} |")
+    print("\nTraining cost per model (shipped files, 2,000 steps, one core of this machine when trained):\n")
+    print("| method | seeds | mean train seconds | parameters |")
+    print("|---|---|---|---|")
+    for name in B.METHODS:
+        m = B.METHODS.get(name)
+        if m.guidance:
+            continue
+        secs = []
+        for seed in (0, 1, 2):
+            meta = weights.read_meta(asset_path(c.name, m.weights, seed))
+            secs.append(float(meta.quality["train_seconds"]))
+        model, _ = E.load_model(c.name, name, 0)
+        params = sum(p.numel() for p in model.parameters())
+        print(f"| {B.METHODS.label(name)} | 3 | {np.mean(secs):.0f} | {params:,} |")
+    return 0
+
+
+if __name__ == "__main__":
+    from benchmarks.common import record
+
+    raise SystemExit(record(main, "pbfm"))

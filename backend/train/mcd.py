@@ -7,7 +7,7 @@
 
 The standardisation statistics are stored in each file; the quality (mean Pearson r on 32 test panels of seed 9,000,
 held-out pattern 0, mean of 4 samples) is written into the tissue file. On one core of a loaded 2-core machine: about
-12 minutes (tissue), 1 minute (cells), 3 minutes (U-Nets). ``--part`` picks one of them; ``--steps`` overrides.
+25 minutes (tissue), 1 minute (cells), 3 minutes (U-Nets). ``--part`` picks one of them; ``--steps`` overrides.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ from backend.imputation import evaluate as E
 from backend.imputation import mcd as M
 from backend.imputation import tissue as T
 
-N_TEST, SAMPLES, STEPS = 12, 4, 12
-SEEN = ((0, 1, 2, 6, 7, 10), (3, 4, 8, 9), (1, 5, 6, 11, 2, 0, 7))
+N_TEST, SAMPLES, STEPS = 4, 8, 6
+SEEN = ((0, 1, 2, 6, 7, 10), (3, 4, 8, 9))
 
 
 @pytest.fixture(scope="module")
@@ -27,9 +27,16 @@ def test_panels() -> tuple[np.ndarray, np.ndarray]:
     return std.fwd(p.x).astype(np.float32), std.fwd(p.mean).astype(np.float32)
 
 
+_CACHE: dict = {}
+
+
 def _run(z, mean, obs):  # noqa: ANN001, ANN202
-    return E.evaluate(z, obs, ["mcd", "most_correlated", "ridge", "bayes"], mean=mean, n_samples=SAMPLES,
-                      steps=STEPS, seed=0)
+    """One evaluation per pattern per session (the mean-of-samples claim reuses held-out pattern 0's)."""
+    key = tuple(sorted(obs))
+    if key not in _CACHE:
+        names = ["mcd", "mcd_single", "most_correlated", "ridge", "bayes", "unet"]
+        _CACHE[key] = E.evaluate(z, key, names, mean=mean, n_samples=SAMPLES, steps=STEPS, seed=0)
+    return _CACHE[key]
 
 
 @pytest.mark.parametrize("k", range(len(M.HELDOUT_PATTERNS)))
@@ -37,8 +44,8 @@ def test_claim_heldout_pattern_beats_baselines(k: int, test_panels, record_claim
     obs = M.HELDOUT_PATTERNS[k]
     res = _run(*test_panels, obs)
     mr = {m: res.mean_r(m) for m in res.r}
-    record_claim(pattern=list(obs), mcd_mean_r=mr["mcd"], most_correlated_mean_r=mr["most_correlated"],
-                 ridge_mean_r=mr["ridge"], bayes_ceiling_mean_r=mr["bayes"])
+    record_claim(pattern=list(obs), mcd_mean_r=mr["mcd"], mcd_one_sample_mean_r=mr["mcd_single"],
+                 most_correlated_mean_r=mr["most_correlated"], ridge_mean_r=mr["ridge"], bayes_ceiling_mean_r=mr["bayes"])
     assert res.heldout
     assert mr["mcd"] > mr["most_correlated"] and mr["mcd"] > mr["ridge"], mr
     assert mr["mcd"] < mr["bayes"]
@@ -65,8 +72,7 @@ def test_claim_one_model_serves_every_subset(test_panels, record_claim) -> None:
 
 
 def test_claim_mean_of_samples_beats_one_sample(test_panels, record_claim) -> None:
-    res = E.evaluate(*test_panels[:1], M.HELDOUT_PATTERNS[0], ["mcd", "mcd_single", "unet"], n_samples=SAMPLES,
-                     steps=STEPS, seed=0)
+    res = _run(*test_panels, M.HELDOUT_PATTERNS[0])
     record_claim(mean_of_m=res.mean_r("mcd"), one_sample=res.mean_r("mcd_single"), unet_per_target=res.mean_r("unet"),
                  samples=SAMPLES)
     assert res.mean_r("mcd") > res.mean_r("mcd_single")
@@ -75,10 +81,10 @@ def test_claim_mean_of_samples_beats_one_sample(test_panels, record_claim) -> No
 def test_claim_single_cell_reduction_runs_through_same_code(record_claim) -> None:
     model, std, _ = E.load_model("cells")
     assert type(model) is M.MCD and model.cfg.widths == E.load_model("tissue")[0].cfg.widths
-    v, _ = T.cell_vectors(T.generate(8, T.TEST_SEED))
+    v, _ = T.cell_vectors(T.generate(4, T.TEST_SEED))
     z = std.fwd(v).astype(np.float32)
     assert z.shape[1:] == (T.C, 1, 1)
-    cov = E.B.pixel_cov(std.fwd(T.cell_vectors(T.generate(100, T.TRAIN_SEED))[0]))
+    cov = E.B.pixel_cov(std.fwd(T.cell_vectors(T.generate(40, T.TRAIN_SEED))[0]))
     obs = list(M.HELDOUT_PATTERNS[0])
     mis = [c for c in range(T.C) if c not in obs]
     s = M.impute(model, z, obs, n_samples=SAMPLES, steps=STEPS, seed=0)

@@ -106,11 +106,16 @@ class EvalResult:
     def mean_r(self, method: str) -> float:
         return float(np.mean(list(self.r[method].values())))
 
-    def summary(self) -> dict:
+    def summary(self, digits: int | None = 4) -> dict:
+        """JSON-able summary; ``digits=None`` keeps full precision (the CLI)."""
+
+        def rd(v: float) -> float:
+            return float(v) if digits is None else round(float(v), digits)
+
         return {"observed": self.observed, "missing": self.missing, "heldout_pattern": self.heldout,
                 "n_images": self.n_images,
-                "mean_r": {k: round(self.mean_r(k), 4) for k in self.r},
-                "per_channel_r": {k: {T.CHANNELS[c]: round(v, 4) for c, v in d.items()} for k, d in self.r.items()},
+                "mean_r": {k: rd(self.mean_r(k)) for k in self.r},
+                "per_channel_r": {k: {T.CHANNELS[c]: rd(v) for c, v in d.items()} for k, d in self.r.items()},
                 "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
 
 

@@ -66,7 +66,7 @@ def cmd_impute(args: argparse.Namespace) -> Output:
     obs = E.parse_observed(args.observed)
     z, mean, kind = load_stack(args.stack)
     res = E.evaluate(z, obs, mean=mean, n_samples=args.samples, steps=args.steps, seed=args.seed)
-    out = res.summary()
+    out = res.summary(digits=None)
     out.update({"stack": args.stack, "source": kind, "shape": list(z.shape[1:]), "samples": args.samples,
                 "steps": args.steps, "seed": args.seed})
     lines = [f"observed {obs}  imputed {res.missing}  held-out pattern: {res.heldout}"]

@@ -125,3 +125,18 @@ def test_claim_pbfm_on_the_pareto_front_darcy(darcy_rows, record_claim) -> None:
     front = sorted(m for m, r in rows.items() if r["pareto"])
     record_claim(front=",".join(front))
     assert rows["pbfm"]["pareto"]
+
+
+@pytest.mark.full
+@pytest.mark.xfail(strict=True, reason=(
+    "measured (3 seeds x 512 samples): on the heat equation residual guidance 0.2 dominates PBFM (energy distance "
+    "0.323 vs 0.342, residual 0.382 vs 0.401 at 256 samples); the front is weighted-3, guidance-0.05 and guidance-0.2. "
+    "The heat equation is linear, so the guidance step along the residual gradient of the one-step estimate is "
+    "nearly exact, while PBFM's residual loss competes with the FM loss through the whole field"))
+def test_claim_pbfm_on_the_pareto_front_heat(record_claim) -> None:
+    rows = _scores("heat", 512, (0, 1, 2))
+    front = sorted(m for m, r in rows.items() if r["pareto"])
+    record_claim(front=",".join(front), pbfm_ed=rows["pbfm"]["energy_distance"],
+                 pbfm_residual=rows["pbfm"]["mean_residual"], guidance_ed=rows["guidance-0.2"]["energy_distance"],
+                 guidance_residual=rows["guidance-0.2"]["mean_residual"])
+    assert rows["pbfm"]["pareto"]

@@ -62,7 +62,7 @@ if not ok:
 
 with st.form("mcd_form"):
     c1, c2, c3 = st.columns(3)
-    n_samples = bound(c1.select_slider, "Samples M (averaged)", [1, 2, 4, 8, 16], 4, key="mcd_samples")
+    n_samples = bound(c1.select_slider, "Samples M (averaged)", [1, 2, 4, 8, 16], 8, key="mcd_samples")
     steps = bound(c2.select_slider, "Sampler steps (Heun)", [6, 10, 18, 32], 18, key="mcd_steps",
                   help=f"Network evaluations = 2 x steps - 1 ({M.nfe(18)} at 18).")
     seed = bound(c3.number_input, "Seed", 0, 10_000, 0, key="mcd_seed")

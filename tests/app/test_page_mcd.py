@@ -45,7 +45,8 @@ def test_preset_then_upload() -> None:
     at.button[0].click().run()
     assert not at.exception and not at.error
     r = at.session_state["mcd_result"]["run"]
-    assert "bayes" not in r["mean_r"] and r["mean_r"]["mcd"] > 0.3
+    assert "bayes" not in r["mean_r"] and all(-1 <= v <= 1 for v in r["mean_r"].values())
+    assert r["params"]["stack"] == "s.npz" and len(r["missing"]) == 6
     bad = io.BytesIO()
     np.savez(bad, stack=np.full((13, 16, 16), 1.0))
     at.file_uploader(key="mcd_upload").set_value(("b.npz", bad.getvalue(), "application/octet-stream")).run()

@@ -165,3 +165,19 @@ def test_cli_search_reports_every_strategy_and_the_operator() -> None:
     out = json.loads(buf.getvalue())
     assert set(out["strategies"]) == set(MM.STRATEGIES) and out["config"]["operator"] == "grid"
     assert all(len(s["hv"]) == 6 for s in out["strategies"].values())
+
+
+@pytest.mark.full
+def test_claim_coder_operator_parse_rate(record_claim) -> None:
+    """The optional Qwen2.5-Coder-1.5B-Instruct (``make models-extra``) as the proposal operator: one seed, 8 rounds
+    of 2 proposals (16 calls at most); skipped when it is not installed."""
+    from backend.models import coder
+
+    if not coder.installed():
+        pytest.skip("Qwen2.5-Coder-1.5B-Instruct is not installed (make models-extra)")
+    lm = coder.load_coder()
+    space = MM.Space(F.generate(10, 30, 0), 0)
+    res = MM.search(space, "pareto-ucb", MM.MathmoConfig(rounds=8, proposals=2, operator="lm"), seed=0,
+                    generate=lambda p: lm.generate(p, max_new_tokens=40))
+    record_claim(parse_rate=res.parse_rate, failed_rounds=res.fallbacks, final_hv=res.final_hv)
+    assert res.proposals_attempted == 16 and len(res.chosen) == 8

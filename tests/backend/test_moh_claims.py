@@ -144,3 +144,23 @@ def test_full_scale_evolution_reproduces_the_shipped_seed() -> None:
         assert r.heuristic == run["variants"][v]["heuristic"], v
         assert r.optimiser == run["variants"][v]["optimiser"], v
         assert r.task_evals == run["variants"][v]["task_evals"], v
+
+
+@pytest.mark.full
+def test_claim_coder_operator_parse_rate(record_claim) -> None:
+    """The optional Qwen2.5-Coder-1.5B-Instruct (``make models-extra``) as the heuristic operator, capped at eight
+    calls; skipped when it is not installed."""
+    from backend.heuristics.language import to_text
+    from backend.heuristics.operators import OPS, lm_operator
+    from backend.models import coder
+
+    if not coder.installed():
+        pytest.skip("Qwen2.5-Coder-1.5B-Instruct is not installed (make models-extra)")
+    op = lm_operator(coder.load_coder(), max_calls=8, max_new_tokens=48)
+    rng = np.random.default_rng(0)
+    g = GRAMMARS["tsp_construct"]
+    parents = [parse("(add d_cur (mul -0.7 avg_rest))", g), parse("(sub d_cur nn_rest)", g)]
+    got = [op.propose(OPS[i % len(OPS)], parents[::1 if i % 2 else -1], g, rng) for i in range(8)]
+    novel = {to_text(x) for x in got if x is not None} - {to_text(p) for p in parents}
+    record_claim(calls=op.calls, parsed=op.parsed, failed=op.failed, parse_rate=op.parse_rate, novel=len(novel))
+    assert op.calls == 8 and op.parsed + op.failed == 8

@@ -102,3 +102,18 @@ def test_claim_full_scale_beats_baselines(obs, record_claim) -> None:
     record_claim(pattern=sorted(obs), heldout=res.heldout, mcd_mean_r=mr["mcd"],
                  most_correlated_mean_r=mr["most_correlated"], ridge_mean_r=mr["ridge"], bayes_ceiling_mean_r=mr["bayes"])
     assert mr["mcd"] > mr["most_correlated"] and mr["mcd"] > mr["ridge"], mr
+
+
+SPARSE = (0, 5)
+
+
+@pytest.mark.xfail(strict=True, reason="with only DNA and CD20 observed, MCD's mean of 8 samples stays below per-pixel "
+                   "ridge and the most correlated channel (ci, 8 panels: r 0.164 vs 0.221 ridge, 0.212 most correlated; "
+                   "benchmark, 16 panels: 0.154 vs 0.208 and 0.192): little conditional structure is left for the small, briefly "
+                   "trained model, whose sample noise then dominates; linear maps of the two channels do better")
+def test_claim_sparse_pattern_beats_baselines(test_panels, record_claim) -> None:
+    res = _run(*test_panels, SPARSE)
+    mr = {m: res.mean_r(m) for m in res.r}
+    record_claim(pattern=list(SPARSE), mcd_mean_r=mr["mcd"], most_correlated_mean_r=mr["most_correlated"],
+                 ridge_mean_r=mr["ridge"], bayes_ceiling_mean_r=mr["bayes"])
+    assert mr["mcd"] > mr["most_correlated"] and mr["mcd"] > mr["ridge"], mr

@@ -188,11 +188,8 @@ if go_rep and ready:
     out = run_job("SBM representation", rep_job, time_cap_s=300)
     if out is not None:
         res_all["rep"] = out
-        record_run(
-            "spectralbellman",
-            out["params"],
-            {"largest angle (rad)": out["sbm"]["final_max_angle"], "closure": out["sbm"]["final_closure"]},
-        )
+        metrics = {"largest angle (rad)": out["sbm"]["final_max_angle"], "closure": out["sbm"]["final_closure"]}
+        record_run("spectralbellman", out["params"], metrics)
 if go_agents and ready:
     if not chosen:
         st.error("Choose at least one agent.")

@@ -57,6 +57,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     s.add_argument("--instance", type=Path, default=None, help="a TSPLIB .tsp file (5-1,000 cities)")
     s.add_argument("--n", type=int, default=100, help="random cities when no --instance (20-1,000; default 100)")
     s.add_argument("--program", default=None, help="an s-expression of tsp_construct (default: the shipped MoH one)")
+    s.add_argument("--items", type=Path, default=None,
+                   help="a bin-packing item-size CSV instead of a TSP instance: packs it online with the shipped "
+                        "bin-packing heuristic and reports bins, first fit, best fit and the L1 bound")
+    s.add_argument("--capacity", type=float, default=100.0, help="bin capacity of --items (default 100)")
     s.add_argument("--seed", type=int, default=0)
     return acts
 
@@ -122,6 +126,8 @@ def cmd_solve(args: argparse.Namespace) -> Output:
     from .references import lkh
     from .shipped import default_program
 
+    if args.items is not None:
+        return _solve_bins(args)
     inst = read_path("tsplib", args.instance) if args.instance is not None else random_tsp(args.n, args.seed)
     text = args.program or default_program()
     prog = parse(text, GRAMMARS["tsp_construct"])
@@ -140,3 +146,21 @@ def cmd_solve(args: argparse.Namespace) -> Output:
            "provenance": provenance(args.seed, instance=str(args.instance) if args.instance else None, n=inst.n)}
     return Output(out, lines=[f"{inst.name}: {inst.n} cities, length {length:.4f}, LKH-3 {ref:.4f}, gap "
                               f"{out['gap_to_lkh_pct']:.2f}%", f"program: {render(prog)}"], compact=True)
+
+
+def _solve_bins(args: argparse.Namespace) -> Output:
+    from ..io.registry import read_path
+    from .language import GRAMMARS, parse, render
+    from .problems import pack_online
+    from .references import best_fit, first_fit, l1_bound
+    from .shipped import default_program
+
+    inst = read_path("bin_items", args.items, capacity=args.capacity)
+    text = args.program or default_program("bpp_online")
+    prog = parse(text, GRAMMARS["bpp_online"])
+    bins, _ = pack_online(prog, inst)
+    out = {"method": "moh", "action": "solve", "problem": "bpp_online", "items": int(len(inst.items)),
+           "capacity": inst.cap, "program": text, "readable": render(prog), "bins": int(bins),
+           "first_fit": int(first_fit(inst)), "best_fit": int(best_fit(inst)), "l1_bound": int(l1_bound(inst))}
+    return Output(out, lines=[f"{len(inst.items)} items, capacity {inst.cap:g}: {bins} bins (first fit "
+                              f"{out['first_fit']}, best fit {out['best_fit']}, L1 bound {out['l1_bound']})"])

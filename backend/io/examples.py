@@ -243,11 +243,11 @@ def pde_field_odd() -> dict[str, bytes]:
 
 # ------------------------------------------------------------------------------------------------ channel_stack
 def channel_stack(seed: int = 0) -> bytes:
-    """An NPZ synthetic tissue panel ``stack`` of shape (12, 32, 32)."""
+    """An NPZ synthetic tissue panel ``stack`` of shape (12, 16, 16) (small: the bad-input corpus derives from it)."""
     from ..imputation.stack import to_bytes
-    from ..imputation.tissue import one_image
+    from ..imputation.tissue import TissueConfig, one_image
 
-    return to_bytes(one_image(_rng(seed))[0])
+    return to_bytes(one_image(_rng(seed), TissueConfig(size=16))[0])
 
 
 def channel_stack_odd() -> dict[str, bytes]:
@@ -255,11 +255,11 @@ def channel_stack_odd() -> dict[str, bytes]:
 
     small, batch, ints, other = io.BytesIO(), io.BytesIO(), io.BytesIO(), io.BytesIO()
     np.savez(small, stack=one_image(_rng(1), TissueConfig(size=8))[0])
-    np.savez(batch, stack=one_image(_rng(2))[0][None])
+    np.savez_compressed(batch, stack=one_image(_rng(2), TissueConfig(size=16))[0][None].astype(np.float32))
     np.savez(ints, stack=(one_image(_rng(3), TissueConfig(size=20))[0] * 100).astype(np.uint16))
-    np.savez(other, img=one_image(_rng(4), TissueConfig(size=48))[0].astype(np.float64))
+    np.savez_compressed(other, img=one_image(_rng(4), TissueConfig(size=24))[0].astype(np.float64))
     return {"side8.npz": small.getvalue(), "batch_of_one.npz": batch.getvalue(), "uint16.npz": ints.getvalue(),
-            "other_key_48px.npz": other.getvalue()}
+            "other_key_24px.npz": other.getvalue()}
 
 
 # ---------------------------------------------------------------------------------------------------- points2d

@@ -185,7 +185,8 @@ def read_field(data: bytes, name: str = "the field", case: str | None = None) ->
     want = [get_case(case).name] if case else list(CASES)
     for c in want:
         shp = shapes[c]
-        if arr.shape == shp or (arr.size == int(np.prod(shp)) and arr.ndim <= 2):
+        rows = shp if len(shp) == 2 else shp[1:]  # a CSV holds the rows of one channel: heat (1, T, X) as (T, X)
+        if arr.shape == shp or (arr.ndim == 2 and arr.shape == rows):
             return arr.reshape(shp)
     expect = "; ".join(f"{c}: {shapes[c]} ({int(np.prod(shapes[c]))} values)" for c in want)
     raise InputError(f"{name} has shape {arr.shape}; expected {expect}.")

@@ -116,8 +116,10 @@ def read_facility_csv(data: bytes, name: str = "the instance") -> Instance:
     missing = [c for c in need if c not in frame.columns]
     if missing:
         raise InputError(f"{name} lacks the column(s) {', '.join(missing)}; the header is kind,x,y,amount,fixed_cost.")
-    kind = frame["kind"].astype(str).str.strip().str.lower()
+    kind = frame["kind"].map(lambda v: str(v).strip().lower() if isinstance(v, str) else "")
     bad_kind = sorted(set(kind) - {"facility", "customer"})
+    if "" in bad_kind:
+        raise InputError(f"Some rows of {name} have no kind; each row is 'facility' or 'customer'.")
     if bad_kind:
         raise InputError(f"kind must be 'facility' or 'customer'; {name} also has {', '.join(bad_kind[:3])}.")
     cols = ["x", "y", "amount"] + (["fixed_cost"] if "fixed_cost" in frame.columns else [])

@@ -295,14 +295,15 @@ def _heur_cost(inst: Instance, open_: np.ndarray) -> tuple[float, int]:
     return _greedy_serve(inst, open_, inst.demand)[0], 1
 
 
-def _greedy_add(inst: Instance, order: str, margin: float) -> tuple[np.ndarray, int]:
-    open_ = _ensure_margin(inst, np.zeros(inst.m, bool), 0.0)
+def _greedy_toggle(inst: Instance, open_: np.ndarray, order: str, opening: bool) -> tuple[np.ndarray, int]:
+    """Toggle one facility at a time (open a closed one when ``opening``, else close an open one) by the largest
+    saving (per unit of fixed cost when ``order == "per_fixed"``) while a saving remains."""
     cur, work = _heur_cost(inst, open_)
-    while True:
+    while opening or open_.sum() > 1:
         best, best_j = 0.0, -1
-        for j in np.flatnonzero(~open_):
+        for j in np.flatnonzero(~open_ if opening else open_):
             trial = open_.copy()
-            trial[j] = True
+            trial[j] = opening
             c, w = _heur_cost(inst, trial)
             work += w
             saving = cur - c
@@ -311,29 +312,18 @@ def _greedy_add(inst: Instance, order: str, margin: float) -> tuple[np.ndarray, 
                 best, best_j = score, j
         if best_j < 0:
             break
-        open_[best_j] = True
+        open_[best_j] = opening
         cur = _heur_cost(inst, open_)[0]
+    return open_, work
+
+
+def _greedy_add(inst: Instance, order: str, margin: float) -> tuple[np.ndarray, int]:
+    open_, work = _greedy_toggle(inst, _ensure_margin(inst, np.zeros(inst.m, bool), 0.0), order, opening=True)
     return _ensure_margin(inst, open_, margin), work
 
 
 def _greedy_drop(inst: Instance, order: str, margin: float) -> tuple[np.ndarray, int]:
-    open_ = np.ones(inst.m, bool)
-    cur, work = _heur_cost(inst, open_)
-    while open_.sum() > 1:
-        best, best_j = 0.0, -1
-        for j in np.flatnonzero(open_):
-            trial = open_.copy()
-            trial[j] = False
-            c, w = _heur_cost(inst, trial)
-            work += w
-            saving = cur - c
-            score = saving / max(inst.fixed[j], 1e-9) if order == "per_fixed" else saving
-            if saving > 1e-9 and score > best:
-                best, best_j = score, j
-        if best_j < 0:
-            break
-        open_[best_j] = False
-        cur = _heur_cost(inst, open_)[0]
+    open_, work = _greedy_toggle(inst, np.ones(inst.m, bool), order, opening=False)
     return _ensure_margin(inst, open_, margin), work
 
 

@@ -166,15 +166,19 @@ def run_optimiser(o: Optimiser, fitness, grammar, seed_program: Node, budget: in
         return (score(p, f), p)
 
     pop: list[tuple[float, Node]] = []
-    start = [seed_program] + [random_program(grammar, rng, 2 + i % max(o.init - 1, 1), full=bool(i % 2))
-                              for i in range(o.population - 1)]
-    for p in start:
-        if spent >= budget:
-            break
-        r = evaluate(p)
-        if r is not None:
-            pop.append(r)
-    pop.sort(key=lambda t: t[0])
+
+    def fill(programs: list[Node]) -> None:
+        """Evaluate ``programs`` in order into the population while the budget lasts, then sort it."""
+        for p in programs:
+            if spent >= budget:
+                break
+            r = evaluate(p)
+            if r is not None:
+                pop.append(r)
+        pop.sort(key=lambda t: t[0])
+
+    fill([seed_program] + [random_program(grammar, rng, 2 + i % max(o.init - 1, 1), full=bool(i % 2))
+                           for i in range(o.population - 1)])
     probs = o.probs()
     stale, best_seen = 0, log.best_fit
     while spent < budget and pop:
@@ -204,13 +208,7 @@ def run_optimiser(o: Optimiser, fitness, grammar, seed_program: Node, budget: in
             keep = pop[:max(o.elite, 1)]
             fresh = [random_program(grammar, rng, o.init, full=bool(i % 2)) for i in range(o.population - len(keep))]
             pop = keep
-            for p in fresh:
-                if spent >= budget:
-                    break
-                r = evaluate(p)
-                if r is not None:
-                    pop.append(r)
-            pop.sort(key=lambda t: t[0])
+            fill(fresh)
             stale = 0
     return log
 

@@ -119,17 +119,25 @@ def test_claim_online_bin_packing_excess(record_claim) -> None:
 def test_claim_lm_operator_parse_rate(record_claim) -> None:
     """SmolLM2-135M-Instruct as the heuristic operator: eight calls (about 10 s each on a loaded core), every reply
     parsed into the language or counted as a failed proposal; the parse rate and the new programs are recorded."""
-    from backend.heuristics.language import to_text
-    from backend.heuristics.operators import OPS, smollm2_operator
+    from backend.heuristics.operators import smollm2_operator
 
     op = smollm2_operator(max_calls=8, max_new_tokens=40)
+    got = _eight_proposals(op, record_claim)
+    assert op.calls == 8 and op.parsed + op.failed == 8 and sum(x is not None for x in got) == op.parsed
+
+
+def _eight_proposals(op, record_claim) -> list:  # noqa: ANN001 - an LMOperator and the fixture
+    """Eight proposals from two fixed parents; records the operator's counts and the programs new to both."""
+    from backend.heuristics.language import to_text
+    from backend.heuristics.operators import OPS
+
     rng = np.random.default_rng(0)
     g = GRAMMARS["tsp_construct"]
     parents = [parse("(add d_cur (mul -0.7 avg_rest))", g), parse("(sub d_cur nn_rest)", g)]
     got = [op.propose(OPS[i % len(OPS)], parents[::1 if i % 2 else -1], g, rng) for i in range(8)]
     novel = {to_text(x) for x in got if x is not None} - {to_text(p) for p in parents}
     record_claim(calls=op.calls, parsed=op.parsed, failed=op.failed, parse_rate=op.parse_rate, novel=len(novel))
-    assert op.calls == 8 and op.parsed + op.failed == 8 and sum(x is not None for x in got) == op.parsed
+    return got
 
 
 @pytest.mark.full
@@ -150,17 +158,11 @@ def test_full_scale_evolution_reproduces_the_shipped_seed() -> None:
 def test_claim_coder_operator_parse_rate(record_claim) -> None:
     """The optional Qwen2.5-Coder-1.5B-Instruct (``make models-extra``) as the heuristic operator, capped at eight
     calls; skipped when it is not installed."""
-    from backend.heuristics.language import to_text
-    from backend.heuristics.operators import OPS, lm_operator
+    from backend.heuristics.operators import lm_operator
     from backend.models import coder
 
     if not coder.installed():
         pytest.skip("Qwen2.5-Coder-1.5B-Instruct is not installed (make models-extra)")
     op = lm_operator(coder.load_coder(), max_calls=8, max_new_tokens=48)
-    rng = np.random.default_rng(0)
-    g = GRAMMARS["tsp_construct"]
-    parents = [parse("(add d_cur (mul -0.7 avg_rest))", g), parse("(sub d_cur nn_rest)", g)]
-    got = [op.propose(OPS[i % len(OPS)], parents[::1 if i % 2 else -1], g, rng) for i in range(8)]
-    novel = {to_text(x) for x in got if x is not None} - {to_text(p) for p in parents}
-    record_claim(calls=op.calls, parsed=op.parsed, failed=op.failed, parse_rate=op.parse_rate, novel=len(novel))
+    _eight_proposals(op, record_claim)
     assert op.calls == 8 and op.parsed + op.failed == 8

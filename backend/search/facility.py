@@ -10,7 +10,7 @@ Instance: ``m`` candidate facilities (coordinates ``[m, 2]``, fixed opening cost
 Frameworks (:data:`FRAMEWORKS`; knob grids in :data:`KNOBS`):
 
 - ``milp``: the exact MILP ``min sum f_j y_j + sum c_ij x_ij``, ``sum_j x_ij = 1``, ``sum_i d_i x_ij <= u_j y_j``,
-  ``x_ij <= y_j``, ``y`` binary, solved by HiGHS (one thread, fixed seed) to a relative MIP gap (knob ``gap``).
+  ``x_ij <= y_j``, ``y`` binary, solved by HiGHS (scipy's ``milp``) to a relative MIP gap (knob ``gap``).
 - ``lp_round``: the LP relaxation (``y`` in [0, 1]) by HiGHS, then open every facility with ``y_j >= tau``.
 - ``greedy_add``: open facilities one at a time by the largest cost saving (``order``: saving per unit of fixed cost
   or absolute saving) while a saving remains.
@@ -22,7 +22,8 @@ total demand (facilities are added by capacity per fixed cost until it does).
 
 Objectives (all minimised, deterministic): ``cost``, the nominal cost of the design (fixed costs plus the optimal
 transport cost given the open set, one HiGHS LP, the same evaluator for every framework); ``effort``,
-``log10(1 + work)`` with work the solver's simplex iterations plus branch-and-bound nodes, or the number of
+``log10(1 + work)`` with work the LP's simplex iterations (for the MILP: the root relaxation's iterations times
+one plus the branch-and-bound nodes), or the number of
 designs the heuristic scored (each one greedy service of every customer); never wall time; ``robust``, the mean cost over 16 demand scenarios
 (``d_i exp(0.25 xi - 0.03)``) when customers are served greedily from the open facilities and unmet demand costs 3x
 the largest unit distance.
@@ -149,83 +150,50 @@ def read_facility_csv(data: bytes, name: str = "the instance") -> Instance:
 
 
 # ------------------------------------------------------------------------------------------------ HiGHS models
-def _highs():
-    import highspy
-
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    h.setOptionValue("random_seed", 0)
-    return h
-
-
 def _solve_flp(inst: Instance, *, integer: bool, gap: float = 0.0, margin: float = 0.0,
                fixed_open: np.ndarray | None = None) -> tuple[np.ndarray, float, int]:
-    """The facility-location model by HiGHS. Variables ``x`` (n*m, customer-major) then ``y`` (m). With
-    ``fixed_open`` the ``y`` are fixed (a transport LP). Returns ``(y, objective, work)``."""
-    import highspy
+    """The facility-location model by HiGHS through scipy (``linprog(method="highs")`` / ``milp``). Variables ``x``
+    (n*m, customer-major) then ``y`` (m); with ``fixed_open`` the ``y`` are fixed (a transport LP). Returns
+    ``(y, objective, work)``: the LP's simplex iterations, or for the MILP the root relaxation's iterations times
+    (1 + branch-and-bound nodes), a deterministic count of the solver's work.
+
+    scipy's HiGHS is used rather than the ``highspy`` bindings: those clash with the HiGHS inside OR-Tools (which the
+    MoH page loads) when both are imported into one server process."""
     from scipy import sparse
+    from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
     n, m = inst.n, inst.m
-    C = inst.cost_matrix
     nx = n * m
-    cost = np.concatenate([C.ravel(), inst.fixed])
-    rows, cols, vals, lo, hi = [], [], [], [], []
-    r = 0
-    for i in range(n):  # sum_j x_ij = 1
-        rows += [r] * m
-        cols += list(range(i * m, i * m + m))
-        vals += [1.0] * m
-        lo.append(1.0)
-        hi.append(1.0)
-        r += 1
-    for j in range(m):  # sum_i d_i x_ij - u_j y_j <= 0
-        rows += [r] * (n + 1)
-        cols += [i * m + j for i in range(n)] + [nx + j]
-        vals += list(inst.demand) + [-inst.capacity[j]]
-        lo.append(-highspy.kHighsInf)
-        hi.append(0.0)
-        r += 1
-    for i in range(n):  # x_ij - y_j <= 0 (the strong formulation)
-        for j in range(m):
-            rows += [r, r]
-            cols += [i * m + j, nx + j]
-            vals += [1.0, -1.0]
-            lo.append(-highspy.kHighsInf)
-            hi.append(0.0)
-            r += 1
-    if margin > 0:  # sum_j u_j y_j >= (1 + margin) sum_i d_i
-        rows += [r] * m
-        cols += list(range(nx, nx + m))
-        vals += list(inst.capacity)
-        lo.append((1 + margin) * inst.demand.sum())
-        hi.append(highspy.kHighsInf)
-        r += 1
-    A = sparse.csc_matrix((vals, (rows, cols)), shape=(r, nx + m))
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = nx + m, r
-    lp.col_cost_ = cost
+    cost = np.concatenate([inst.cost_matrix.ravel(), inst.fixed])
+    # equalities: sum_j x_ij = 1
+    eq = sparse.csr_matrix((np.ones(nx), (np.repeat(np.arange(n), m), np.arange(nx))), shape=(n, nx + m))
+    # inequalities: sum_i d_i x_ij - u_j y_j <= 0; x_ij - y_j <= 0 (the strong formulation); the margin row
+    cap_rows = np.concatenate([np.tile(np.arange(m), n), np.arange(m)])
+    cap_cols = np.concatenate([np.arange(nx), nx + np.arange(m)])
+    cap_vals = np.concatenate([np.repeat(inst.demand, m), -inst.capacity])
+    cap = sparse.csr_matrix((cap_vals, (cap_rows, cap_cols)), shape=(m, nx + m))
+    link = sparse.hstack([sparse.eye(nx), -sparse.csr_matrix(np.tile(np.eye(m), (n, 1)))]).tocsr()
+    blocks, rhs = [cap, link], [np.zeros(m), np.zeros(nx)]
+    if margin > 0:
+        blocks.append(sparse.csr_matrix(np.concatenate([np.zeros(nx), -inst.capacity])[None]))
+        rhs.append(np.array([-(1 + margin) * inst.demand.sum()]))
+    ub = sparse.vstack(blocks).tocsr()
+    b_ub = np.concatenate(rhs)
     y_lo = np.zeros(m) if fixed_open is None else fixed_open.astype(float)
     y_hi = np.ones(m) if fixed_open is None else fixed_open.astype(float)
-    lp.col_lower_ = np.concatenate([np.zeros(nx), y_lo])
-    lp.col_upper_ = np.concatenate([np.ones(nx), y_hi])
-    lp.row_lower_, lp.row_upper_ = np.asarray(lo), np.asarray(hi)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
-    if integer and fixed_open is None:
-        lp.integrality_ = [highspy.HighsVarType.kContinuous] * nx + [highspy.HighsVarType.kInteger] * m
-    h = _highs()
-    if integer:
-        h.setOptionValue("mip_rel_gap", float(gap))
-    h.passModel(lp)
-    h.run()
-    status = h.getModelStatus()
-    if status != highspy.HighsModelStatus.kOptimal:
+    lo, hi = np.concatenate([np.zeros(nx), y_lo]), np.concatenate([np.ones(nx), y_hi])
+    lp = linprog(cost, A_ub=ub, b_ub=b_ub, A_eq=eq, b_eq=np.ones(n), bounds=np.column_stack([lo, hi]),
+                 method="highs")
+    if lp.status != 0:
         return np.zeros(m), math.inf, 0
-    info = h.getInfo()
-    sol = np.asarray(h.getSolution().col_value)
-    work = int(info.simplex_iteration_count) + max(0, int(info.mip_node_count))
-    return sol[nx:], float(info.objective_function_value), work
+    if not integer or fixed_open is not None:
+        return np.asarray(lp.x[nx:]), float(lp.fun), int(lp.nit)
+    res = milp(cost, constraints=[LinearConstraint(eq, 1.0, 1.0), LinearConstraint(ub, -np.inf, b_ub)],
+               integrality=np.concatenate([np.zeros(nx), np.ones(m)]), bounds=Bounds(lo, hi),
+               options={"mip_rel_gap": float(gap), "presolve": True})
+    if res.status != 0 or res.x is None:
+        return np.zeros(m), math.inf, 0
+    return np.asarray(res.x[nx:]), float(res.fun), int(lp.nit) * (1 + int(res.mip_node_count or 0))
 
 
 def design_cost(inst: Instance, open_: np.ndarray) -> float:

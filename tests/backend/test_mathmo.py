@@ -181,3 +181,17 @@ def test_claim_coder_operator_parse_rate(record_claim) -> None:
                     generate=lambda p: lm.generate(p, max_new_tokens=40))
     record_claim(parse_rate=res.parse_rate, failed_rounds=res.fallbacks, final_hv=res.final_hv)
     assert res.proposals_attempted == 16 and len(res.chosen) == 8
+
+
+def test_solves_in_a_process_that_loaded_or_tools() -> None:
+    """The app serves MoH (OR-Tools, which carries its own HiGHS) and MATHMO from one process: the facility models
+    must solve after OR-Tools is loaded."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("from ortools.constraint_solver import pywrapcp; from backend.search import facility as F; "
+            "r = F.evaluate(F.generate(6, 12, 0), 'milp', (0.0, 0.0)); print(r['cost'] > 0)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0 and out.stdout.strip() == "True", out.stderr[-500:]

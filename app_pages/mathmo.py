@@ -12,6 +12,7 @@ from ui.claims import claims_panel
 from ui.figures import mathmo as figs
 from ui.inputs import file_input
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
+from ui.models import get_model
 from ui.runner import run_job
 from ui.state import bound, record_run, show_history
 
@@ -66,13 +67,6 @@ with st.form("mathmo_form"):
     go = st.form_submit_button("Run the search", icon=":material/play_arrow:", type="primary", disabled=inst is None)
 
 
-@st.cache_resource(max_entries=1)
-def _lm():  # noqa: ANN202 - a CausalLM
-    from backend.models.lm import load_causal_lm
-
-    return load_causal_lm()
-
-
 def job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
     from backend.runtime import sub_progress
     from backend.search.mathmo import MathmoConfig, Space, compare, paired, to_json
@@ -81,7 +75,7 @@ def job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dic
     cfg = MathmoConfig(rounds=int(rounds), proposals=int(proposals), operator=operator)
     generate = None
     if operator == "lm":
-        lm = _lm()
+        lm = get_model("smollm2")
 
         def generate(prompt: str) -> str:
             return lm.generate(prompt, max_new_tokens=40)

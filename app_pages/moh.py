@@ -12,6 +12,7 @@ from ui.claims import claims_panel
 from ui.figures import moh as figs
 from ui.inputs import file_input
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
+from ui.models import get_model
 from ui.runner import run_job
 from ui.state import bound, preset_choice, record_run, show_history
 
@@ -109,29 +110,14 @@ go_solve = st.button("Solve with the MoH heuristic and the references", type="pr
 
 
 def solve_job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
-    from backend.heuristics import references as R
-    from backend.heuristics.language import GRAMMARS, parse
-    from backend.heuristics.problems import construct_tour, pack_online, random_tsp
+    from backend.heuristics.problems import random_tsp
+    from backend.heuristics.solve import solve_bins, solve_tsp
 
     if src == "upload bin items":
-        prog = parse(program_text, GRAMMARS["bpp_online"])
-        used = {"moh": pack_online(prog, inst)[0], "first_fit": R.first_fit(inst), "best_fit": R.best_fit(inst)}
-        return {"kind": "bins", "name": inst_name, "bins": used, "l1": inst.l1, "program": program_text}
-    from backend.runtime import timed
-
+        return {"kind": "bins", "name": inst_name, **solve_bins(inst, program_text)}
     tsp = inst if inst is not None else random_tsp(int(n_rand), 0)
-    prog = parse(program_text, GRAMMARS["tsp_construct"])
-    clock = timed()
-    tours, ms = {"moh": construct_tour(prog, tsp)}, {"moh": 1000 * clock()}
-    for k, name in enumerate(("farthest_insertion", "nearest_neighbour", "lkh")):
-        progress((k + 1) / 4, f"running {name}")
-        clock = timed()
-        tours[name] = R.TSP_REFERENCES.get(name)(tsp)
-        ms[name] = 1000 * clock()
-    lengths = {k: tsp.length(t) for k, t in tours.items()}
-    return {"kind": "tsp", "name": inst_name or tsp.name, "coords": tsp.coords.round(6).tolist(),
-            "tours": {k: [int(c) for c in t] for k, t in tours.items()}, "lengths": lengths, "program": program_text,
-            "gaps": {k: 100 * (v / lengths["lkh"] - 1) for k, v in lengths.items()}, "ms": ms}
+    out = solve_tsp(tsp, program_text, ("farthest_insertion", "nearest_neighbour", "lkh"), progress=progress)
+    return {"kind": "tsp", "name": inst_name or tsp.name, "coords": tsp.coords.round(6).tolist(), **out}
 
 
 if go_solve and ready:
@@ -174,13 +160,6 @@ with st.form("moh_form"):
     go_evolve = st.form_submit_button("Evolve", icon=":material/play_arrow:", type="primary")
 
 
-@st.cache_resource(max_entries=1, show_spinner="Loading SmolLM2-135M-Instruct")
-def _causal_lm():  # noqa: ANN202 - a backend.models.lm.CausalLM
-    from backend.models.lm import load_causal_lm
-
-    return load_causal_lm(None)
-
-
 def evolve_job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
     from backend.heuristics.moh import MoHConfig, evaluate, evolve
     from backend.heuristics.operators import lm_operator, summarise
@@ -188,7 +167,7 @@ def evolve_job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a sm
 
     sizes = tuple(int(x) for x in sizes_text.split(","))
     cfg = MoHConfig(eproblem, sizes, 2, int(budget), int(mpop), int(gens), 50, 0)
-    op = lm_operator(_causal_lm(), max_calls=int(lm_calls)) if operator == "lm" else None
+    op = lm_operator(get_model("smollm2"), max_calls=int(lm_calls)) if operator == "lm" else None
     clock = timed()
     res = evolve(cfg, operator=op, progress=sub_progress(progress, 0.0, 0.85))
     seconds = clock()

@@ -379,9 +379,7 @@ def simulate(cat: Catalogue, *, k: int = 5, lam: float = 1.0, rounds: int = 2000
             t_start = time.perf_counter()
             S = agent.select(t + 1, X[t])
             g = div.value(S)
-            p = M.choice_probs(U[t, S], lam, g)
-            j = min(int(np.searchsorted(np.cumsum(p), uniforms[t], side="right")), len(p) - 1)
-            agent.update(X[t], S, j if j < len(S) else -1)
+            agent.update(X[t], S, M.draw_choice(U[t, S], lam, g, uniforms[t]))
             run = runs[a]
             run.seconds[t] = time.perf_counter() - t_start
             r = float(M.reward(U[t, S], lam, g))
@@ -437,9 +435,7 @@ def runtime_vs_n(ns: list[int], *, k: int = 5, rounds: int = 30, seed: int = 0,
             for t in range(rounds):
                 t0 = time.perf_counter()
                 S = agent.select(t + 1, X[t])
-                p = M.choice_probs(U[t, S], 1.0, div.value(S))
-                j = min(int(np.searchsorted(np.cumsum(p), uni[t], side="right")), len(p) - 1)
-                agent.update(X[t], S, j if j < len(S) else -1)
+                agent.update(X[t], S, M.draw_choice(U[t, S], 1.0, div.value(S), uni[t]))
                 secs.append(time.perf_counter() - t0)
             rows.append({"agent": a, "n_items": n, "ms_per_round": 1e3 * float(np.median(secs)),
                          "evaluations_per_round": agent.evaluations / rounds, "assortments": M.n_subsets(n, kk)})

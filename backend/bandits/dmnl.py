@@ -135,6 +135,14 @@ def choice_probs(u_S: np.ndarray, lam: float, g: float) -> np.ndarray:
     return p / p.sum()
 
 
+def draw_choice(u_S: np.ndarray, lam: float, g: float, uniform: float) -> int:
+    """The user's choice by inverse CDF of :func:`choice_probs` at ``uniform`` in [0, 1): the position in S of the
+    item bought, or -1 for no purchase (a shared uniform per round pairs agents: common random numbers)."""
+    p = choice_probs(u_S, lam, g)
+    j = min(int(np.searchsorted(np.cumsum(p), uniform, side="right")), len(p) - 1)
+    return j if j < len(u_S) else -1
+
+
 def true_reward(u: np.ndarray, lam: float, div: Diversity, S: np.ndarray) -> float:
     """Expected reward of assortment ``S`` under utilities ``u`` ``[N]``."""
     S = np.asarray(S, dtype=np.int64)

@@ -118,49 +118,32 @@ def cmd_evolve(args: argparse.Namespace) -> Output:
 
 
 def cmd_solve(args: argparse.Namespace) -> Output:
-    from ..errors import InputError
     from ..io.registry import read_path
-    from ..runtime import provenance, timed
+    from ..runtime import provenance
     from .language import GRAMMARS, parse, render
-    from .problems import construct_tour, random_tsp
-    from .references import lkh
+    from .problems import random_tsp
     from .shipped import default_program
+    from .solve import solve_bins, solve_tsp
 
     if args.items is not None:
-        return _solve_bins(args)
+        inst = read_path("bin_items", args.items, capacity=args.capacity)
+        text = args.program or default_program("bpp_online")
+        got = solve_bins(inst, text)
+        out = {"method": "moh", "action": "solve", "problem": "bpp_online", "items": int(len(inst.items)),
+               "capacity": inst.cap, "program": text, "readable": render(parse(text, GRAMMARS["bpp_online"])),
+               "bins": got["bins"]["moh"], "first_fit": got["bins"]["first_fit"],
+               "best_fit": got["bins"]["best_fit"], "l1_bound": got["l1"]}
+        return Output(out, lines=[f"{len(inst.items)} items, capacity {inst.cap:g}: {out['bins']} bins (first fit "
+                                  f"{out['first_fit']}, best fit {out['best_fit']}, L1 bound {out['l1_bound']})"])
     inst = read_path("tsplib", args.instance) if args.instance is not None else random_tsp(args.n, args.seed)
     text = args.program or default_program()
-    prog = parse(text, GRAMMARS["tsp_construct"])
-    clock = timed()
-    try:
-        tour = construct_tour(prog, inst)
-    except Exception as err:  # noqa: BLE001 - the step limit
-        raise InputError(f"The program could not finish a tour: {err}.") from None
-    t_h = clock()
-    length = inst.length(tour)
-    clock = timed()
-    ref = inst.length(lkh(inst))
+    got = solve_tsp(inst, text)
+    readable = render(parse(text, GRAMMARS["tsp_construct"]))
+    length, ref = got["lengths"]["moh"], got["lengths"]["lkh"]
     out = {"method": "moh", "action": "solve", "instance": inst.name, "n": inst.n, "program": text,
-           "readable": render(prog), "tour": [int(c) for c in tour], "length": length, "lkh_length": ref,
-           "gap_to_lkh_pct": 100.0 * (length / ref - 1.0), "timing_s": {"heuristic": t_h, "lkh": clock()},
+           "readable": readable, "tour": got["tours"]["moh"], "length": length, "lkh_length": ref,
+           "gap_to_lkh_pct": got["gaps"]["moh"], "timing_s": {"heuristic": got["ms"]["moh"] / 1000,
+                                                            "lkh": got["ms"]["lkh"] / 1000},
            "provenance": provenance(args.seed, instance=str(args.instance) if args.instance else None, n=inst.n)}
     return Output(out, lines=[f"{inst.name}: {inst.n} cities, length {length:.4f}, LKH-3 {ref:.4f}, gap "
-                              f"{out['gap_to_lkh_pct']:.2f}%", f"program: {render(prog)}"], compact=True)
-
-
-def _solve_bins(args: argparse.Namespace) -> Output:
-    from ..io.registry import read_path
-    from .language import GRAMMARS, parse, render
-    from .problems import pack_online
-    from .references import best_fit, first_fit, l1_bound
-    from .shipped import default_program
-
-    inst = read_path("bin_items", args.items, capacity=args.capacity)
-    text = args.program or default_program("bpp_online")
-    prog = parse(text, GRAMMARS["bpp_online"])
-    bins, _ = pack_online(prog, inst)
-    out = {"method": "moh", "action": "solve", "problem": "bpp_online", "items": int(len(inst.items)),
-           "capacity": inst.cap, "program": text, "readable": render(prog), "bins": int(bins),
-           "first_fit": int(first_fit(inst)), "best_fit": int(best_fit(inst)), "l1_bound": int(l1_bound(inst))}
-    return Output(out, lines=[f"{len(inst.items)} items, capacity {inst.cap:g}: {bins} bins (first fit "
-                              f"{out['first_fit']}, best fit {out['best_fit']}, L1 bound {out['l1_bound']})"])
+                              f"{out['gap_to_lkh_pct']:.2f}%", f"program: {readable}"], compact=True)

@@ -146,16 +146,11 @@ def _unroll(model: nn.Module, x: torch.Tensor, t: torch.Tensor, n: int) -> torch
     return x
 
 
-def _grad_vector(model: nn.Module) -> torch.Tensor:
-    return torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1) for p in model.parameters()])
+def grad_vector(model: nn.Module) -> torch.Tensor:
+    """All parameter gradients as one vector (``conflictfree.utils.get_gradient_vector``; missing ones as zeros)."""
+    from conflictfree.utils import get_gradient_vector
 
-
-def _set_grad(model: nn.Module, g: torch.Tensor) -> None:
-    i = 0
-    for p in model.parameters():
-        n = p.numel()
-        p.grad = g[i:i + n].reshape(p.shape).clone()
-        i += n
+    return get_gradient_vector(model, none_grad_mode="zero")
 
 
 def train(method: str, cfg: PBFMConfig, *, lam: float = 0.0, seed: int = 0, progress: Progress | None = None,
@@ -199,11 +194,13 @@ def train(method: str, cfg: PBFMConfig, *, lam: float = 0.0, seed: int = 0, prog
                 (fm + lam * res).backward()
             else:
                 fm.backward(retain_graph=True)
-                g_fm = _grad_vector(model)
+                g_fm = grad_vector(model)
                 opt.zero_grad()
                 res.backward()
-                g_res = _grad_vector(model)
-                _set_grad(model, config_update(g_fm, g_res))
+                g_res = grad_vector(model)
+                from conflictfree.utils import apply_gradient_vector
+
+                apply_gradient_vector(model, config_update(g_fm, g_res))
                 if step % 50 == 0:
                     log.cos_fm_res.append(float(torch.nn.functional.cosine_similarity(g_fm, g_res, 0)))
         opt.step()

@@ -110,11 +110,11 @@ def gradient_dial(case: str, seed: int = 0, batch: int = 128) -> dict[str, objec
     xt = (1 - t[:, None]) * x0 + t[:, None] * x1
     model.zero_grad()
     ((model(xt, t) - (x1 - x0)) ** 2).mean().backward()
-    g_fm = B._grad_vector(model).double()
+    g_fm = B.grad_vector(model).double()
     model.zero_grad()
     R = c.residual(norm.decode_t(B._unroll(model, xt, t, cfg.max_unroll)))
     (t * R.abs().reshape(batch, -1).mean(1)).mean().backward()
-    g_res = B._grad_vector(model).double()
+    g_res = B.grad_vector(model).double()
     g_cf = B.config_update(g_fm, g_res).double()
     e1 = g_fm / g_fm.norm()
     r = g_res - (g_res @ e1) * e1

@@ -149,9 +149,7 @@ def test_greedy_and_exhaustive_agree_in_the_same_state() -> None:
         S, S2 = g.select(t + 1, X[t]), f.select(t + 1, X[t])
         same += set(S.tolist()) == set(S2.tolist())
         gap += M.true_reward(U[t], 1.0, div, S2) - M.true_reward(U[t], 1.0, div, S)
-        p = M.choice_probs(U[t, S], 1.0, div.value(S))
-        j = min(int(np.searchsorted(np.cumsum(p), uni[t], side="right")), len(p) - 1)
-        g.update(X[t], S, j if j < len(S) else -1)
+        g.update(X[t], S, M.draw_choice(U[t, S], 1.0, div.value(S), uni[t]))
     assert same >= 0.98 * 400 and abs(gap) < 0.05
 
 

@@ -174,14 +174,7 @@ def evolve_job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a sm
     refs = ("first_fit", "best_fit") if eproblem == "bpp_online" else ("farthest_insertion", "nearest_neighbour")
     ev = evaluate(eproblem, {k: v.heuristic for k, v in res.items()}, (200,), 1, references=refs,
                   progress=sub_progress(progress, 0.85, 1.0))
-    n_tasks = len(sizes)
-    curves = {}
-    for k, v in res.items():
-        if k == "no_meta":
-            curves[k] = ([h["evaluation"] * n_tasks for h in v.history], [h["best_weighted_gap"] for h in v.history])
-        else:
-            curves[k] = ([(h["iteration"] + 1) * mpop * budget * n_tasks for h in v.history],
-                         [-h["best_utility"] for h in v.history])
+    curves = {k: v.progress_curve(len(sizes), int(mpop), int(budget)) for k, v in res.items()}
     return {"operator": summarise({k: v.operator for k, v in res.items()}), "problem": eproblem,
             "variants": {k: v.to_json() for k, v in res.items()}, "eval": {"sizes": ev["sizes"], "gaps": ev["gaps"],
                                                                            "reference": ev["reference"]},

@@ -110,6 +110,14 @@ class VariantResult:
     def to_json(self) -> dict:
         return dict(self.__dict__)
 
+    def progress_curve(self, n_tasks: int, meta_population: int, budget: int) -> tuple[list[int], list[float]]:
+        """(task evaluations spent, best weighted gap so far) along the search: per evaluation for the fixed
+        optimiser, per meta iteration (``meta_population x budget x tasks`` evaluations each) otherwise."""
+        if self.variant == "no_meta":
+            return [h["evaluation"] * n_tasks for h in self.history], [h["best_weighted_gap"] for h in self.history]
+        return ([(h["iteration"] + 1) * meta_population * budget * n_tasks for h in self.history],
+                [-h["best_utility"] for h in self.history])
+
 
 def weights_for(variant: str, cfg: MoHConfig) -> np.ndarray:
     sizes = np.array(cfg.sizes, dtype=float)

@@ -75,14 +75,8 @@ with st.form("mcd_form"):
 
 def job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
     from backend.imputation import evaluate as E
-    from backend.imputation.mcd_cli import standardise_upload
 
-    _, std, _ = E.load_model("tissue")
-    if upload is None:
-        p = T.preset(src)
-        z, mean = std.fwd(p.x), std.fwd(p.mean)
-    else:
-        z, mean = standardise_upload(upload[1][None], std), None
+    z, mean, _ = E.standardised_input(src if upload is None else upload[1])
     res = E.evaluate(z, observed, mean=mean, n_samples=int(n_samples), steps=int(steps), seed=int(seed),
                      keep_preds=True, progress=progress)
     out = res.summary()

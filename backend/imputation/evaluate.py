@@ -55,6 +55,19 @@ def load_model(which: str = "tissue") -> tuple[M.MCD, M.Standardiser, dict]:
     return model, M.Standardiser(meta.extra["mean"], meta.extra["std"]), meta.quality
 
 
+def standardised_input(src: str | np.ndarray) -> tuple[np.ndarray, np.ndarray | None, str]:
+    """A preset name or a user's ``(C, H, W)`` stack -> ``(z (1, C, H, W), noise-free z or None, "preset"|"upload")``.
+
+    Presets use the training panels' standardiser; a user's stack is z-scored per channel with its own statistics
+    (its units differ from the synthetic panels')."""
+    if isinstance(src, str):
+        _, std, _ = load_model("tissue")
+        p = T.preset(src)
+        return std.fwd(p.x), std.fwd(p.mean), "preset"
+    x = np.asarray(src, np.float32)[None]
+    return M.Standardiser.fit(x).fwd(x), None, "upload"
+
+
 @lru_cache(maxsize=1)
 def load_unets() -> tuple[dict[int, B.UNetRegressor], tuple[int, ...]]:
     """The shipped per-target U-Net regressors ``{target: model}`` and the observed pattern they were trained for."""

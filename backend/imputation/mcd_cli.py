@@ -35,24 +35,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
 
 
 def load_stack(spec: str):  # noqa: ANN201 - (z, mean or None, source)
-    """A stack by preset name or NPZ path: (standardised (1, C, H, W), standardised noise-free mean or None, kind)."""
+    """A stack by preset name or NPZ path (see :func:`backend.imputation.evaluate.standardised_input`)."""
     from ..io.registry import read_path
-    from . import evaluate as E
-    from . import tissue as T
+    from .evaluate import standardised_input
+    from .tissue import PRESETS
 
-    _, std, _ = E.load_model("tissue")
-    if spec in T.PRESETS:
-        p = T.preset(spec)
-        return std.fwd(p.x), std.fwd(p.mean), "preset"
-    x = read_path("channel_stack", spec)[None]
-    return standardise_upload(x, std), None, "upload"
-
-
-def standardise_upload(x, std):  # noqa: ANN001, ANN201
-    """A user's stack z-scored per channel with its own statistics (units differ from the synthetic panels')."""
-    m = x.mean((0, 2, 3), keepdims=True)
-    s = x.std((0, 2, 3), keepdims=True) + 1e-6
-    return ((x - m) / s).astype("float32")
+    return standardised_input(spec if spec in PRESETS else read_path("channel_stack", spec))
 
 
 def cmd_impute(args: argparse.Namespace) -> Output:

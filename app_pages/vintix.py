@@ -5,7 +5,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from backend.errors import InputError
 from backend.icrl import tasks as T
 from backend.icrl.evaluate import AGENTS, MAX_HORIZON
 from backend.icrl.heads import HEADS
@@ -113,25 +112,13 @@ with st.form("vintix_form"):
     )
 
 
-def _numbers(text: str, what: str) -> list[float]:
-    try:
-        return [float(x) for x in text.replace(";", ",").split(",") if x.strip()]
-    except ValueError:
-        raise InputError(f"{what}: use numbers separated by commas.") from None
-
-
 def job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
     from backend.icrl.run import run
 
     if choice == "peaks":
-        pairs = [p.split(":") for p in peaks_text.split(",") if p.strip()]
-        if not pairs or any(len(p) != 2 for p in pairs):
-            raise InputError("Peaks: write centre:width pairs separated by commas, e.g. -0.5:0.07, 0.45:0.07.")
-        task = T.validate_peaks(
-            *zip(*[(_numbers(c, "Peak centre")[0], _numbers(w, "Peak width")[0]) for c, w in pairs], strict=True)
-        )
+        task = T.parse_peaks(peaks_text)
     elif choice == "means":
-        task = T.KArmTask(T.validate_means(_numbers(means_text, "Arm means")))
+        task = T.parse_means(means_text)
     elif choice == "upload":
         task = uploaded[1]
     else:

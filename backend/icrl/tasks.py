@@ -150,6 +150,27 @@ class ContTask:
         return self.best
 
 
+def parse_means(text: str) -> KArmTask:
+    """``"0.2, 0.5, 0.8"`` (commas or semicolons) -> a validated K-armed task."""
+    try:
+        vals = [float(x) for x in str(text).replace(";", ",").split(",") if x.strip()]
+    except ValueError:
+        raise InputError("Arm means: use numbers separated by commas, e.g. 0.2, 0.5, 0.8.") from None
+    return KArmTask(validate_means(vals))
+
+
+def parse_peaks(text: str) -> ContTask:
+    """``"-0.5:0.07, 0.45:0.07"`` (centre:width pairs) -> a validated continuous task (height 0.8)."""
+    msg = "Peaks: write centre:width pairs separated by commas, e.g. -0.5:0.07, 0.45:0.07."
+    try:
+        pairs = [tuple(float(x) for x in p.split(":")) for p in str(text).replace(";", ",").split(",") if p.strip()]
+    except ValueError:
+        raise InputError(msg) from None
+    if not pairs or any(len(p) != 2 for p in pairs):
+        raise InputError(msg)
+    return validate_peaks([p[0] for p in pairs], [p[1] for p in pairs])
+
+
 def validate_peaks(centers, widths, heights=None) -> ContTask:
     c = np.asarray(centers, dtype=float).ravel()
     w = np.asarray(widths, dtype=float).ravel()

@@ -20,17 +20,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli_common import Output, add_action, add_group, float_list
-
-
-def _peaks(text: str) -> tuple[tuple[float, float], ...]:
-    try:
-        out = tuple(tuple(float(x) for x in p.split(":")) for p in text.split(",") if p.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError("peaks are centre:width pairs, e.g. -0.5:0.08,0.5:0.08") from None
-    if not out or any(len(p) != 2 for p in out):
-        raise argparse.ArgumentTypeError("peaks are centre:width pairs, e.g. -0.5:0.08,0.5:0.08")
-    return out
+from ..cli_common import Output, add_action, add_group
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
@@ -38,8 +28,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     acts = add_group(subparsers, "vintix", "DPT with a rectified-flow action head: in-context bandits and dark room")
     r = add_action(acts, "run", cmd_run, "one task: densities per head, entropy vs context, online regret")
     r.add_argument("--task", default="bimodal", help="bimodal, unimodal, karm or darkroom (default bimodal)")
-    r.add_argument("--means", type=float_list, default=None, help="arm means of a K-armed task, e.g. 0.2,0.5,0.8")
-    r.add_argument("--peaks", type=_peaks, default=None, help="centre:width peaks of a continuous task (height 0.8)")
+    r.add_argument("--means", default=None, help="arm means of a K-armed task, e.g. 0.2,0.5,0.8")
+    r.add_argument("--peaks", default=None, help="centre:width peaks of a continuous task (height 0.8)")
     r.add_argument(
         "--task-file", type=Path, default=None, help="a bandit_task CSV (mean | center,width[,height] | a,r)"
     )
@@ -65,9 +55,9 @@ def _task(args: argparse.Namespace):
     if sum(given) > 1:
         raise InputError("Give at most one of --means, --peaks and --task-file.")
     if args.means is not None:
-        return T.KArmTask(T.validate_means(args.means))
+        return T.parse_means(args.means)
     if args.peaks is not None:
-        return T.validate_peaks([p[0] for p in args.peaks], [p[1] for p in args.peaks])
+        return T.parse_peaks(args.peaks)
     if args.task_file is not None:
         return read_path("bandit_task", args.task_file)
     return args.task

@@ -60,8 +60,14 @@ def load(path: Path = MANIFEST_JSON) -> list[dict[str, Any]]:
 
 
 def asset_files(folder: Path = ASSETS) -> list[str]:
-    """Names of the files in ``assets/`` that need a row (everything but the manifest itself and dot files)."""
-    return sorted(p.name for p in folder.iterdir() if p.is_file() and p.name not in SELF and not p.name.startswith("."))
+    """Paths (relative, ``/``-separated; files in subfolders such as ``photos/`` too) of the files in ``assets/`` that
+    need a row: everything but the manifest itself and dot files."""
+    out = []
+    for p in folder.rglob("*"):
+        rel = p.relative_to(folder)
+        if p.is_file() and rel.as_posix() not in SELF and not any(part.startswith(".") for part in rel.parts):
+            out.append(rel.as_posix())
+    return sorted(out)
 
 
 def _sha256(path: Path) -> str:

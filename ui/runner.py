@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import logging
+from contextlib import ExitStack
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -12,7 +13,8 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from backend.errors import InputError, JobCancelled
-from backend.runtime import CancelToken, JobLock, job_lock, setup_torch_if_loaded, timed
+from backend.executor import LocalExecutor, executor_from_env
+from backend.runtime import CancelToken, JobLock, job_lock, timed
 
 T = TypeVar("T")
 log = logging.getLogger("method_lab")
@@ -22,6 +24,14 @@ log = logging.getLogger("method_lab")
 def shared_lock() -> JobLock:
     """One lock for every session of this server process."""
     return job_lock()
+
+
+def current_executor():  # noqa: ANN201
+    """The executor $METHOD_LAB_RAY_ADDRESS names; unset -> in-process under this server's shared lock."""
+    ex = executor_from_env()
+    if isinstance(ex, LocalExecutor):
+        return LocalExecutor(shared_lock())
+    return ex
 
 
 def show_error(err: BaseException, what: str = "the job") -> None:
@@ -58,18 +68,24 @@ def run_job(label: str, fn: Callable[..., T], /, *args: object, time_cap_s: floa
     clock = timed()
     status = None
     try:
-        with shared_lock().hold(on_wait=on_wait, token=token):
-            wait_box.empty()
-            setup_torch_if_loaded()  # one torch thread per job by default (METHOD_LAB_THREADS)
-            with st.status(label, expanded=True) as status:
-                bar = st.progress(0.0, text="starting")
+        executor = current_executor()
+        stack = ExitStack()
+        with stack:
+            bar_box: list = []
 
-                def progress(fraction: float, message: str = "") -> None:
-                    bar.progress(min(1.0, max(0.0, fraction)), text=message or label)
+            def on_start() -> None:
+                nonlocal status
+                wait_box.empty()
+                status = stack.enter_context(st.status(label, expanded=True))
+                bar_box.append(st.progress(0.0, text="starting"))
 
-                result = fn(*args, progress=token.wrap(progress), **kwargs)
-                bar.progress(1.0, text="done")
-                status.update(label=f"{label}: done in {clock():.1f} s", state="complete", expanded=False)
+            def progress(fraction: float, message: str = "") -> None:
+                bar_box[0].progress(min(1.0, max(0.0, fraction)), text=message or label)
+
+            result = executor.run(fn, args, kwargs, progress=progress, token=token, on_wait=on_wait,
+                                  on_start=on_start)
+            bar_box[0].progress(1.0, text="done")
+            status.update(label=f"{label}: done in {clock():.1f} s", state="complete", expanded=False)
         return result
     except Exception as err:  # noqa: BLE001 - every failure is shown in the page, none as a traceback
         if status is not None:

@@ -209,10 +209,9 @@ def ensure_ray(address: str, num_cpus: int | None = None) -> None:
 
     kw["runtime_env"] = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
                                       "METHOD_LAB_THREADS": str(default_threads())}}
+    kw["address"] = address  # "local" always starts a new instance, never joins one found on this machine
     if address == "local":
         kw["num_cpus"] = num_cpus or int(os.environ.get("METHOD_LAB_RAY_CPUS", "2"))
-    else:
-        kw["address"] = address
     try:
         ray.init(**kw)
     except Exception as err:  # noqa: BLE001 - ConnectionError, RuntimeError, ValueError depending on the form
@@ -380,14 +379,15 @@ def case_seed(sweep_seed: int, index: int) -> int:
     return int(np.random.SeedSequence([int(sweep_seed) & 0xFFFFFFFF, int(index)]).generate_state(1)[0])
 
 
-def map_cases(fn: Callable[..., Any], cases: Sequence[object], sweep_seed: int, executor: str = "local",
-              progress: Progress | None = None) -> list[Any]:
+def map_cases(fn: Callable[..., Any], cases: Sequence[object], sweep_seed: int | None = 0, executor: str = "local",
+              progress: Progress | None = None, seeds: Sequence[int] | None = None) -> list[Any]:
     """Run ``fn(case, seed=case_seed(sweep_seed, i))`` for each case; ``executor`` is ``local`` or ``ray``.
 
+    ``seeds`` gives each case's seed explicitly instead (sweeps whose cases are already named by a seed).
     ``ray`` uses ``$METHOD_LAB_RAY_ADDRESS`` (``local`` when unset: a Ray instance on this machine).
     """
     cases = list(cases)
-    seeds = [case_seed(sweep_seed, i) for i in range(len(cases))]
+    seeds = list(seeds) if seeds is not None else [case_seed(int(sweep_seed or 0), i) for i in range(len(cases))]
     if executor == "local":
         out = []
         for i, (case, seed) in enumerate(zip(cases, seeds, strict=True)):

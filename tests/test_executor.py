@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -125,3 +126,28 @@ def test_bad_address_message() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
                          env={**os.environ, "RAY_gcs_rpc_server_connect_timeout_s": "3"})
     assert "MSG The Ray cluster at '127.0.0.1:1'" in out.stdout, out.stdout + out.stderr
+
+
+def test_ray_nowcast_evaluation_equals_local(ray_ex: RayExecutor) -> None:
+    from backend.forecast.precip.pipeline import evaluate
+
+    seeds, methods = [20000, 20001], ["persistence", "extrapolation"]
+
+    def scores(summaries: dict) -> str:  # every score; wall times (seconds_*) differ between any two runs
+        kept = {m: {k: v for k, v in s.items() if not k.startswith("seconds")} for m, s in summaries.items()}
+        return json.dumps(kept, sort_keys=True)  # NaN-aware: NaN != NaN inside a dict comparison
+
+    local = scores(evaluate(seeds, methods, n_leads=4))
+    assert scores(evaluate(seeds, methods, n_leads=4, executor="ray")) == local
+
+
+def test_cli_bad_address_exits_2_with_message() -> None:
+    pytest.importorskip("ray")
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "backend", "nowcast", "evaluate", "--executor", "ray", "--cases", "1",
+                          "--leads", "2", "--json"], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "METHOD_LAB_RAY_ADDRESS": "127.0.0.1:1"})
+    assert out.returncode == 2, out.stderr
+    assert "could not be reached" in json.loads(out.stdout)["error"]

@@ -44,6 +44,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     e.add_argument("--start", type=int, default=20000, help="first seed (>= 20000: never used in training)")
     e.add_argument("--method", action="append", default=None, help="methods (default: all)")
     e.add_argument("--leads", type=int, default=32)
+    e.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="ray: one task per case on $METHOD_LAB_RAY_ADDRESS (default local: a Ray instance here)")
 
     add_action(sub, "methods", cmd_methods, "list the nowcasting methods")
     return sub
@@ -137,7 +139,8 @@ def cmd_evaluate(args: argparse.Namespace) -> Output:
     def progress(f: float, msg: str = "") -> None:
         print(f"[{f:5.1%}] {msg}", file=sys.stderr, flush=True)
 
-    summaries = evaluate(seeds, methods, args.leads, progress=progress if not args.json else None)
+    summaries = evaluate(seeds, methods, args.leads, progress=progress if not args.json else None,
+                         executor=args.executor)
     result = {"seeds": seeds, "methods": methods, "summaries": summaries, "claims": check_claims(summaries),
               "provenance": provenance(None, [MODEL_FILE, UNET_FILE], command="nowcast evaluate", cases=args.cases,
                                        start=args.start, methods=methods, leads=args.leads)}

@@ -131,7 +131,7 @@ def test_bad_address_message() -> None:
 def test_ray_nowcast_evaluation_equals_local(ray_ex: RayExecutor) -> None:
     from backend.forecast.precip.pipeline import evaluate
 
-    seeds, methods = [20000, 20001], ["persistence", "extrapolation"]
+    seeds, methods = [20000, 20001], ["persistence", "extrapolation", "steps"]
 
     def scores(summaries: dict) -> str:  # every score; wall times (seconds_*) differ between any two runs
         kept = {m: {k: v for k, v in s.items() if not k.startswith("seconds")} for m, s in summaries.items()}

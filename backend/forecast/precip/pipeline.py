@@ -105,6 +105,20 @@ def run_case(seed: int, methods=DEFAULT_METHODS, n_leads: int = MAX_LEADS, progr
     return case, run
 
 
+def _add_case(acc: dict[str, Scores], name: str, fc: object, truth: np.ndarray, n_leads: int, seed: int,
+              index: int) -> None:
+    """Pool one case into ``acc[name]``; pysteps breaks rank-histogram ties with numpy's global stream, which is seeded
+    here per (case seed, method index) and restored after, so the pooled scores do not depend on what ran before."""
+    from ...executor import case_seed
+
+    state = np.random.get_state()
+    np.random.seed(case_seed(int(seed), index) % 2**32)
+    try:
+        acc.setdefault(name, Scores(n_leads)).add(fc, truth)
+    finally:
+        np.random.set_state(state)
+
+
 def _forecast_case(methods_leads: tuple[tuple[str, ...], int], seed: int) -> dict[str, object]:
     """Every method's forecast of the synthetic case ``seed`` (one sweep case of :func:`evaluate`)."""
     methods, n_leads = methods_leads
@@ -127,8 +141,8 @@ def evaluate(seeds: list[int], methods=DEFAULT_METHODS, n_leads: int = MAX_LEADS
                               seeds=[int(s) for s in seeds])
         for seed, fcs in zip(seeds, forecasts, strict=True):
             truth = make_case(int(seed)).truth[:n_leads]
-            for name in methods:
-                acc.setdefault(name, Scores(n_leads)).add(fcs[name], truth)
+            for i, name in enumerate(methods):
+                _add_case(acc, name, fcs[name], truth, n_leads, seed, i)
         report(progress, 1.0, "done")
         return {k: v.summary() for k, v in acc.items()}
     for j, seed in enumerate(seeds):
@@ -138,7 +152,7 @@ def evaluate(seeds: list[int], methods=DEFAULT_METHODS, n_leads: int = MAX_LEADS
             part = sub_progress(progress, (j + i / len(methods)) / len(seeds), (j + (i + 1) / len(methods)) / len(seeds))
             report(part, 0.0, f"case {j + 1}/{len(seeds)}: {METHODS.label(name)}")
             fc = get_method(name)(inp, n_leads, seed=int(seed), progress=part)
-            acc.setdefault(name, Scores(n_leads)).add(fc, case.truth[:n_leads])
+            _add_case(acc, name, fc, case.truth[:n_leads], n_leads, seed, i)
     report(progress, 1.0, "done")
     return {k: v.summary() for k, v in acc.items()}
 

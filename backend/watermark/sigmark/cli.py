@@ -4,6 +4,9 @@
 - ``extract FILE [--no-sgo] [--bits B] --json``
 - ``evaluate --attack drop:2 [--videos N] --json``: SIGMark, SIGMark without SGO and the two non-blind baselines
   (VideoShield-style templates, VideoMark-style nearest stored message) on the same seeds.
+- ``table --attack A --attack B ... [--videos N] [--executor local|ray] --json``: the attack table, one ``evaluate``
+  row per attack (the same videos, messages and attack seeds), one case per (attack, video); ``ray`` runs the cases as
+  Ray tasks with the same numbers.
 """
 
 from __future__ import annotations
@@ -32,6 +35,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    "drop:2, insert:2x2, jpeg:50, drop:1+noise:5 (noise sigma in 0-255 units)")
     v.add_argument("--videos", type=int, default=4)
     v.add_argument("--seed", type=int, default=0)
+    t = add_action(sub, "table", cmd_table, "the attack table: bit accuracy per method for each attack chain")
+    t.add_argument("--attack", action="append", default=None, help="repeatable attack chain (default: none, drop:2, "
+                   "insert:2, jpeg:50)")
+    t.add_argument("--method", action="append", default=None, help="repeatable: sigmark, sigmark_nosgo, "
+                   "sigmark_oracle_cuts, videoshield, videomark (default: the four of evaluate)")
+    t.add_argument("--videos", type=int, default=4)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="ray: one task per (attack, video) on $METHOD_LAB_RAY_ADDRESS (unset: a Ray instance here)")
 
 
 def cmd_generate(args: argparse.Namespace) -> dict:
@@ -101,3 +113,47 @@ def cmd_evaluate(args: argparse.Namespace) -> dict:
                                       None if args.attack == "none" else args.attack, attack_seed=i))
     return {"attack": args.attack, "videos": args.videos, "methods": S.aggregate(rows),
             "provenance": provenance(args.seed, [WEIGHTS], attack=args.attack, videos=args.videos)}
+
+
+def _messages(videos: int, seed: int) -> list:
+    """The 32-bit message of each video, drawn as ``evaluate`` draws them."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return [rng.integers(0, 2, 32).astype(np.uint8) for _ in range(videos)]
+
+
+def _table_case(case: tuple, seed: int) -> dict:
+    """One (attack, video) cell: video seed ``seed``, attack seed = the video's index (as ``evaluate``)."""
+    from backend.watermark import sigmark as S
+    from backend.watermark.sigmark.channel import get_channel
+
+    attack, index, message, methods = case
+    return S.evaluate_attack(get_channel("tiny"), seed, message, None if attack == "none" else attack,
+                             methods=methods, attack_seed=index)
+
+
+def cmd_table(args: argparse.Namespace) -> dict:
+    from backend.executor import map_cases
+    from backend.runtime import provenance
+    from backend.watermark import sigmark as S
+    from backend.watermark.attacks import parse_chain
+    from backend.watermark.sigmark.channel import WEIGHTS
+
+    if not 1 <= args.videos <= 64:
+        raise InputError("--videos must be between 1 and 64")
+    attacks = args.attack or ["none", "drop:2", "insert:2", "jpeg:50"]
+    for a in attacks:
+        if a != "none":
+            parse_chain(a, "video")  # a bad chain fails before the model loads
+    methods = tuple(S.METHODS.key(m) for m in args.method) if args.method else (
+        "sigmark", "sigmark_nosgo", "videoshield", "videomark")
+    msgs = _messages(args.videos, args.seed)
+    cases = [(a, i, msgs[i], methods) for a in attacks for i in range(args.videos)]
+    rows = map_cases(_table_case, cases, executor=args.executor,
+                     seeds=[10_000 + args.seed * 100 + case[1] for case in cases])
+    table = [{"attack": a, "methods": S.aggregate(rows[k * args.videos:(k + 1) * args.videos])}
+             for k, a in enumerate(attacks)]
+    return {"videos": args.videos, "rows": table,
+            "provenance": provenance(args.seed, [WEIGHTS], attacks=attacks, methods=list(methods), videos=args.videos,
+                                     executor=args.executor)}

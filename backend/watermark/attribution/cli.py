@@ -192,6 +192,29 @@ def cmd_evaluate(args: argparse.Namespace) -> dict:
     return out
 
 
+def cmd_sweep(args: argparse.Namespace) -> dict:
+    from backend.watermark.attribution import evaluation as E
+    from backend.watermark.datasets import heldout_images
+
+    try:
+        strengths = [float(v) for v in args.strengths.split(",") if v.strip()]
+    except ValueError:
+        raise InputError("--strengths must be comma-separated numbers, e.g. 90,70,50.") from None
+    if not strengths:
+        raise InputError("--strengths needs at least one value.")
+    images = heldout_images(args.count, seed=args.seed)
+    clean = E.clean_decode_set(args.clean, seed=args.seed) if args.clean else None
+    backends, strategies = args.backend or ["tinyhidden"], args.strategy or ["absta", "random"]
+    try:
+        rows = E.strength_sweep(images, args.attack, strengths, backends, strategies, num_users=args.users,
+                                clean=clean, target_fpr=args.fpr, seed=args.seed, executor=args.executor)
+    except ValueError as err:
+        raise InputError(str(err)) from None
+    return {"attack": args.attack, "strengths": strengths, "rows": rows,
+            "provenance": _prov(args, backends=backends, strategies=strategies, users=args.users, count=args.count,
+                                clean=args.clean, executor=args.executor)}
+
+
 def cmd_bounds(args: argparse.Namespace) -> dict:
     from backend.watermark.attribution import bounds as A
 
@@ -276,6 +299,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--per-image", action="store_true", help="include per-image bit accuracies")
     _db(p)
+
+    p = add_action(sub, "sweep", cmd_sweep, "rates vs the strength of one attack, per backend and code strategy "
+                   "(locally or on Ray)")
+    p.add_argument("--attack", default="jpeg", help="attack name of backend.watermark.attacks, e.g. jpeg, resize")
+    p.add_argument("--strengths", default="90,70,50", help="comma-separated strengths of --attack")
+    p.add_argument("--backend", action="append", help="repeatable (default: tinyhidden)")
+    p.add_argument("--strategy", action="append", help="repeatable code strategy (default: absta and random)")
+    p.add_argument("--users", type=int, default=1000, help="size of the synthetic user pool")
+    p.add_argument("--count", type=int, default=8, help="held-out images")
+    p.add_argument("--clean", type=int, default=0, help="clean decodes for the false-detection rate")
+    p.add_argument("--fpr", type=float, default=1e-4)
+    p.add_argument("--seed", type=int, default=0, help="images, users and attack seeds of every case")
+    p.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="ray: one task per (backend, strategy) on $METHOD_LAB_RAY_ADDRESS (unset: a Ray instance here)")
 
     p = add_action(sub, "bounds", cmd_bounds, "the paper's bounds (Thm 1-4) for given n, beta, tau, alphas, users")
     p.add_argument("--n", type=int, default=64)

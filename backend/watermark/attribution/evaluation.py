@@ -371,28 +371,45 @@ def simulate_vs_users(n: int, beta: float, tau: float, users: list[int], decodes
     return {"users": np.asarray(users), "tar": np.asarray(tar), "fdr": np.asarray(fdr)}
 
 
-def strength_sweep(images: list[np.ndarray], attack: str, strengths: list[float], backends: list[str],
-                   strategies: list[str], num_users: int = 1000, clean: list[np.ndarray] | None = None,
-                   target_fpr: float = 1e-4, seed: int = 0, progress: Progress | None = None) -> list[dict]:
-    """Rows (backend, strategy, strength, bit accuracy, TDR, TAR, FDR, bounds, PSNR) for the evaluation tab."""
+def _sweep_case(case: tuple, seed: int, progress: Progress | None = None) -> list[dict]:
+    """One (backend, strategy) of :func:`strength_sweep`: every strength of the attack, seeded by the sweep seed."""
     from backend.watermark.registry import get_method as get_backend
 
-    rows = []
+    images, attack, strengths, be, st, num_users, clean, decoded, target_fpr = case
+    if decoded is None and clean:
+        decoded = get_backend(be).decode_batch(clean)
+    specs = tuple(f"{attack}:{v:g}" for v in strengths)
+    cfg = EvalConfig(backend=be, attacks=specs, num_users=num_users, strategy=st, target_fpr=target_fpr, seed=seed)
+    res = evaluate(images, cfg, clean_decoded=decoded, progress=progress)
+    return [{"backend": be, "strategy": st, "strength": float(v), "bit_accuracy": row.bit_accuracy,
+             "tdr": row.tdr, "tar": row.tar, "attribution_accuracy": row.attribution_accuracy,
+             "tar_lower_bound": row.tar_lower_bound, "fdr": res.fdr, "fdr_decodes": res.fdr_decodes,
+             "tau": res.tau, "psnr": res.psnr_mean, "ssim": res.ssim_mean, "embed_ms": res.embed_ms,
+             "decode_ms": row.decode_ms, "max_pairwise_ba": res.max_pairwise_ba, "users": res.num_users}
+            for v, row in zip(strengths, res.rows, strict=True)]
+
+
+def strength_sweep(images: list[np.ndarray], attack: str, strengths: list[float], backends: list[str],
+                   strategies: list[str], num_users: int = 1000, clean: list[np.ndarray] | None = None,
+                   target_fpr: float = 1e-4, seed: int = 0, progress: Progress | None = None,
+                   executor: str = "local") -> list[dict]:
+    """Rows (backend, strategy, strength, bit accuracy, TDR, TAR, FDR, bounds, PSNR) for the evaluation tab.
+
+    One case per (backend, strategy), every case seeded by ``seed`` (the same users, images and attack seeds for
+    every backend and strategy); ``executor="ray"`` runs the cases as Ray tasks (``backend.executor.map_cases``)
+    with the same numbers."""
+    from backend.executor import map_cases
+    from backend.watermark.registry import get_method as get_backend
+
     jobs = [(b, s) for b in backends for s in strategies]
     decoded: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for j, (be, st) in enumerate(jobs):
-        if clean and be not in decoded:
-            decoded[be] = get_backend(be).decode_batch(clean)
-        specs = tuple(f"{attack}:{v:g}" for v in strengths)
-        cfg = EvalConfig(backend=be, attacks=specs, num_users=num_users, strategy=st, target_fpr=target_fpr,
-                         seed=seed)
-        res = evaluate(images, cfg, clean_decoded=decoded.get(be),
-                       progress=sub_progress(progress, j / len(jobs), (j + 1) / len(jobs)))
-        for v, row in zip(strengths, res.rows, strict=True):
-            rows.append({"backend": be, "strategy": st, "strength": float(v), "bit_accuracy": row.bit_accuracy,
-                         "tdr": row.tdr, "tar": row.tar, "attribution_accuracy": row.attribution_accuracy,
-                         "tar_lower_bound": row.tar_lower_bound, "fdr": res.fdr, "fdr_decodes": res.fdr_decodes,
-                         "tau": res.tau, "psnr": res.psnr_mean, "ssim": res.ssim_mean, "embed_ms": res.embed_ms,
-                         "decode_ms": row.decode_ms, "max_pairwise_ba": res.max_pairwise_ba,
-                         "users": res.num_users})
-    return rows
+    if clean and executor == "local":  # decoded once per backend here; a Ray task decodes its own
+        decoded = {b: get_backend(b).decode_batch(clean) for b in backends}
+    cases = [(images, attack, list(strengths), be, st, num_users, None if decoded else clean, decoded.get(be),
+              target_fpr) for be, st in jobs]
+    if executor == "local":  # in turn, with the page's progress (and cancel) inside each case
+        out = [_sweep_case(c, int(seed), sub_progress(progress, j / len(cases), (j + 1) / len(cases)))
+               for j, c in enumerate(cases)]
+    else:
+        out = map_cases(_sweep_case, cases, executor=executor, progress=progress, seeds=[int(seed)] * len(cases))
+    return [row for rows in out for row in rows]

@@ -5,8 +5,8 @@
 from __future__ import annotations
 
 import logging
-from contextlib import ExitStack
 from collections.abc import Callable
+from contextlib import ExitStack
 from typing import TypeVar
 
 import streamlit as st

@@ -5,6 +5,9 @@
   folder (fp16 safetensors) plus ``pruning_recipe.json``. Example:
   ``python -m backend pruning run --ratio 0.2 --score variance --compensation rotation --calib FILE --out DIR --json``
 - ``lab``: one layer's calibration vs held-out sublayer errors for every compensation as N_calib grows.
+- ``sweep``: one score over prune ratios x compensations (the MiniLM encoder by default, ``--target lm`` for SmolLM2),
+  one case per cell, ``--executor ray`` for one Ray task per cell with the same numbers. Example:
+  ``python -m backend pruning sweep --ratios 0.2,0.3 --compensation none --compensation rotation --executor ray --json``
 - ``methods``: the scores, compensations and named methods.
 
 Every bad input (empty or non-UTF-8 text, too little text for the calibration size, a model that is not a Llama-family
@@ -66,6 +69,22 @@ def add_parser(subparsers: Any) -> argparse._SubParsersAction:
     e.add_argument("--n-eval", type=int, default=64, help="held-out paragraphs")
     e.add_argument("--text", default=None, help="UTF-8 text file (default: built-in corpus), split 70 / 30")
     e.add_argument("--seed", type=int, default=0)
+
+    sw = add_action(sub, "sweep", cmd_sweep, "one score over prune ratios x compensations (encoder or LM), locally "
+                    "or on Ray")
+    sw.add_argument("--target", default="encoder", choices=["encoder", "lm"],
+                    help="encoder: MiniLM, embedding cosine; lm: SmolLM2, held-out perplexity")
+    sw.add_argument("--model", default=None, help="local folder or cached hub name (default: the embedded model)")
+    sw.add_argument("--ratios", default="0.1,0.2,0.3", help="comma-separated prune ratios")
+    sw.add_argument("--compensation", action="append", default=None,
+                    help=f"repeatable: {' | '.join(COMPENSATIONS)} (default: all)")
+    sw.add_argument("--score", default="variance", help=" | ".join(SCORES))
+    sw.add_argument("--n-calib", type=int, default=32, help="calibration paragraphs (encoder) or segments (lm)")
+    sw.add_argument("--n-eval", type=int, default=32, help="held-out paragraphs (encoder) or windows (lm)")
+    sw.add_argument("--text", default=None, help="UTF-8 text file (default: built-in corpus)")
+    sw.add_argument("--seed", type=int, default=0, help="calibration sample of every case")
+    sw.add_argument("--executor", choices=["local", "ray"], default="local",
+                    help="ray: one task per case on $METHOD_LAB_RAY_ADDRESS (unset: a Ray instance here)")
 
     add_action(sub, "methods", cmd_methods, "list the scores, compensations and named methods")
     return sub
@@ -183,6 +202,33 @@ def cmd_encoder(args: argparse.Namespace) -> Output:
     return Output(result, lines=[f"{args.score} + {args.compensation} at ratio {args.ratio:g}: mean embedding cosine "
                                  f"{result['cosine_mean']:.4f} (min {result['cosine_min']:.4f}); parameters "
                                  f"{result['params_dense']:,} -> {result['params_pruned']:,}"])
+
+
+def cmd_sweep(args: argparse.Namespace) -> Output:
+    from backend.errors import InputError
+    from backend.runtime import provenance
+
+    from .jobs import SweepCase, prune_sweep
+    from .pruning import COMPENSATIONS
+
+    try:
+        ratios = [float(r) for r in args.ratios.split(",") if r.strip()]
+    except ValueError:
+        raise InputError("--ratios must be comma-separated numbers, e.g. 0.1,0.2,0.3.") from None
+    if not ratios:
+        raise InputError("--ratios needs at least one ratio.")
+    comps = [COMPENSATIONS.key(c) for c in (args.compensation or list(COMPENSATIONS))]
+    text = _read_text(args.text, "text")
+    cases = [SweepCase(target=args.target, ratio=r, compensation=c, score=args.score, n_calib=args.n_calib,
+                       n_eval=args.n_eval, model=args.model, text=text) for r in ratios for c in comps]
+    rows = prune_sweep(cases, seed=args.seed, executor=args.executor)
+    metric = "cosine_mean" if args.target == "encoder" else "perplexity"
+    result = {"target": args.target, "score": args.score, "metric": metric, "rows": rows,
+              "provenance": provenance(args.seed, (), target=args.target, model=args.model, ratios=ratios,
+                                       compensations=comps, score=args.score, n_calib=args.n_calib,
+                                       n_eval=args.n_eval, executor=args.executor)}
+    return Output(result, lines=[f"ratio {r['ratio']:g} {r['compensation']:15} {metric} {r[metric]:.4f}"
+                                 for r in rows])
 
 
 def cmd_methods(args: argparse.Namespace) -> Output:  # noqa: ARG001

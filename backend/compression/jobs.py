@@ -5,13 +5,18 @@
   per second, per-sublayer calibration vs held-out errors, kept heads and channels, and greedy generations for a
   prompt. The pruned model is discarded unless ``keep_model`` (the CLI writes it to disk).
 - :func:`layer_lab`: capture one layer's activations for the fast lab (see lab.py).
+- :func:`prune_sweep`: one score over prune ratios x compensations, each case pruned from the dense model and
+  measured (the MiniLM encoder: embedding cosine; SmolLM2: held-out perplexity), locally or as Ray tasks
+  (``backend.executor.map_cases``). Every case draws its calibration sample with the sweep seed from its own
+  generator, so the compensations and ratios are compared on the same calibration text and both executors give the
+  same numbers.
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import InputError
@@ -158,3 +163,82 @@ def metrics_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
                      "prefill tok/s": m["prefill_tokens_per_s"], "decode tok/s": m["decode_tokens_per_s"],
                      "eval s": m["eval_s"]})
     return rows
+
+
+# ------------------------------------------------------------------------------------------------------ sweeps
+_SWEEP_MODELS: dict[tuple[str, str | None], Any] = {}
+
+
+@dataclass(frozen=True)
+class SweepCase:
+    """One cell of :func:`prune_sweep`: ``target`` is ``encoder`` (MiniLM) or ``lm`` (SmolLM2)."""
+
+    target: str
+    ratio: float
+    compensation: str
+    score: str = "variance"
+    n_calib: int = 32
+    n_eval: int = 32
+    lam: float = 1e-4
+    model: str | None = None
+    text: str | None = None
+
+
+def _sweep_model(target: str, model: str | None) -> Any:
+    """The dense model of a sweep, loaded once per process (a Ray worker keeps it between cases)."""
+    key = (target, model)
+    if key not in _SWEEP_MODELS:
+        from backend.models import load
+
+        from .encoder import check_bert
+
+        loaded = load("minilm" if target == "encoder" else "smollm2", model)
+        (check_bert if target == "encoder" else check_llama_family)(loaded.model)
+        _SWEEP_MODELS[key] = loaded
+    return _SWEEP_MODELS[key]
+
+
+def sweep_config(case: SweepCase, seed: int) -> PruneConfig:
+    cfg = PruneConfig(ratio=case.ratio, score=case.score, compensation=case.compensation, lam=case.lam,
+                      n_calib=case.n_calib, seed=int(seed),
+                      propagate="dense" if case.compensation == "bias" else "pruned")
+    cfg.validate()
+    return cfg
+
+
+def sweep_case(case: SweepCase, seed: int) -> dict[str, Any]:
+    """Prune a copy of the dense model with one (ratio, compensation) and measure it: one row of the sweep."""
+    from .encoder import run_encoder_pruning
+
+    cfg = sweep_config(case, seed)
+    row: dict[str, Any] = {"target": case.target, "score": case.score, "compensation": case.compensation,
+                           "ratio": case.ratio, "n_calib": case.n_calib, "seed": int(seed)}
+    m = _sweep_model(case.target, case.model)
+    if case.target == "encoder":
+        res = run_encoder_pruning(m, cfg, text=case.text, n_eval=case.n_eval)
+        row.update({k: res[k] for k in ("cosine_mean", "cosine_min", "params_dense", "params_pruned",
+                                        "heads_kept_per_layer", "intermediate_size", "prune_s")})
+        return row
+    split = text_split(m, case.text)
+    calib = split.calib_segments(cfg.n_calib, cfg.seqlen, cfg.seed)
+    eval_ids = split.heldout_segments(case.n_eval, cfg.seqlen)
+    model = copy.deepcopy(m.model)
+    res = prune_llama(model, calib, cfg)
+    row.update({"perplexity": lmtools.perplexity(model, eval_ids), "params_stored": lmtools.stored_parameters(model),
+                "params_effective": lmtools.effective_parameters(model),
+                "heads_kept_per_layer": [sum(h) for h in res.head_keep],
+                "intermediate_size": res.intermediate_size, "prune_s": res.seconds})
+    del model
+    return row
+
+
+def prune_sweep(cases: list[SweepCase], seed: int = 0, executor: str = "local",
+                progress: Progress | None = None) -> list[dict[str, Any]]:
+    """Rows of :func:`sweep_case` for every case, in order; ``executor`` is ``local`` or ``ray``."""
+    from ..executor import map_cases
+
+    for case in cases:  # bad settings fail before any model loads
+        sweep_config(case, seed)
+        if case.target not in ("encoder", "lm"):
+            raise InputError(f"Unknown sweep target {case.target!r}; use encoder or lm.")
+    return map_cases(sweep_case, cases, executor=executor, progress=progress, seeds=[int(seed)] * len(cases))

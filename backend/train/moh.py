@@ -6,6 +6,10 @@ two ablations (single-size utility, no meta level), with equal budgets on the tr
 200/500/1000 (instances of seeds 10,000 and above, never trained on), gaps to LKH-3 (TSP) or the L1 bound (bins).
 OR-Tools routing is run up to 500 cities (at 1,000 it reaches its time limit, so its result would depend on the
 machine's speed). On one shared core this takes about 16 minutes with the defaults.
+
+``--executor ray`` runs the training seeds as Ray tasks (``backend.executor.map_cases``, ``$METHOD_LAB_RAY_ADDRESS``;
+unset: a Ray instance on this machine); each run is seeded by its training seed alone, so the programs are the same
+as the local run's.
 """
 
 from __future__ import annotations
@@ -28,20 +32,35 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--generations", type=int, default=MoHConfig.generations)
     ap.add_argument("--budget", type=int, default=MoHConfig.budget)
     ap.add_argument("--out", default="assets/moh_programs.json")
+    ap.add_argument("--executor", choices=["local", "ray"], default="local",
+                    help="ray: one task per training seed (the evaluation stays in this process)")
     return ap.parse_args(argv)
 
 
-def _problem(problem: str, seeds: int, args: argparse.Namespace, refs: tuple[str, ...]) -> dict:
+def _evolve_seed(base: MoHConfig, seed: int) -> dict:
+    """One training seed: MoH and its two ablations evolved from ``seed``."""
+    t0 = time.perf_counter()
+    res = evolve(replace(base, seed=seed))
+    return {"seed": seed, "seconds": time.perf_counter() - t0, "results": res}
+
+
+def train_runs(base: MoHConfig, seeds: int, executor: str = "local") -> tuple[list[dict], dict[str, str]]:
+    """The runs of training seeds 0..seeds-1 (in seed order) and their evolved programs ``{variant_s<seed>: code}``."""
+    from backend.executor import map_cases
+
     runs, programs = [], {}
-    base = MoHConfig(problem=problem, generations=args.generations, budget=args.budget)
-    for s in range(seeds):
-        t0 = time.perf_counter()
-        res = evolve(replace(base, seed=s))
-        secs = time.perf_counter() - t0
-        runs.append({"seed": s, "seconds": secs, "variants": {k: r.to_json() for k, r in res.items()}})
+    for out in map_cases(_evolve_seed, [base] * seeds, executor=executor, seeds=list(range(seeds))):
+        s, res = out["seed"], out["results"]
+        runs.append({"seed": s, "seconds": out["seconds"], "variants": {k: r.to_json() for k, r in res.items()}})
         programs.update({f"{k}_s{s}": r.heuristic for k, r in res.items()})
-        print(f"{problem} seed {s}: {secs:.0f} s; " + "; ".join(f"{k} {r.readable}" for k, r in res.items()),
-              flush=True)
+        print(f"{base.problem} seed {s}: {out['seconds']:.0f} s; "
+              + "; ".join(f"{k} {r.readable}" for k, r in res.items()), flush=True)
+    return runs, programs
+
+
+def _problem(problem: str, seeds: int, args: argparse.Namespace, refs: tuple[str, ...]) -> dict:
+    base = MoHConfig(problem=problem, generations=args.generations, budget=args.budget)
+    runs, programs = train_runs(base, seeds, args.executor)
     t0 = time.perf_counter()
     ev = evaluate(problem, programs, EVAL_SIZES, args.eval_instances, EVAL_SEED, references=refs)
     if problem == "tsp_construct":

@@ -23,9 +23,14 @@ import numpy as np
 from backend.runtime import ASSETS
 
 
-def frame_bank(count: int, size: int, seed: int) -> np.ndarray:
-    """``(count, 3, size, size)`` float32 in [-1, 1]: random crops (25-100 % of the short side) of the training photos
-    and of procedural images, resized to ``size``."""
+def frame_bank(count: int, size: int, seed: int, rect_crops: float = 0.0, contrast: float = 0.0) -> np.ndarray:
+    """``(count, 3, size, size)`` float32 in [-1, 1] from the training photos and procedural images (half each): random
+    square crops (10-100 % of the short side) resized to ``size`` with Lanczos; with probability ``rect_crops`` instead
+    a rectangular crop (30-100 % of each side, so up to the whole image, any aspect) squashed to the frame by the
+    model's own resize (:func:`backend.watermark.rewatermark.lipschitz.resize`), as the any-size API frames a whole
+    photograph: the busy, high-contrast frames of large detailed photos. With probability ``contrast`` a frame's
+    deviations from its mean are then scaled by 1.2-2.0 (clipped to the range): detail at the amplitude of
+    high-contrast photographs, which the training sources hold too rarely."""
     from backend.watermark.datasets import random_crop, train_bank
 
     photos, procedural = train_bank(n_procedural=200, size=128, seed=seed)
@@ -34,13 +39,39 @@ def frame_bank(count: int, size: int, seed: int) -> np.ndarray:
     for i in range(count):
         src = photos[int(rng.integers(len(photos)))] if rng.random() < 0.5 else procedural[int(rng.integers(len(
             procedural)))]
-        crop = random_crop(src, rng, size, min_frac=0.1)
-        out[i] = crop.transpose(2, 0, 1).astype(np.float32) / 127.5 - 1.0
+        if rect_crops > 0 and rng.random() < rect_crops:
+            out[i] = _squashed_crop(src, rng, size)
+        else:
+            crop = random_crop(src, rng, size, min_frac=0.1)
+            out[i] = crop.transpose(2, 0, 1).astype(np.float32) / 127.5 - 1.0
+        if contrast > 0 and rng.random() < contrast:
+            mean = out[i].mean(axis=(1, 2), keepdims=True)
+            out[i] = np.clip(mean + (out[i] - mean) * rng.uniform(1.2, 2.0), -1.0, 1.0)
     return out
 
 
+def _squashed_crop(img: np.ndarray, rng: np.random.Generator, size: int) -> np.ndarray:
+    import torch
+
+    from backend.watermark.rewatermark.lipschitz import resize
+
+    h, w = img.shape[:2]
+    ch, cw = max(size, int(rng.uniform(0.3, 1.0) * h)), max(size, int(rng.uniform(0.3, 1.0) * w))
+    ch, cw = min(ch, h), min(cw, w)
+    y, x = int(rng.integers(0, h - ch + 1)), int(rng.integers(0, w - cw + 1))
+    t = torch.from_numpy(np.ascontiguousarray(img[y:y + ch, x:x + cw]).transpose(2, 0, 1)).float()[None] / 255.0
+    return (resize(t, (size, size))[0].clamp(0, 1) * 255).round().numpy() / 127.5 - 1.0
+
+
+VAL_IMAGE_SIZE = (96, 128)  # the image size of the validation round trip
+
+
 def train_variant(variant: str, bank: np.ndarray, val: np.ndarray, steps: int, seed: int, batch: int = 32,
-                  lr: float = 1e-3, log=print, psnr_floor: float = 32.0) -> tuple[object, dict]:
+                  lr: float = 1e-3, log=print, psnr_floor: float = 32.0, round_trip: float = 0.0
+                  ) -> tuple[object, dict]:
+    """Train one variant. With probability ``round_trip`` a step embeds into an image of random size (48-128 px per
+    side; the share of the residual that survives the round trip does not depend on the size) and decodes the frame resized back from it (:func:`backend.watermark.rewatermark.lipschitz.round_trip`),
+    the path every image larger than the frame takes."""
     import torch
 
     from backend.watermark.rewatermark import lipschitz as L
@@ -69,8 +100,11 @@ def train_variant(variant: str, bank: np.ndarray, val: np.ndarray, steps: int, s
         m2 = torch.from_numpy(rng.integers(0, 2, (batch, cfg.n_bits)).astype(np.float32))
         eps = L.pgd_epsilon(step, steps) if flags["pgd"] else 0.0
         mse_scale = float(np.clip((step / steps - 0.3) / 0.2, 0.0, 1.0))
+        size = None
+        if round_trip > 0 and rng.random() < round_trip:
+            size = (int(rng.integers(48, 129)), int(rng.integers(48, 129)))
         out = L.training_step(model, x, m, m2, weights.weights, rng, reembed=flags["reembed"], pgd=flags["pgd"],
-                              use_noise=noise_on, eps=eps, mse_scale=mse_scale)
+                              use_noise=noise_on, eps=eps, mse_scale=mse_scale, image_size=size)
         opt.zero_grad(set_to_none=True)
         out.loss.backward()
         opt.step()
@@ -84,7 +118,7 @@ def train_variant(variant: str, bank: np.ndarray, val: np.ndarray, steps: int, s
             log(f"[{variant}] step {step}/{steps} loss {float(out.loss):.3f} ber {out.ber_clean:.3f} "
                 f"over {out.ber_over:.3f} eps {eps:.3f} noise {noise_on} t {time.perf_counter() - t0:.0f}s")
         if (step + 1) % 250 == 0 or step == steps - 1:
-            vloss = validate(model, vx, vm, vm2, flags)
+            vloss = validate(model, vx, vm, vm2, flags, VAL_IMAGE_SIZE if round_trip > 0 else None)
             history[-1]["val"] = vloss
             # only checkpoints from the final 40 % (after the MSE ramp) compete, so fidelity is comparable
             if step >= 0.6 * steps and vloss["total"] < best_loss:
@@ -97,21 +131,27 @@ def train_variant(variant: str, bank: np.ndarray, val: np.ndarray, steps: int, s
                    "seconds": round(time.perf_counter() - t0, 1), "history": history, "config": cfg.__dict__}
 
 
-def validate(model, vx, vm, vm2, flags) -> dict:
+def validate(model, vx, vm, vm2, flags, image_size: tuple[int, int] | None = None) -> dict:
     """Validation losses on fixed frames: fidelity, clean BCE, self-re-watermark BCE vs m, PGD (0.05, 0.009, 10
-    iterations; paper: 30) BCE vs m; total = fidelity * 27 + the BCEs the variant trains on."""
+    iterations; paper: 30) BCE vs m; total = fidelity * 27 + the BCEs the variant trains on. With ``image_size``
+    the decoder reads every embedding through the round trip at that size (fidelity stays on the frame)."""
     import torch
     import torch.nn.functional as F
 
     from backend.watermark.rewatermark import lipschitz as L
 
+    def read(frames, bits):
+        r = model.encoder(frames, bits)
+        return (frames + (r if image_size is None else L.round_trip(r, image_size))).clamp(-1, 1)
+
     model.eval()
     with torch.no_grad():
-        xw = model.embed_frame(vx, vm)
+        xw_frame = model.embed_frame(vx, vm)
+        xw = read(vx, vm)
         lc = model.decoder(xw)
-        lr = model.decoder(model.embed_frame(xw, vm2))
-        fid = float(L.fidelity_loss(xw, vx))
-        psnr = float(10 * torch.log10(4.0 / F.mse_loss(xw, vx)))
+        lr = model.decoder(read(xw, vm2))
+        fid = float(L.fidelity_loss(xw_frame, vx))
+        psnr = float(10 * torch.log10(4.0 / F.mse_loss(xw_frame, vx)))
     xp = L.pgd_overwrite(model.decoder, xw, vm2, 0.05, 0.009, 10)
     with torch.no_grad():
         lp = model.decoder(xp)
@@ -138,6 +178,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--psnr-floor", type=float, default=32.0, help="residual cap in dB at the frame (default 32; 0 = "
                     "no cap, as in the paper: then the fidelity loss alone sets the strength)")
+    ap.add_argument("--round-trip", type=float, default=0.8, help="share of steps that embed into an image of "
+                    "48-128 px and decode the frame resized back from it, as the any-size API does (0 = frames only)")
+    ap.add_argument("--rect-crops", type=float, default=0.5, help="share of training frames that are rectangular "
+                    "crops up to the whole image squashed to the frame by the model's resize (0 = square crops only)")
+    ap.add_argument("--contrast", type=float, default=0.3, help="share of training frames whose contrast is raised "
+                    "1.2-2.0x (0 = none)")
     ap.add_argument("--out", default=str(ASSETS), help="output folder (default: assets/)")
     ap.add_argument("--log", default=None, help="also append progress lines to this file")
     ap.add_argument("--evaluate", action="store_true", help="only evaluate the shipped weights on held-out images "
@@ -164,19 +210,22 @@ def main(argv: list[str] | None = None) -> int:
                 fh.write(msg + "\n")
 
     t = time.perf_counter()
-    bank = frame_bank(args.frames, L.SRWConfig().size, args.seed)
-    val = frame_bank(256, L.SRWConfig().size, args.seed + 7)
+    bank = frame_bank(args.frames, L.SRWConfig().size, args.seed, args.rect_crops, args.contrast)
+    val = frame_bank(256, L.SRWConfig().size, args.seed + 7, args.rect_crops, args.contrast)
     log(f"frame bank {bank.shape} in {time.perf_counter() - t:.1f}s")
     report_path = out_dir / "rewatermark_train.json"
     report = json.loads(report_path.read_text()) if report_path.is_file() else {"variants": {}}
     for v in variants:
-        model, info = train_variant(v, bank, val, args.steps, args.seed, log=log, psnr_floor=args.psnr_floor)
+        model, info = train_variant(v, bank, val, args.steps, args.seed, log=log, psnr_floor=args.psnr_floor,
+                                    round_trip=args.round_trip)
         path = out_dir / f"rewatermark_{v}.safetensors"
         L.save(model, path, steps=args.steps, data_seeds={"seed": args.seed, "frames": args.frames},
                command=f"python -m backend.train rewatermark --variants {v} --steps {args.steps} --seed {args.seed} "
-                       f"--frames {args.frames} --psnr-floor {args.psnr_floor:g}")
+                       f"--frames {args.frames} --psnr-floor {args.psnr_floor:g} --round-trip {args.round_trip:g} "
+                       f"--rect-crops {args.rect_crops:g} --contrast {args.contrast:g}")
         info["final_val"] = validate(model, __import__("torch").from_numpy(val), *_val_msgs(val, args.seed),
-                                     L.VARIANTS[v])
+                                     L.VARIANTS[v], VAL_IMAGE_SIZE if args.round_trip > 0 else None)
+        info.update({"round_trip": args.round_trip, "rect_crops": args.rect_crops, "contrast": args.contrast})
         report["variants"][v] = info
         report.update({"frames": args.frames, "seed": args.seed, "batch": 32, "lr": 1e-3})
         report_path.write_text(json.dumps(report, indent=1))

@@ -199,3 +199,27 @@ def test_attacks_on_a_random_model(tmp_path, monkeypatch) -> None:
             R.run_story("srw", img, rounds=0)
     finally:
         R.get_model.cache_clear()
+
+
+def test_round_trip_is_what_the_any_size_decoder_reads() -> None:
+    """The training round trip equals the any-size API's path (upsample with the frame's RMS, resize back), is the
+    identity at the frame size, and loses part of the residual for a larger image."""
+    m = _model().eval()
+    x, bits = _frames(2), torch.randint(0, 2, (2, 16)).float()
+    with torch.no_grad():
+        r = m.encoder(x, bits)
+        assert torch.equal(L.round_trip(r, (32, 32)), r)
+        up = L.upsample_residual(r, (96, 80))
+        assert up.shape == (2, 3, 96, 80)
+        assert torch.allclose(L._rms(up), L._rms(r), rtol=1e-4)
+        back = L.round_trip(r, (96, 80))
+        gain = float((back * r).sum() / (r * r).sum())
+        assert 0.3 < gain < 1.0
+        img = (x[:1] + 1) / 2
+        big = L.resize(img, (96, 80))
+        api = m.residual(big, bits[:1])
+        assert torch.allclose(api, L.upsample_residual(m.encoder(L.resize(big, (32, 32)) * 2 - 1, bits[:1]) / 2,
+                                                       (96, 80)))
+    out = L.training_step(m.train(), x, bits, 1 - bits, list(L.BASE_WEIGHTS), np.random.default_rng(0), reembed=True,
+                          pgd=True, use_noise=True, eps=0.03, pgd_iters=1, image_size=(64, 48))
+    assert torch.isfinite(out.loss) and {"bce_reembed", "bce_pgd"} <= set(out.terms)

@@ -294,10 +294,12 @@ class EvalConfig:
 
 
 def evaluate(models: list[str], images: list[np.ndarray], cfg: EvalConfig | None = None,
-             progress: Progress | None = None) -> dict[str, dict]:
+             progress: Progress | None = None, names: list[str] | None = None) -> dict[str, dict]:
     """Mean metrics per model over ``images``: clean accuracy, PSNR/SSIM, recovery and attacker success after each
     self-re-watermarking round, cross-model re-watermarking, PGD overwrite vs eps, distortions (at the model's own
-    strength and at ``matched_psnr`` for the learned models), embed/decode times."""
+    strength and at ``matched_psnr`` for the learned models), embed/decode times. With ``names`` (one per image) each
+    model's result also holds ``per_image`` (one row per image: the same metrics) and ``worst`` (the names of the
+    images with the lowest clean accuracy, then the lowest accuracy on A after the last round)."""
     from backend.watermark.attacks import apply_chain
     from backend.watermark.metrics import psnr, ssim
 
@@ -306,7 +308,10 @@ def evaluate(models: list[str], images: list[np.ndarray], cfg: EvalConfig | None
     for mi, name in enumerate(models):
         prog = sub_progress(progress, mi / len(models), (mi + 1) / len(models))
         victim = get_model(name)
-        imgs = [im for im in images if min(im.shape[:2]) >= victim.min_side]
+        keep = [i for i, im in enumerate(images) if min(im.shape[:2]) >= victim.min_side]
+        imgs = [images[i] for i in keep]
+        img_names = [names[i] for i in keep] if names is not None else None
+        per_image: list[dict] = []
         if not imgs:
             raise InputError(f"No image is large enough for {name} (at least {victim.min_side} px per side).")
         rng = np.random.default_rng(cfg.seed)
@@ -338,11 +343,13 @@ def evaluate(models: list[str], images: list[np.ndarray], cfg: EvalConfig | None
                 ra[i, k], rb[i, k] = _acc(d, a), _acc(d, b)
             acc["psnr_rw1"].append(psnr(img, rws[0]))
             acc["ssim_rw1"].append(ssim(img, rws[0]))
+            row_cross = None
             if att is not None and min(img.shape[:2]) >= att.min_side:
                 b2 = rng.integers(0, 2, att.n_bits).astype(np.uint8)
                 xc = att.embed(xw, b2)
                 cross_a.append(_acc(_decode(victim, xc), a))
                 cross_b.append(_acc(_decode(att, xc), b2))
+                row_cross = cross_a[-1]
             if getattr(victim, "differentiable", False):
                 for j, eps in enumerate(cfg.pgd_eps):
                     xp = pgd_overwrite(victim, xw, b, eps, max(eps / 4, 1e-4), cfg.pgd_iters)
@@ -355,6 +362,13 @@ def evaluate(models: list[str], images: list[np.ndarray], cfg: EvalConfig | None
                 psnr_m.append(psnr(img, xm))
                 for dname in cfg.distortions:
                     dist_m[dname].append(_acc(_decode(victim, apply_chain(xm, dname, seed=cfg.seed + i)), a))
+            if img_names is not None:
+                per_image.append({"image": img_names[i], "size": f"{img.shape[1]}x{img.shape[0]}",
+                                  "clean_acc": acc["clean"][-1], "psnr": acc["psnr"][-1], "ssim": acc["ssim"][-1],
+                                  "self_acc_a": ra[i].tolist(), "self_acc_b": rb[i].tolist(), "cross_acc_a": row_cross,
+                                  "pgd_acc_a": [None if np.isnan(v) else float(v) for v in pgd_a[i]],
+                                  "pgd_acc_b": [None if np.isnan(v) else float(v) for v in pgd_b[i]],
+                                  "distortions": {d: v[-1] for d, v in dist.items()}})
             report(prog, (i + 1) / len(imgs), f"{name}: image {i + 1}/{len(imgs)}")
         res = {"label": victim.label, "n_images": len(imgs), "n_bits": victim.n_bits,
                "clean_acc": float(np.mean(acc["clean"])), "psnr": float(np.mean(acc["psnr"])),
@@ -373,6 +387,11 @@ def evaluate(models: list[str], images: list[np.ndarray], cfg: EvalConfig | None
         if psnr_m:
             res["matched"] = {"target_psnr": cfg.matched_psnr, "psnr": float(np.mean(psnr_m)),
                               "distortions": {d: float(np.mean(v)) for d, v in dist_m.items()}}
+        if img_names is not None:
+            res["per_image"] = per_image
+            order = sorted(per_image, key=lambda r: (r["clean_acc"], r["self_acc_a"][-1] if r["self_acc_a"] else 1.0))
+            res["worst"] = [r["image"] for r in order[:3]]
+            res["clean_acc_min"] = float(np.min(acc["clean"]))
         out[name] = res
     return out
 

@@ -13,6 +13,7 @@ from PIL import Image
 from backend.errors import InputError
 from backend.io import ImageLimits
 from backend.runtime import ASSETS, provenance
+from backend.watermark import photo_eval as PE
 from backend.watermark.attacks import ATTACKS
 from backend.watermark.attribution import bounds as A
 from backend.watermark.attribution.users import UserRegistry
@@ -160,6 +161,13 @@ with tab_eval:
         df = pd.DataFrame([r for s in ev.get("sweeps", []) for r in s["rows"]])
         if not df.empty:
             csv_download("Evaluation rows (CSV)", df, "attribution_eval.csv", "attr_eval_csv")
+    photos = json.loads(PE.ATTRIBUTION_OUT.read_text()) if PE.ATTRIBUTION_OUT.is_file() else None
+    if photos is not None:
+        st.subheader("Both held-out sets side by side")
+        st.caption("Set 1: the sweeps above (A-BSTA codes). Set 2: " + photos["note"])
+        both = PE.attribution_side_by_side(json.loads(shipped.read_text()) if shipped.is_file() else None, photos)
+        show_metrics_table(pd.DataFrame(both).round(4), key="attr_both_sets")
+        csv_download("Both sets (CSV)", pd.DataFrame(both), "attribution_both_sets.csv", "attr_both_csv")
     with st.form("attr_eval_live"):
         st.caption("Live rerun on a small subset (held-out images; learned and dwtDctSvd; A-BSTA and random codes).")
         attack = st.selectbox("Attack", ["jpeg", "resize", "crop", "noise", "blur"])

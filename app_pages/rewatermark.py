@@ -12,6 +12,7 @@ from PIL import Image
 
 from backend.io import ImageLimits
 from backend.runtime import ASSETS, provenance
+from backend.watermark import photo_eval as PE
 from backend.watermark.datasets import HELDOUT_PHOTOS, load_photo
 from backend.watermark.rewatermark import core as R
 from backend.watermark.rewatermark import lipschitz as L
@@ -55,6 +56,7 @@ claims_panel("rewatermark")
 
 LIMITS = ImageLimits(max_bytes=10 * 2**20, max_pixels=R.MAX_PIXELS, max_side=4096, min_side=R.MIN_SIDE)
 EVAL = ASSETS / "rewatermark_eval.json"
+PHOTOS_EVAL = PE.REWATERMARK_OUT
 results: dict = st.session_state.setdefault("rewatermark_result", {})
 avail = R.available_models()
 # the defended model, then its ablations from the most to the least complete
@@ -202,7 +204,7 @@ with tab_eval:
         st.markdown(_reading(evs, ev.get("steps", {})))
         st.plotly_chart(fig.rounds_curve({m: {"clean": d["clean_acc"], "acc_a": d["self_acc_a"],
                                               "acc_b": d["self_acc_b"]} for m, d in evs.items()},
-                                         "Held-out images: accuracy after each self-re-watermarking round"),
+                                         "Held-out set 1 (scikit-image held-out photos + procedural): accuracy after each self-re-watermarking round"),
                         key="rewatermark_ev_rounds")
         abl = [{"model": m, "PSNR (dB)": d["psnr"], "SSIM": d["ssim"], "clean acc": d["clean_acc"],
                 "self round 1: A": d["self_acc_a"][0], "self round 1: B": d["self_acc_b"][0],
@@ -224,6 +226,17 @@ with tab_eval:
         c1.plotly_chart(fig.distortion_bars(evs), key="rewatermark_ev_dist")
         c2.plotly_chart(fig.distortion_bars(evs, matched=True), key="rewatermark_ev_dist_m")
         csv_download("Evaluation (CSV)", pd.DataFrame(abl), "rewatermark_eval.csv", key="rewatermark_ev_csv")
+    photos_ev = json.loads(PHOTOS_EVAL.read_text()) if PHOTOS_EVAL.is_file() else None
+    st.subheader("Both held-out sets side by side")
+    if photos_ev is None:
+        st.info("No evaluation on the second held-out set yet: run `python -m backend.watermark.photo_eval`.")
+    else:
+        st.caption("Set 1 is the table above; set 2: " + photos_ev["note"])
+        both = PE.rewatermark_side_by_side(ev["models"] if ev else None, photos_ev)
+        show_metrics_table(pd.DataFrame(both).round(3), key="rewatermark_both_sets")
+        st.caption("Set 2 (test split): each model's worst photos (lowest clean accuracy, then A after round 5).")
+        show_metrics_table(pd.DataFrame(PE.worst_photo_rows(photos_ev, "test")).round(3), key="rewatermark_worst")
+        csv_download("Both sets (CSV)", pd.DataFrame(both), "rewatermark_both_sets.csv", key="rewatermark_both_csv")
 
 with tab_sens:
     if ev is None or not ev.get("sensitivity"):

@@ -108,7 +108,7 @@ REWATERMARK_NOTE = ("Second held-out set: real photographs from Debian wallpaper
                     "(seed 0); five self-re-watermarking rounds with B; cross-model attacker TinyHiDDeN (plain for "
                     "TinyHiDDeN); PGD overwrite 50 iterations at eps 0.03 and 0.06 ([-1, 1] units; TinyHiDDeN: 0.03, "
                     "20 iterations; classical backends: none); distortions at full resolution; the classical "
-                    "backends need 256 px per side (smaller results count as chance).")
+                    "backends need 256 px per side, so smaller photos are left out of their rows (column images).")
 ATTRIBUTION_NOTE = ("Second held-out set (see the rewatermark report): each photo watermarked for a random user of the "
                     "shipped 10^4-user A-BSTA pool (TinyHiDDeN; the classical backends use their own pool), decoded "
                     "after each attack through the real image pipeline; 'dev' and 'test' as split by "

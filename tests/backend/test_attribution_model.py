@@ -96,6 +96,33 @@ def test_claim_robust_where_dwtdctsvd_breaks(ci_eval, attack, record_claim):
     assert row.attribution_accuracy >= 0.90, (attack, row.attribution_accuracy)
 
 
+@pytest.fixture(scope="module")
+def photo_ci_eval(backend, pool10k):
+    """TinyHiDDeN and dwtDctSvd on the second held-out set's fixed ci subset (real photographs from other sources
+    than the training photos, :func:`backend.watermark.photos.split`)."""
+    from backend.watermark import photos as P
+
+    images = list(P.load_split("ci").values())
+    cfg = E.EvalConfig(backend="tinyhidden", attacks=CLAIM_ATTACKS, num_users=10_000, strategy="absta", seed=0)
+    ours = E.evaluate(images, cfg, pool=pool10k, backend=backend)
+    ref = E.evaluate(images, E.EvalConfig(backend="dwtDctSvd", attacks=CLAIM_ATTACKS, num_users=10_000,
+                                          strategy="absta", seed=0), pool=pool10k)
+    return ours, ref
+
+
+@pytest.mark.parametrize("attack", ["none", "jpeg:50", "resize:0.5", "crop:0.25"])
+def test_claim_photos_robust_where_dwtdctsvd_breaks(photo_ci_eval, attack, record_claim):
+    ours, ref = photo_ci_eval
+    row, base = _row(ours, attack), _row(ref, attack)
+    record_claim(bit_accuracy=row.bit_accuracy, attribution_accuracy=row.attribution_accuracy,
+                 worst_photo_bit_accuracy=min(row.per_image_bit_accuracy), photos=row.images,
+                 dwtdctsvd_bit_accuracy=base.bit_accuracy, dwtdctsvd_attribution_accuracy=base.attribution_accuracy,
+                 dwtdctsvd_photos=base.images)
+    assert row.images >= 10
+    assert row.bit_accuracy >= 0.90, (attack, row.per_image_bit_accuracy)
+    assert row.attribution_accuracy >= 0.90, (attack, row.attribution_accuracy)
+
+
 def test_claim_false_detection_on_clean_images(ci_eval, record_claim):
     record_claim(fdr=ci_eval.fdr, clean_decodes=ci_eval.fdr_decodes, fdr_bound=ci_eval.fdr_upper_bound)
     assert ci_eval.fdr_decodes >= 3000
@@ -239,6 +266,24 @@ def test_full_scale_claims(full_eval):
         assert _row(res, attack).bit_accuracy >= 0.90
         assert _row(res, attack).attribution_accuracy >= 0.90
     assert res.fdr <= 1e-3 and res.fdr_decodes >= 3000
+
+
+@pytest.mark.full
+def test_full_photos_test_split(record_claim):
+    """TinyHiDDeN, dwtDctSvd and dwtDct on every test photo of the second held-out set
+    (:func:`backend.watermark.photo_eval.evaluate_attribution`): TinyHiDDeN's bounds as on the first set."""
+    from backend.watermark import photo_eval as PE
+
+    res = PE.evaluate_attribution(["tinyhidden", "dwtDctSvd", "dwtDct"], "test")
+    rows = {b: {r["attack"]: r for r in d["rows"]} for b, d in res.items()}
+    record_claim(**{f"{b}_{a}_bit_accuracy": r["bit_accuracy"] for b, d in rows.items() for a, r in d.items()},
+                 **{f"{b}_{a}_attribution_accuracy": r["attribution_accuracy"] for b, d in rows.items()
+                    for a, r in d.items()}, tinyhidden_psnr_min=res["tinyhidden"]["psnr_min"])
+    ours = rows["tinyhidden"]
+    assert ours["none"]["bit_accuracy"] >= 0.99
+    for attack in ("jpeg:50", "resize:0.5", "crop:0.25"):
+        assert ours[attack]["bit_accuracy"] >= 0.90
+        assert ours[attack]["attribution_accuracy"] >= 0.90
 
 
 @pytest.mark.full

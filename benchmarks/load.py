@@ -17,7 +17,7 @@ The soak runs sequential jobs, each in a new session, cycling over several pages
 resident memory (``/proc/<pid>/status`` VmRSS) after every job; it fails when the median over jobs 91-100 exceeds
 1.10x the median over jobs 11-20.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/load.py [--sessions 10] [--soak 100] [--executors local ray]
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/load.py [--concurrent N] [--soak JOBS] [--executors local ray]
 
 ``tests/test_load.py`` runs the short version in the ci tier and this full version in the full tier.
 """
@@ -414,15 +414,15 @@ def run_executor(executor: str, sessions: int, soak_jobs: int, log_dir: Path) ->
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sessions", type=int, default=10)
+    ap.add_argument("--concurrent", type=int, default=10, help="concurrent browser sessions")
     ap.add_argument("--soak", type=int, default=100, help="sequential jobs of the soak (0: none)")
     ap.add_argument("--executors", nargs="+", default=["local", "ray"], choices=["local", "ray"])
     ap.add_argument("--json", default=None, help="also write the raw results here")
     args = ap.parse_args()
     log_dir = Path(tempfile.mkdtemp(prefix="load-"))
-    runs = [run_executor(ex, args.sessions, args.soak, log_dir) for ex in args.executors]
+    runs = [run_executor(ex, args.concurrent, args.soak, log_dir) for ex in args.executors]
     ok = True
-    print(f"{args.sessions} concurrent browser sessions (Playwright contexts, Chromium), each: the DADA page from a "
+    print(f"{args.concurrent} concurrent browser sessions (Playwright contexts, Chromium), each: the DADA page from a "
           "link, its own CSV upload, one race (logistic regression, 250 iterations); time from the click to the "
           "result. Ray: a local cluster of 2 CPUs, 2 worker actors.\n")
     print("| executor | p50 s | p95 s | max s | queue positions seen | sessions that waited | isolation |")

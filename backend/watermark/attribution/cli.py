@@ -6,6 +6,7 @@ Actions:
   embed --user ID IN OUT [--backend tinyhidden|dwtDctSvd|dwtDct] [--psnr DB] [--db PATH]
   attribute FILE [--backend ...] [--fpr F | --tau T] [--top K] [--db PATH] [--json]
   evaluate [--attack SPEC ...] [--users N] [--strategy S] [--images DIR] [--count K] [--backend ...] [--json]
+  sweep [--attack A] [--strengths 90,70,50] [--backend ...] [--strategy ...] [--users N] [--executor local|ray] [--json]
   bounds --n 64 --beta 0.99 --tau 0.9 [--alpha-min A] [--alpha-max A] [--users S] [--gamma G] [--json]
 
 Handlers return their result; :mod:`backend.cli_common` prints it (and the ``--json`` flag, the provenance block and

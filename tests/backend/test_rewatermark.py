@@ -222,4 +222,13 @@ def test_round_trip_is_what_the_any_size_decoder_reads() -> None:
                                                        (96, 80)))
     out = L.training_step(m.train(), x, bits, 1 - bits, list(L.BASE_WEIGHTS), np.random.default_rng(0), reembed=True,
                           pgd=True, use_noise=True, eps=0.03, pgd_iters=1, image_size=(64, 48))
-    assert torch.isfinite(out.loss) and {"bce_reembed", "bce_pgd"} <= set(out.terms)
+    assert torch.isfinite(out.loss) and {"bce_reembed", "bce_pgd"} <= set(out.terms) and "null" not in out.terms
+    # the null term: the decoder's squared logits on the unmarked cover, added with its weight
+    with torch.no_grad():
+        null = float(m.decoder(x).pow(2).mean())
+    kw = dict(reembed=False, pgd=False, use_noise=False, eps=0.0)
+    base = L.training_step(m.eval(), x, bits, 1 - bits, list(L.BASE_WEIGHTS), np.random.default_rng(0), **kw)
+    with_null = L.training_step(m, x, bits, 1 - bits, list(L.BASE_WEIGHTS), np.random.default_rng(0),
+                                null_weight=0.5, **kw)
+    assert with_null.terms["null"] == pytest.approx(null, rel=1e-4)
+    assert float(with_null.loss) == pytest.approx(float(base.loss) + 0.5 * null, rel=1e-4)

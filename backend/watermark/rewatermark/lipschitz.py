@@ -375,8 +375,10 @@ def training_step(model: SRWModel, x: torch.Tensor, m: torch.Tensor, m_adv: torc
 
     def embed(frames: torch.Tensor, bits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         r = model.encoder(frames, bits)
-        read = r if image_size is None else round_trip(r, image_size)
-        return (frames + r).clamp(-1, 1), (frames + read).clamp(-1, 1)
+        x_w = (frames + r).clamp(-1, 1)
+        if image_size is None:
+            return x_w, x_w
+        return x_w, (frames + round_trip(r, image_size)).clamp(-1, 1)
 
     x_w, x_read = embed(x, m)
     x_t = distort(x_read, x, rng) if use_noise else x_read

@@ -14,8 +14,8 @@ checked against the local sweep; it runs before the server's first job, because 
 one CPU each, which is every CPU of this cluster.
 
 The soak runs sequential jobs, each in a new session, cycling over several pages, and records the server process's
-resident memory (``/proc/<pid>/status`` VmRSS) after every job; it fails when the median over jobs 91-100 exceeds
-1.10x the median over jobs 11-20.
+resident memory (``/proc/<pid>/status`` VmRSS) after every job and the ratio of its median over jobs 91-100 to its
+median over jobs 11-20 (bound 1.10x: printed here, asserted by the full tier of ``tests/test_load.py``).
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/load.py [--concurrent N] [--soak JOBS] [--executors local ray]
 
@@ -171,7 +171,10 @@ async def run_primary(page, timeout_s: float = 300) -> tuple[float, list[int], s
     t0 = time.monotonic()
     await button.click()
     finished = page.get_by_text(FINISHED).first
+    error = page.get_by_test_id("stAlertContentError")
     while not await finished.count():
+        if await error.count():  # a job refused before it started (e.g. by the executor) has no status line
+            return time.monotonic() - t0, positions, "error: " + (await error.first.inner_text()).strip()
         for text in await page.get_by_text(QUEUE).all_inner_texts():
             if m := QUEUE.search(text):
                 positions.append(int(m.group(1)))
@@ -200,8 +203,17 @@ def session_csv(i: int) -> tuple[str, bytes, int]:
     return f"s{i:02d}-{int(rng.integers(1 << 24)):06x}.csv", buf.getvalue().encode(), rows  # short: chips elide
 
 
+RBARS = [-10, -9, -8, -7, -5, -4, -3, -2, -1, 0, 1]  # the slider's range without its default -6 (left out of the URL)
+
+
 def session_rbar(i: int) -> int:
-    return -1 - (i % 10)  # the slider's range is -10..1
+    return RBARS[i % len(RBARS)]
+
+
+def url_values(url: str, key: str) -> list[str]:
+    from urllib.parse import parse_qs, urlsplit
+
+    return parse_qs(urlsplit(url).query).get(key, [])
 
 
 @dataclass
@@ -252,14 +264,14 @@ async def _check_isolation(page, res: SessionResult, others: list[SessionResult]
         res.problems.append("own result missing")
     slider = page.get_by_role("slider", name=re.compile("initial guess rbar"))
     value = await slider.get_attribute("aria-valuetext")
-    if value != str(res.rbar) or f"dada_rbar={res.rbar}" not in page.url:
+    if value != str(res.rbar) or url_values(page.url, "dada_rbar") != [str(res.rbar)]:
         res.problems.append(f"query-string state: slider {value}, url {page.url}")
     for o in others:
         if o.file_name in html:
             res.problems.append(f"sees session {o.index}'s upload {o.file_name}")
         if o.result_line and o.result_line != res.result_line and o.result_line in html:
             res.problems.append(f"sees session {o.index}'s result")
-        if o.rbar != res.rbar and f"dada_rbar={o.rbar}" in page.url:
+        if o.rbar != res.rbar and str(o.rbar) in url_values(page.url, "dada_rbar"):
             res.problems.append(f"sees session {o.index}'s query string")
 
 
@@ -453,11 +465,14 @@ def main() -> int:
                               if k <= len(rss)))
             if "soak_rss_medians_mb" in r:
                 a, b = r["soak_rss_medians_mb"]
-                held = b <= RSS_BOUND * a
-                ok &= held and bool(r["soak_all_done"])
+                held = b <= RSS_BOUND * a  # printed here; tests/test_load.py asserts it in the full tier
+                ok &= bool(r["soak_all_done"])
                 print(f"median RSS jobs 11-20 {a:.0f} MiB, jobs 91-100 {b:.0f} MiB: ratio {b / a:.3f} "
                       f"(bound {RSS_BOUND:.2f}: {'holds' if held else 'FAILS'}); job p50 "
                       f"{statistics.median(x['seconds'] for x in rows):.2f} s")
+    for r in runs:
+        for problem in r["load"]["isolation_problems"]:
+            print(f"isolation ({r['executor']}): {problem}")
     if args.json:
         Path(args.json).write_text(json.dumps(runs, indent=1, default=str))
     return 0 if ok else 1

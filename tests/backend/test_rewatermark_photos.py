@@ -1,0 +1,104 @@
+"""SRW on the second held-out set (:mod:`backend.watermark.photos`): real photographs from other sources than the
+training photos, untouched test split only.
+
+ci tier: the fixed ci subset of the test split (``photos.split("ci")``, the written rule in :mod:`backend.watermark.photos`),
+SRW and its undefended twin, five self-re-watermarking rounds (no PGD, cross-model or distortions: those run in the
+full tier and in ``python -m backend.watermark.photo_eval``). Full tier: every model on the whole test split.
+
+Bounds (issue 25): SRW's mean clean bit accuracy >= 0.99 and every photo >= 15 of 16 bits; the original message kept
+at a mean >= 0.95 after every one of five self-re-watermarking rounds; PSNR >= 32 dB; the plain twin's rounds recorded
+beside it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.watermark import photos as P
+from backend.watermark.rewatermark import core as R
+from backend.watermark.rewatermark import lipschitz as L
+
+pytestmark = pytest.mark.skipif(not (L.weights_path("srw").is_file() and L.weights_path("plain").is_file()),
+                                reason="shipped rewatermark weights missing")
+ROUNDS_ONLY = R.EvalConfig(rounds=5, pgd_eps=(), cross=False, distortions=(), matched_psnr=None, seed=0)
+
+
+@pytest.fixture(scope="module")
+def ci_eval() -> dict:
+    images = P.load_split("ci")
+    res = R.evaluate(["plain", "srw"], list(images.values()), ROUNDS_ONLY, names=list(images))
+    for m, d in res.items():
+        print(m, {k: d[k] for k in ("clean_acc", "clean_acc_min", "psnr", "self_acc_a", "self_acc_b", "worst")})
+    return res
+
+
+def test_ci_subset_is_the_written_rule() -> None:
+    ci = P.split("ci")
+    assert len(ci) >= 10 and set(ci) <= set(P.split("test"))
+
+
+CAUSE = ("cause, measured on the development photos (python -m backend.watermark.rewatermark.diagnose): a 32 dB "
+         "residual moves the spectral-normed decoder's logits by only about 3-5 per bit (the plain twin's by 7-9) "
+         "while its logits on a detailed, high-contrast unmarked frame reach 4-7, and the any-size round trip keeps "
+         "0.82 of the residual at the 32 x 32 frame; a 2 dB stronger residual fixes most bits (development mean 0.966 "
+         "-> 0.995, which the 32 dB bound forbids), JPEG history, colour and clipping change nothing; retraining "
+         "through the round trip on squashed, contrast-raised frames (0.964) or with the decoder's logits on the "
+         "cover pulled to 0 (0.913) did not raise it")
+
+
+@pytest.mark.xfail(strict=True, reason="SRW's clean bit accuracy on the 10 ci photos: mean 0.975, worst photo 14 of 16 "
+                   "bits (lomiri-aitzgorri 0.875; plasma-eveningglow and lomiri-dragonfly 0.9375); " + CAUSE)
+def test_srw_clean_accuracy_on_photos(ci_eval, record_claim) -> None:
+    srw, plain = ci_eval["srw"], ci_eval["plain"]
+    record_claim(srw_clean_acc=srw["clean_acc"], srw_clean_acc_min=srw["clean_acc_min"],
+                 plain_clean_acc=plain["clean_acc"], photos=srw["n_images"])
+    assert srw["n_images"] >= 10
+    assert srw["clean_acc"] >= 0.99
+    assert srw["clean_acc_min"] >= 15 / 16, srw["worst"]
+
+
+def test_srw_keeps_first_message_through_five_rounds_on_photos(ci_eval, record_claim) -> None:
+    srw, plain = ci_eval["srw"], ci_eval["plain"]
+    record_claim(srw_acc_a_rounds=srw["self_acc_a"], srw_acc_b_rounds=srw["self_acc_b"], srw_psnr=srw["psnr"],
+                 plain_acc_a_rounds=plain["self_acc_a"], plain_acc_b_rounds=plain["self_acc_b"],
+                 plain_psnr=plain["psnr"])
+    assert len(srw["self_acc_a"]) == 5
+    assert min(srw["self_acc_a"]) >= 0.95
+    assert srw["psnr"] >= 32.0
+    # the undefended twin beside it: the attack works on it from the second round (reported, bounded by the
+    # first held-out set's claims)
+    assert all(0.0 <= a <= 1.0 for a in plain["self_acc_a"] + plain["self_acc_b"])
+
+
+@pytest.fixture(scope="module")
+def full_eval() -> dict:
+    """Every available model on the whole test split with the photo report's settings
+    (:func:`backend.watermark.photo_eval.rewatermark_cfg`: five rounds, cross-model, PGD, distortions)."""
+    from backend.watermark import photo_eval as PE
+
+    res = PE.evaluate_rewatermark(R.available_models(), "test")
+    for m, d in res.items():
+        print(m, {k: d.get(k) for k in ("clean_acc", "clean_acc_min", "psnr", "self_acc_a", "self_acc_b", "cross",
+                                        "pgd", "distortions", "worst")})
+    return res
+
+
+@pytest.mark.full
+def test_full_every_model_on_the_test_split(full_eval, record_claim) -> None:
+    res = full_eval
+    srw = res["srw"]
+    record_claim(**{f"{m}_clean_acc": d["clean_acc"] for m, d in res.items()},
+                 **{f"{m}_acc_a_rounds": d["self_acc_a"] for m, d in res.items()},
+                 srw_psnr=srw["psnr"], srw_acc_a_min=min(srw["self_acc_a"]))
+    assert srw["n_images"] == len(P.split("test"))
+    assert min(srw["self_acc_a"]) >= 0.95
+    assert srw["psnr"] >= 32.0
+
+
+@pytest.mark.full
+@pytest.mark.xfail(strict=True, reason="SRW's clean bit accuracy on the 30 test photos (one message each, seed 0): mean 0.9625, 4 photos below 15 of 16 bits (plasma-onestandsout 0.625, plasma-path 0.75, lomiri-aitzgorri and matplotlib-grace-hopper 0.875); " + CAUSE)
+def test_full_srw_clean_on_the_test_split(full_eval, record_claim) -> None:
+    srw = full_eval["srw"]
+    record_claim(srw_clean_acc=srw["clean_acc"], srw_clean_acc_min=srw["clean_acc_min"], worst=srw["worst"])
+    assert srw["clean_acc"] >= 0.99
+    assert srw["clean_acc_min"] >= 15 / 16, srw["worst"]

@@ -26,8 +26,8 @@ context grows, and compare the flow head with a Gaussian and a Gaussian-mixture 
 transformer with UCB1 and Thompson sampling online on K-armed bandits.
 """,
     details_md=r"""
-**Model** (pretrained here, `python -m backend.train vintix`: 39 min on one core of a busy 2-core machine, flow
-model 28 min, Gaussian 5 min, mixture 6 min): 2 layers, d = 64, 4 heads, no
+**Model** (pretrained here, `python -m backend.train vintix`: about 80 min on one core of a busy 2-core machine, flow
+model 69 min, Gaussian 5 min, mixture 6 min): 2 layers, d = 64, 4 heads, no
 positional encodings. Tokens: BOS, the query and up to 64 context tuples; the attention mask lets context tokens see
 only BOS and themselves and the query see BOS and the whole context, so the output is exactly invariant to the order of
 the context. The loss is taken at every prefix length 0..64 in one pass (one query copy per prefix).
@@ -39,7 +39,8 @@ with the task's optimal action. **Held-out tasks** come from other priors: arm m
 *equal* peaks of widths 0.05-0.09 (narrower than any training peak); the 5 unseen dark-room goals.
 
 **Heads**: the flow head learns a velocity $v(h, x_t, \gamma(t))$ with $x_t = (1-t)x_0 + t a^*$, $x_0 \sim N(0,1)$,
-learned-frequency sinusoidal time features $\gamma$, and samples by Heun integration in 16 steps; the Gaussian head
+learned-frequency sinusoidal time features $\gamma$ and fixed Fourier features of $x_t$ (an MLP of 3 hidden layers of
+256), and samples by Heun integration in 16 steps; the Gaussian head
 fits a mean and a standard deviation, the mixture head 5 Gaussians (both by likelihood). The Gaussian and mixture
 models share the trunk architecture and get as many continuous-task training steps as the flow model.
 """,

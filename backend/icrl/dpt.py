@@ -52,7 +52,10 @@ class DPTConfig:
     mlp_ratio: int = 4
     max_context: int = 64
     head: str = "flow"  # continuous head: flow | gaussian | mixture
-    head_hidden: int = 128
+    head_hidden: int = 128  # Gaussian and mixture heads
+    flow_hidden: int = 256
+    flow_layers: int = 3
+    x_freq: int = 8  # Fourier features of the flow head's noisy action
     flow_steps: int = 16  # M, Heun steps
     n_freq: int = 16
     flow_draws: int = 8  # (x_0, t) pairs per target in the flow loss
@@ -110,7 +113,9 @@ class DPT(nn.Module):
         self.cont_head = make_head(
             cfg.head,
             d,
-            hidden=cfg.head_hidden,
+            hidden=cfg.flow_hidden if cfg.head == "flow" else cfg.head_hidden,
+            layers=cfg.flow_layers,
+            x_freq=cfg.x_freq,
             n_freq=cfg.n_freq,
             steps=cfg.flow_steps,
             draws=cfg.flow_draws,

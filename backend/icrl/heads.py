@@ -2,9 +2,9 @@
 
 Every head maps the transformer's hidden state ``h`` (N, d) at the query token to a distribution over a 1-D action:
 
-* ``flow`` (ours, Vintix II): a rectified flow. Velocity net ``v_eta(h, x_t, gamma(t))`` trained with
+* ``flow`` (ours, Vintix II): a rectified flow. Velocity net ``v_eta(h, x_t, phi(x_t), gamma(t))`` trained with
   ``||v_eta - (a* - x_0)||^2`` where ``x_t = (1 - t) x_0 + t a*``, ``x_0 ~ N(0, 1)``, ``t ~ U[0, 1]``; ``gamma`` are
-  sinusoidal time features with learned frequencies; the loss averages ``draws`` (x_0, t) pairs per target; sampling integrates ``dx/dt = v`` from ``x_0 ~ N(0, 1)`` with
+  sinusoidal time features with learned frequencies, ``phi`` fixed Fourier features of ``x_t``; the loss averages ``draws`` (x_0, t) pairs per target; sampling integrates ``dx/dt = v`` from ``x_0 ~ N(0, 1)`` with
   Heun's method in ``M`` steps.
 * ``gaussian`` (baseline): a mean and a log standard deviation, trained by the Gaussian negative log-likelihood.
 * ``mixture`` (baseline): a mixture of ``C`` Gaussians (logits, means, log standard deviations), trained by its
@@ -32,21 +32,45 @@ LOG_STD = (-5.0, 1.0)
 
 
 class FlowHead(nn.Module):
-    def __init__(self, d: int, hidden: int = 128, n_freq: int = 16, steps: int = 16, draws: int = 8):
+    """Velocity net ``v(h, x_t, t)``: an MLP over ``[W_h h, x_t, phi(x_t), gamma(t)]``.
+
+    ``phi(x) = (sin(k pi x / 2), cos(k pi x / 2))`` for ``k = 1..x_freq`` are fixed Fourier features of the noisy action:
+    near ``t = 1`` the velocity of a two-peaked target changes sign between peaks only ``2 * width`` apart, a sharp
+    function of ``x`` that a plain GELU MLP on the scalar ``x`` fits slowly. ``W_h`` projects the trunk state to the
+    hidden width so that neither input dominates the first layer. ``layers`` hidden layers of width ``hidden``.
+    """
+
+    def __init__(
+        self,
+        d: int,
+        hidden: int = 256,
+        n_freq: int = 16,
+        steps: int = 16,
+        draws: int = 8,
+        x_freq: int = 8,
+        layers: int = 3,
+    ):
         super().__init__()
         self.steps = steps
         self.draws = draws  # (x_0, t) pairs per target in the loss: the head is cheap next to the trunk
         self.freq = nn.Parameter(torch.randn(n_freq) * 4.0)  # learned frequencies of gamma(t)
-        self.net = nn.Sequential(
-            nn.Linear(d + 1 + 2 * n_freq, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(), nn.Linear(hidden, 1)
-        )
+        self.register_buffer("xk", torch.arange(1, x_freq + 1, dtype=torch.float32) * (math.pi / 2), persistent=False)
+        self.h_proj = nn.Linear(d, hidden)
+        mods: list[nn.Module] = [nn.Linear(hidden + 1 + 2 * x_freq + 2 * n_freq, hidden), nn.GELU()]
+        for _ in range(layers - 1):
+            mods += [nn.Linear(hidden, hidden), nn.GELU()]
+        self.net = nn.Sequential(*mods, nn.Linear(hidden, 1))
 
     def gamma(self, t: torch.Tensor) -> torch.Tensor:
         ang = 2 * math.pi * t[..., None] * self.freq
         return torch.cat([torch.sin(ang), torch.cos(ang)], -1)
 
+    def phi(self, x: torch.Tensor) -> torch.Tensor:
+        ang = x[..., None] * self.xk
+        return torch.cat([torch.sin(ang), torch.cos(ang)], -1)
+
     def velocity(self, h: torch.Tensor, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-        return self.net(torch.cat([h, x[..., None], self.gamma(t)], -1)).squeeze(-1)
+        return self.net(torch.cat([self.h_proj(h), x[..., None], self.phi(x), self.gamma(t)], -1)).squeeze(-1)
 
     def loss(self, h: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
         hh = h[:, None, :].expand(-1, self.draws, -1)
@@ -132,8 +156,8 @@ get_head = HEADS.get
 def make_head(name: str, d: int, **kw) -> nn.Module:
     cls = get_head(name)
     allowed = {
-        "flow": ("hidden", "n_freq", "steps", "draws"),
+        "flow": ("hidden", "n_freq", "steps", "draws", "x_freq", "layers"),
         "gaussian": ("hidden",),
         "mixture": ("hidden", "components"),
     }
-    return cls(d, **{k: v for k, v in kw.items() if k in allowed[name.lower()]})
+    return cls(d, **{k: v for k, v in kw.items() if k in allowed[name.lower()] and v is not None})

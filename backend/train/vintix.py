@@ -10,8 +10,9 @@ Every step draws fresh tasks of the training prior (data seed ``seed * 1_000_000
 contexts of ``max_context`` tuples, and averages the DPT loss over all L + 1 prefix lengths. AdamW (lr 1e-3,
 weight decay 1e-4, warm-up 100 steps, cosine to 5e-5), gradient clip 1.0. ``--steps`` counts steps per family;
 ``--flow-draws`` is the number of (x_0, t) pairs per target in the flow loss (default 8).
-Wall times on one thread of a 2-core machine shared with other jobs (load average about 5): flow model 1,696 s,
-Gaussian 271 s, mixture 366 s (about 39 min in all; with ``--flow-draws 1`` the flow model took 740 s at a lower load).
+Wall times on one thread of a 2-core machine shared with other jobs (load average 5-10): flow model 4,152 s,
+Gaussian 271 s, mixture 366 s (about 80 min in all; the flow model's velocity net, 3 hidden layers of 256 with
+Fourier features of x_t, is most of it; on a quiet core the flow model runs at about 0.32 s per step, 48 min).
 ``--out-dir DIR`` writes elsewhere (a smoke run: ``--steps 3 --out-dir DIR``).
 """
 

@@ -220,12 +220,18 @@ def facility_csv_odd() -> dict[str, bytes]:
 
 
 # --------------------------------------------------------------------------------------------------- pde_field
+def _solved(fields: np.ndarray) -> np.ndarray:
+    """Solver output rounded to 9 decimals: the linear solve's last bits differ between BLAS builds, and the corpus
+    derived from these examples is compared byte for byte."""
+    return np.round(fields, 9)
+
+
 def pde_field(seed: int = 0) -> bytes:
     """An NPZ Darcy field ``[2, 64]``: log-permeability and pressure."""
     from ..physics.pdes import darcy_fields
 
     buf = io.BytesIO()
-    np.savez(buf, field=darcy_fields(1, seed)[0])
+    np.savez(buf, field=_solved(darcy_fields(1, seed)[0]))
     return buf.getvalue()
 
 
@@ -233,10 +239,10 @@ def pde_field_odd() -> dict[str, bytes]:
     from ..physics.pdes import darcy_fields, heat_fields
 
     heat, other_key, f32 = io.BytesIO(), io.BytesIO(), io.BytesIO()
-    np.savez(heat, field=heat_fields(1, 2)[0])
-    np.savez(other_key, u=darcy_fields(1, 3)[0])
-    np.savez_compressed(f32, field=darcy_fields(1, 4)[0].astype(np.float32))
-    rows = "\n".join(",".join(f"{v:.6g}" for v in r) for r in darcy_fields(1, 5)[0]).encode()
+    np.savez(heat, field=_solved(heat_fields(1, 2)[0]))
+    np.savez(other_key, u=_solved(darcy_fields(1, 3)[0]))
+    np.savez_compressed(f32, field=_solved(darcy_fields(1, 4)[0]).astype(np.float32))
+    rows = "\n".join(",".join(f"{v:.6g}" for v in r) for r in _solved(darcy_fields(1, 5)[0])).encode()
     return {"heat.npz": heat.getvalue(), "other_key.npz": other_key.getvalue(), "float32.npz": f32.getvalue(),
             "rows.csv": rows}
 

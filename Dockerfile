@@ -25,7 +25,7 @@ ENV METHOD_LAB_CACHE=/opt/method-lab-cache HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE
 RUN python -m backend models check smollm2 --json >/dev/null && python -m backend models check dinov2 --json >/dev/null
 
 FROM ${PYTHON_IMAGE}
-ENV PATH=/opt/venv/bin:$PATH PIP_NO_CACHE_DIR=1 PYTHONUNBUFFERED=1 \
+ENV PATH=/opt/venv/bin:$PATH PIP_NO_CACHE_DIR=1 PYTHONUNBUFFERED=1 MALLOC_ARENA_MAX=2 \
     METHOD_LAB_CACHE=/opt/method-lab-cache HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
     OMP_NUM_THREADS=1 METHOD_LAB_THREADS=1 STREAMLIT_BROWSER_GATHER_USAGE_STATS=false
 RUN useradd --create-home --uid 10001 lab

@@ -43,7 +43,7 @@ chromium:
 	fi
 
 run: install
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m streamlit run app.py --server.port $(PORT)
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} MALLOC_ARENA_MAX=$${MALLOC_ARENA_MAX:-2} $(BIN)/python -m streamlit run app.py --server.port $(PORT)
 
 # Two xdist workers (one per core, one torch thread each). --dist loadfile keeps each test module on one worker: a
 # module's session fixtures (a claim's evaluation of a shipped model) run once, and the browser suite (one module)

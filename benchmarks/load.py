@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import contextlib
 import csv
 import io
@@ -97,11 +98,22 @@ class Server:
         return self.proc.pid
 
 
+def _run(coro):
+    """``asyncio.run(coro)``, in a thread of its own when this thread already runs an event loop (Playwright's sync
+    API in the same pytest worker leaves one running)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 @contextlib.contextmanager
 def streamlit_server(ray_address: str | None = None, log_dir: Path | None = None) -> Iterator[Server]:
     """``streamlit run app.py`` on a free port (in-process executor, or Ray at ``ray_address``); stopped on exit."""
     port = free_port()
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env = {"MALLOC_ARENA_MAX": "2", **os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     env.pop("METHOD_LAB_RAY_ADDRESS", None)
     if ray_address:
         env["METHOD_LAB_RAY_ADDRESS"] = ray_address
@@ -297,7 +309,7 @@ async def _load(url: str, sessions: int) -> list[SessionResult]:
 
 def load_sessions(url: str, sessions: int) -> list[SessionResult]:
     """``sessions`` concurrent browser sessions each running one DADA job (see the module docstring)."""
-    return asyncio.run(_load(url, sessions))
+    return _run(_load(url, sessions))
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -342,7 +354,7 @@ EQUAL_JOB = "/dada?dada_problem=Ill-conditioned+quadratic&dada_dim=20&dada_iters
 
 def page_job_numbers(url: str, path: str = EQUAL_JOB) -> str:
     """The page job's downloaded results JSON without timings and provenance, as canonical JSON."""
-    return numbers({k: v for k, v in asyncio.run(_page_job_json(url, path)).items() if k != "provenance"})
+    return numbers({k: v for k, v in _run(_page_job_json(url, path)).items() if k != "provenance"})
 
 
 def numbers(obj: object) -> str:
@@ -390,7 +402,7 @@ async def _soak(server: Server, jobs: int, pages: list[tuple[str, str]]) -> list
 
 def soak(server: Server, jobs: int, pages: list[tuple[str, str]] | None = None) -> list[dict[str, object]]:
     """``jobs`` sequential jobs, each in a new session, cycling over ``pages``; the server's RSS after each."""
-    return asyncio.run(_soak(server, jobs, pages or SOAK_PAGES))
+    return _run(_soak(server, jobs, pages or SOAK_PAGES))
 
 
 def soak_medians(rows: list[dict[str, object]]) -> tuple[float, float]:

@@ -6,30 +6,10 @@ attribution strength sweep and the MoH training script's multi-seed runs. Wall t
 from __future__ import annotations
 
 import argparse
-import json
 
 import pytest
 
-TIMING = ("seconds", "prune_s", "embed_ms", "decode_ms")
-
-
-def numbers(obj: object) -> str:
-    """``obj`` as canonical JSON without its timings (NaN-aware: NaN != NaN inside a dict comparison)."""
-
-    def strip(o: object) -> object:
-        if isinstance(o, dict):
-            return {k: strip(v) for k, v in o.items() if k not in TIMING}
-        if isinstance(o, list | tuple):
-            return [strip(v) for v in o]
-        if hasattr(o, "tolist"):
-            return o.tolist()
-        if hasattr(o, "__dataclass_fields__"):
-            from dataclasses import asdict
-
-            return strip(asdict(o))
-        return o
-
-    return json.dumps(strip(obj), sort_keys=True, default=str)
+from benchmarks.sweeps_ray import numbers  # canonical JSON without timings, shared with the benchmark
 
 
 @pytest.fixture(scope="module")

@@ -217,7 +217,7 @@ def test_round_trip_is_what_the_any_size_decoder_reads() -> None:
         assert 0.3 < gain < 1.0
         img = (x[:1] + 1) / 2
         big = L.resize(img, (96, 80))
-        api = m.residual(big, bits[:1])
+        api = m.residual(big, bits[:1], tiles=1)
         assert torch.allclose(api, L.upsample_residual(m.encoder(L.resize(big, (32, 32)) * 2 - 1, bits[:1]) / 2,
                                                        (96, 80)))
     out = L.training_step(m.train(), x, bits, 1 - bits, list(L.BASE_WEIGHTS), np.random.default_rng(0), reembed=True,
@@ -232,3 +232,33 @@ def test_round_trip_is_what_the_any_size_decoder_reads() -> None:
                                 null_weight=0.5, **kw)
     assert with_null.terms["null"] == pytest.approx(null, rel=1e-4)
     assert float(with_null.loss) == pytest.approx(float(base.loss) + 0.5 * null, rel=1e-4)
+
+
+def test_tiled_any_size_path() -> None:
+    """The shipped any-size path reads an image as TILES x TILES frames: the tiling is lossless and in row-major
+    order, every frame carries the same message with its own PSNR cap, the decoder averages the frames' logits, and
+    ``tiles=1`` is the whole image as one frame."""
+    s, g = 32, L.TILES
+    x = torch.rand(2, 3, g * s, g * s)
+    t = L.to_tiles(x, g, s)
+    assert t.shape == (2 * g * g, 3, s, s)
+    assert torch.equal(t[1], x[0, :, :s, s:2 * s]) and torch.equal(t[g], x[0, :, s:2 * s, :s])
+    assert torch.equal(t[g * g], x[1, :, :s, :s])
+    assert torch.equal(L.from_tiles(t, g, s), x)
+    m = _model().eval()
+    img, bits = torch.rand(1, 3, 150, 110), torch.randint(0, 2, (1, 16)).float()
+    with torch.no_grad():
+        r = m.residual(img, bits)
+        frames = L.to_tiles(L.resize(img, (g * s, g * s)) * 2 - 1, g, s)
+        expect = L.upsample_residual(L.from_tiles(m.encoder(frames, bits.expand(g * g, -1)) / 2, g, s), (150, 110))
+        assert r.shape == img.shape and torch.allclose(r, expect, atol=1e-6)
+        # each frame is capped on its own: every frame's PSNR >= the floor
+        per = m.encoder(frames, bits.expand(g * g, -1))
+        assert float(per.pow(2).mean(dim=(1, 2, 3)).sqrt().max()) <= 2 * 10 ** (-m.cfg.psnr_floor / 20) + 1e-6
+        w = m.embed(img, bits)
+        logits = m.decode_logits(w)
+        assert torch.allclose(logits, m.decoder(L.to_tiles(L.resize(w, (g * s, g * s)) * 2 - 1, g, s)).mean(0,
+                                                                                                     keepdim=True))
+        assert torch.allclose(m.decode_logits(w, tiles=1), m.decoder(L.resize(w, (s, s)) * 2 - 1))
+    with pytest.raises(InputError, match="tiles"):
+        R.get_model("srw", tiles=0)

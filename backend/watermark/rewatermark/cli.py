@@ -1,8 +1,10 @@
 """``python -m backend rewatermark ...``: self-re-watermarking attack and the Lipschitz-constrained defense (SRW).
 
-- ``run IN --model srw --rounds 3 [--cross tinyhidden] [--pgd-eps 0.03] [--seed S] [--out DIR] --json``: embed A in
+- ``run IN --model srw --rounds 3 [--cross tinyhidden] [--pgd-eps 0.03] [--tiles 4] [--seed S] [--out DIR] --json``: embed A in
   the image IN, re-embed B ``rounds`` times with the same encoder, once with another encoder, and overwrite with PGD;
   bit accuracy vs A (recovery) and vs B (attacker success) after each step, PSNR/SSIM. ``--out`` writes the PNGs.
+  ``--tiles`` sets how many 32 x 32 frames per side the SRW-family models read an image as (4: the shipped 128 px
+  working resolution; 1: the whole image as one frame).
 - ``evaluate --images DIR [--models plain,srw] [--limit N] [--rounds 5] --json``: mean metrics over the images of a
   folder (or ``--images heldout`` for the project's held-out set).
 """
@@ -24,6 +26,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--rounds", type=int, default=3)
     r.add_argument("--cross", default=None, help="attacker encoder for cross-model re-watermarking")
     r.add_argument("--pgd-eps", type=float, default=0.03, help="PGD overwrite budget in [-1,1] units (0: off)")
+    r.add_argument("--tiles", type=int, default=4, help="SRW frames per side (1-8; 4: 128 px working resolution)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--out", default=None, help="folder for the PNG images")
     e = add_action(sub, "evaluate", cmd_evaluate, "mean metrics over a folder of images")
@@ -58,7 +61,8 @@ def cmd_run(args: argparse.Namespace) -> dict:
     try:
         img = _read(Path(args.image))
         story = R.run_story(args.model, img, rounds=args.rounds, seed=args.seed, cross_attacker=args.cross,
-                            pgd=(args.pgd_eps, max(args.pgd_eps / 4, 1e-4), 50) if args.pgd_eps > 0 else None)
+                            pgd=(args.pgd_eps, max(args.pgd_eps / 4, 1e-4), 50) if args.pgd_eps > 0 else None,
+                            tiles=args.tiles)
     except ValueError as err:  # InputError included; a bad model name is a ValueError of the registry
         raise InputError(str(err)) from None
     written = []
@@ -75,7 +79,8 @@ def cmd_run(args: argparse.Namespace) -> dict:
               "psnr": story.psnr, "ssim": story.ssim, "cross": story.cross, "pgd": story.pgd,
               "seconds": story.seconds, "images": written,
               "provenance": provenance(args.seed, _assets([args.model, args.cross or ""]), model=args.model,
-                                       rounds=args.rounds, cross=args.cross, pgd_eps=args.pgd_eps, image=args.image)}
+                                       rounds=args.rounds, cross=args.cross, pgd_eps=args.pgd_eps, tiles=args.tiles,
+                                       image=args.image)}
     return result
 
 

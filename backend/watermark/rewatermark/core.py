@@ -80,14 +80,16 @@ MAX_PIXELS = 4_200_000
 
 
 class SRWBackend:
-    """A shipped SRW-family model behind the registry interface (``embed``, ``decode_batch``, ``decoder_logits``)."""
+    """A shipped SRW-family model behind the registry interface (``embed``, ``decode_batch``, ``decoder_logits``);
+    ``tiles`` frames per side of the any-size path (:data:`.lipschitz.TILES`; 1 frames the whole image once)."""
 
     differentiable = True
     min_side = MIN_SIDE
 
-    def __init__(self, variant: str):
+    def __init__(self, variant: str, tiles: int = L.TILES):
         self.model = L.load(L.weights_path(variant))
         self.name = variant
+        self.tiles = int(tiles)
         self.n_bits = self.model.cfg.n_bits
         self.label = MODELS.label(variant)
         self.weights = L.weights_path(variant)
@@ -99,34 +101,37 @@ class SRWBackend:
 
         b = torch.from_numpy(np.asarray(bits, np.float32).reshape(1, -1))
         with torch.no_grad():
-            return to_uint8(self.model.embed(to_tensor(img), b, target_psnr))
+            return to_uint8(self.model.embed(to_tensor(img), b, target_psnr, tiles=self.tiles))
 
     def logits_batch(self, imgs: list[np.ndarray]) -> np.ndarray:
         import torch
 
         from backend.watermark.learned import to_tensor
 
-        s = self.model.cfg.size
+        side = self.model.cfg.size * self.tiles
         with torch.no_grad():
-            frames = torch.cat([L.resize(to_tensor(im), (s, s)) for im in imgs])
-            return self.model.decode_logits(frames).numpy()
+            frames = torch.cat([L.resize(to_tensor(im), (side, side)) for im in imgs])
+            return self.model.decode_logits(frames, tiles=self.tiles).numpy()
 
     def decode_batch(self, imgs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         return (self.logits_batch(imgs) > 0).astype(np.uint8), np.ones(len(imgs), bool)
 
     def decoder_logits(self, images):
-        return self.model.decode_logits(images)
+        return self.model.decode_logits(images, tiles=self.tiles)
 
 
-def get_model(name: str):
-    """A victim/attacker backend by name (see :data:`MODELS`, case-insensitive); the InputError lists valid names."""
-    return _get_model(MODELS.get(name).name)
+def get_model(name: str, tiles: int = L.TILES):
+    """A victim/attacker backend by name (see :data:`MODELS`, case-insensitive); the InputError lists valid names.
+    ``tiles`` (SRW-family models only) is the number of 32 x 32 frames per side of the any-size path."""
+    if not 1 <= int(tiles) <= 8:
+        raise InputError(f"tiles must be between 1 and 8 frames per side, got {tiles}.")
+    return _get_model(MODELS.get(name).name, int(tiles))
 
 
-@functools.lru_cache(maxsize=16)
-def _get_model(name: str):
+@functools.lru_cache(maxsize=32)
+def _get_model(name: str, tiles: int = L.TILES):
     if MODELS[name].source == "srw":
-        return SRWBackend(name)
+        return SRWBackend(name, tiles)
     from backend.watermark.registry import get_method
 
     return get_method(name)
@@ -210,12 +215,14 @@ class Story:
 
 
 def run_story(model: str, img: np.ndarray, rounds: int = 3, seed: int = 0, cross_attacker: str | None = None,
-              pgd: tuple[float, float, int] | None = PGD_TEST[0], progress: Progress | None = None) -> Story:
+              pgd: tuple[float, float, int] | None = PGD_TEST[0], progress: Progress | None = None,
+              tiles: int = L.TILES) -> Story:
     """Embed A with ``model``; self-re-watermark B ``rounds`` times; cross-model re-watermark once with
-    ``cross_attacker`` (default: :data:`CROSS_ATTACKER`); PGD overwrite toward B at ``pgd`` = (eps, step, iters)."""
+    ``cross_attacker`` (default: :data:`CROSS_ATTACKER`); PGD overwrite toward B at ``pgd`` = (eps, step, iters).
+    ``tiles``: frames per side of the SRW-family models' any-size path (victim, self and cross attackers alike)."""
     from backend.watermark.metrics import psnr, ssim
 
-    victim = get_model(model)
+    victim = get_model(model, tiles)
     img = check_image(img, victim.min_side)
     if not 1 <= rounds <= 10:
         raise InputError(f"rounds must be between 1 and 10, got {rounds}.")
@@ -239,7 +246,7 @@ def run_story(model: str, img: np.ndarray, rounds: int = 3, seed: int = 0, cross
     report(progress, 0.45, f"{model}: {rounds} self-re-watermarking rounds")
     cross = cross_attacker or CROSS_ATTACKER.get(model, DEFAULT_CROSS)
     if cross and cross != model:
-        att = get_model(cross)
+        att = get_model(cross, tiles)
         if min(img.shape[:2]) >= att.min_side:
             b2 = rng.integers(0, 2, att.n_bits).astype(np.uint8)
             xc = rewatermark(att, x_w, b2, 1)[0]
@@ -291,6 +298,7 @@ class EvalConfig:
     matched_psnr: float | None = 34.0
     cross: bool = True
     seed: int = 0
+    tiles: int = L.TILES  # frames per side of the SRW-family models' any-size path
 
 
 def evaluate(models: list[str], images: list[np.ndarray], cfg: EvalConfig | None = None,
@@ -307,7 +315,7 @@ def evaluate(models: list[str], images: list[np.ndarray], cfg: EvalConfig | None
     out: dict[str, dict] = {}
     for mi, name in enumerate(models):
         prog = sub_progress(progress, mi / len(models), (mi + 1) / len(models))
-        victim = get_model(name)
+        victim = get_model(name, cfg.tiles)
         keep = [i for i, im in enumerate(images) if min(im.shape[:2]) >= victim.min_side]
         imgs = [images[i] for i in keep]
         img_names = [names[i] for i in keep] if names is not None else None
@@ -316,7 +324,7 @@ def evaluate(models: list[str], images: list[np.ndarray], cfg: EvalConfig | None
             raise InputError(f"No image is large enough for {name} (at least {victim.min_side} px per side).")
         rng = np.random.default_rng(cfg.seed)
         cross_name = CROSS_ATTACKER.get(name, DEFAULT_CROSS) if cfg.cross else None
-        att = get_model(cross_name) if cross_name and cross_name != name else None
+        att = get_model(cross_name, cfg.tiles) if cross_name and cross_name != name else None
         acc = {"clean": [], "psnr": [], "ssim": [], "psnr_rw1": [], "ssim_rw1": [], "embed_s": [], "decode_s": []}
         ra = np.zeros((len(imgs), cfg.rounds))
         rb = np.zeros((len(imgs), cfg.rounds))

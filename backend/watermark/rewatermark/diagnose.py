@@ -2,16 +2,20 @@
 
 For each image and model, over ``seeds`` random messages (clean bit accuracy, no attack):
 
-- ``full``: the any-size path (:meth:`~.lipschitz.SRWModel.embed`, 8-bit rounding, :meth:`decode_logits`);
-- ``frame``: embedded and decoded at the 32 x 32 working frame itself (no upsampling, no rounding): the model's
+- ``full``: the any-size path (:meth:`~.lipschitz.SRWModel.embed`, 8-bit rounding, :meth:`decode_logits`) with
+  the shipped :data:`~.lipschitz.TILES` x :data:`~.lipschitz.TILES` frames per image;
+- ``one_frame``: the same with the whole image as one 32 x 32 frame (``tiles=1``); the columns below measure
+  this single frame;
+- ``frame``: embedded and decoded at the single 32 x 32 frame itself (no upsampling, no rounding): the model's
   own limit on this frame's content;
 - ``round_trip_gain``: the share of the frame residual that comes back at the frame after upsampling to the image
   size and resizing back (projection gain, :func:`~.lipschitz.round_trip`);
 - ``frame_detail``: RMS of the frame minus its Gaussian blur (sigma 1 px), the fine detail at the frame that the
-  decoder has to read through;
+  decoder has to read through; ``tile_detail``: the same, averaged over the frames of the tiled path (each covers
+  1 / TILES of the image per side, so it holds less detail);
 - ``frame_plus_2db`` / ``frame_plus_4db``: the frame path with the residual 2 / 4 dB stronger (the residual cap);
 - ``frame_no_clamp``: the frame path without clipping to the pixel range (saturated pixels);
-- ``jpeg50_history`` / ``grey``: the full path on the image re-encoded as JPEG-50 / turned grey (JPEG and colour
+- ``jpeg50_history`` / ``grey``: the one-frame path on the image re-encoded as JPEG-50 / turned grey (JPEG and colour
   history);
 - ``frame_contrast_half``: the frame path with the frame's contrast halved about its mean.
 
@@ -53,12 +57,13 @@ def diagnose(model: str, images: dict[str, np.ndarray], seeds: int = 8) -> list[
     from backend.watermark.rewatermark import lipschitz as L
 
     be = R.get_model(model)
+    one = R.get_model(model, tiles=1)
     net = be.model
     s = net.cfg.size
     msgs = [np.random.default_rng(k).integers(0, 2, net.cfg.n_bits).astype(np.uint8) for k in range(seeds)]
 
-    def full(img: np.ndarray) -> float:
-        return float(np.mean([(be.decode_batch([be.embed(img, a)])[0][0] == a).mean() for a in msgs]))
+    def full(img: np.ndarray, backend=be) -> float:
+        return float(np.mean([(backend.decode_batch([backend.embed(img, a)])[0][0] == a).mean() for a in msgs]))
 
     def frame(x: torch.Tensor, gain: float = 1.0, clamp: bool = True) -> float:
         acc = []
@@ -81,12 +86,16 @@ def diagnose(model: str, images: dict[str, np.ndarray], seeds: int = 8) -> list[
                 back = L.round_trip(r, tuple(big.shape[-2:]))
                 gains.append(float((back * r).sum() / (r * r).sum()))
             detail = float((x - L._blur(x, 1.0)).pow(2).mean().sqrt())
+            g = L.TILES
+            xt = L.to_tiles(L.resize(big, (g * s, g * s)) * 2 - 1, g, s)
+            tile_detail = float((xt - L._blur(xt, 1.0)).pow(2).mean(dim=(1, 2, 3)).sqrt().mean())
         mean = x.mean()
         rows.append({"model": model, "image": name, "size": f"{img.shape[1]}x{img.shape[0]}", "full": full(img),
-                     "frame": frame(x), "round_trip_gain": float(np.mean(gains)), "frame_detail": detail,
+                     "one_frame": full(img, one), "frame": frame(x), "round_trip_gain": float(np.mean(gains)), "frame_detail": detail,
+                     "tile_detail": tile_detail,
                      "frame_plus_2db": frame(x, 10 ** (2 / 20)), "frame_plus_4db": frame(x, 10 ** (4 / 20)),
-                     "frame_no_clamp": frame(x, clamp=False), "jpeg50_history": full(_jpeg(img, 50)),
-                     "grey": full(_grey(img)), "frame_contrast_half": frame((x - mean) * 0.5 + mean)})
+                     "frame_no_clamp": frame(x, clamp=False), "jpeg50_history": full(_jpeg(img, 50), one),
+                     "grey": full(_grey(img), one), "frame_contrast_half": frame((x - mean) * 0.5 + mean)})
     return rows
 
 

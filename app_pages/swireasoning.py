@@ -34,8 +34,9 @@ below say what it does to each model.
 **Settings.** The released code's defaults: blend weight beta0 = 0.7 of the end-marker embedding at a switch to
 explicit, alpha0 = 1, C_max = 2. Its window W = 512 would forbid any switch back to latent under budgets of 512 tokens
 or fewer, so W is scaled to budget / 8 there (our choice). Every decoder stops once a number follows the answer
-marker. **Problems** come from the generator's `heldout` split: templates and a number range (21-60) that the tiny
-reasoner never saw in training.
+marker. **Problems** come from the task generator: unseen draws of the training templates and numbers (1-20), and
+its held-out splits, whose templates, number range (21-60) or both the tiny reasoner never saw in training; each
+preset and evaluation says which.
 """)
 claims_panel("swireasoning")
 
@@ -56,10 +57,16 @@ def reasoning_lm(model_id: str, path: str | None):  # noqa: ANN201 - a backend R
     return load_reasoning_lm(model_id, path)
 
 
+SPLIT_LABELS = {"train": "training kind, unseen draw", "heldout_numbers": "held-out numbers 21-60",
+                "heldout_templates": "held-out templates", "heldout": "held-out templates and numbers"}
+
+
 @st.cache_data(max_entries=4)
-def presets(n: int = 4) -> list[dict]:
-    return [{"question": p.question, "answer": p.answer, "template": p.template}
-            for p in tasks.generate(n, "heldout", seed=7, steps=(1, 3))]
+def presets() -> list[dict]:
+    """Two problems of each split, none drawn by training (the generator's seeds differ per split)."""
+    return [{"question": p.question, "answer": p.answer, "template": p.template, "split": split}
+            for split, seed in (("train", 99), ("heldout_numbers", 7), ("heldout_templates", 7), ("heldout", 7))
+            for p in tasks.generate(2, split, seed=seed, steps=(1, 3))]
 
 
 c1, c2 = st.columns([1, 2])
@@ -73,13 +80,13 @@ elif model_id == "qwen2.5-coder" and not QWEN_OK:
             icon=":material/download:")
 blocked = model_id == "qwen2.5-coder" and not QWEN_OK
 
-src = bound(st.radio, "Question", ["Preset held-out problem", "Your own question", "Upload questions"],
+src = bound(st.radio, "Question", ["Preset problem", "Your own question", "Upload questions"],
             horizontal=True, key="swireasoning_src")
 known = None
-if src == "Preset held-out problem":
+if src == "Preset problem":
     ps = presets()
     i = bound(st.selectbox, "Problem", list(range(len(ps))), key="swireasoning_preset",
-              format_func=lambda k: f"{ps[k]['question']} (answer {ps[k]['answer']})")
+              format_func=lambda k: f"[{SPLIT_LABELS[ps[k]['split']]}] {ps[k]['question']} (answer {ps[k]['answer']})")
     question, known = ps[i]["question"], ps[i]["answer"]
 elif src == "Your own question":
     question = st.text_area(f"Your question (at most {MAX_QUESTION_CHARS:,} characters)", key="swireasoning_q",

@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..runtime import ASSETS
 
     ap = argparse.ArgumentParser(prog="python -m backend.train d2f")
-    ap.add_argument("--teacher-steps", type=int, default=2000)
+    ap.add_argument("--teacher-steps", type=int, default=3000)
     ap.add_argument("--student-steps", type=int, default=600)
     ap.add_argument("--teacher-lr", type=float, default=2e-4)
     ap.add_argument("--student-lr", type=float, default=1e-4)

@@ -119,6 +119,7 @@ def test_ablation_reembedding_loss_carries_the_recovery(ablation_eval, record_cl
 
 
 @pytest.mark.full
+@pytest.mark.timeout(3600)  # every model on 64 images with PGD at three budgets: about 20 minutes on one core
 def test_full_scale_ablation_and_references() -> None:
     """Every claim at 64 images; known failures are checked last, with unchanged bounds, and reported as xfail with
     the measured numbers. Measured (shipped 2000-step weights, plain and srw): SRW clean 0.995 (bound 0.99; over

@@ -170,7 +170,9 @@ with st.form("swireasoning_eval_form"):
     n_eval = e1.select_slider("Problems", [4, 8, 16, 32, 64, 100], 8, key="swireasoning_eval_n")
     eval_budgets = e2.multiselect("Budgets", BUDGETS, [32, 64], key="swireasoning_eval_budgets")
     split = e3.selectbox("Split", list(tasks.SPLITS), index=list(tasks.SPLITS).index("heldout"),
-                         key="swireasoning_eval_split")
+                         format_func=lambda k: f"{k} ({SPLIT_LABELS[k]})", key="swireasoning_eval_split",
+                         help="the tiny reasoner is near 0 on every held-out split (its manifest row); decoders "
+                              "differ on unseen draws of its training kind (train)")
     eval_dec = st.multiselect("Decoders", list(DECODERS), ["swireasoning", "cot_greedy", "soft_thinking",
                                                            "budget_forced"], format_func=DECODERS.label,
                               key="swireasoning_eval_decoders")

@@ -122,10 +122,10 @@ def test_ablation_reembedding_loss_carries_the_recovery(ablation_eval, record_cl
 @pytest.mark.timeout(3600)  # every model on 64 images with PGD at three budgets: about 20 minutes on one core
 def test_full_scale_ablation_and_references() -> None:
     """Every claim at 64 images; known failures are checked last, with unchanged bounds, and reported as xfail with
-    the measured numbers. Measured (shipped 2000-step weights, plain and srw): SRW clean 0.995 (bound 0.99; over
-    three other message draws on the same images 0.994 / 0.986 / 0.982, so the margin is thin), SRW A after rounds 1-5
-    0.995 -> 0.986, PSNR 32.16; plain keeps 0.725 of A after one round (the known failure; 0.499 after two); PGD B at
-    eps 0.03 srw 0.516 < plain 0.525 (both near chance), at 0.06 srw 0.640 vs plain 0.974."""
+    the measured numbers. Measured (shipped 2000-step weights, images read as 4 x 4 frames): SRW clean 1.000, A
+    after rounds 1-5 1.000 -> 0.997, PSNR 32.18; plain keeps 0.721 of A after one round (the known failure; 0.497
+    after two); PGD B at eps 0.03 srw 0.496 < plain 0.506 (both near chance), at 0.06 srw 0.634 vs plain 0.981.
+    With one frame per image SRW's clean accuracy was 0.995, over three other message draws 0.994 / 0.986 / 0.982."""
     imgs = heldout_images(64, seed=2, min_side=256, max_side=384)
     models = R.available_models()
     res = R.evaluate(models, imgs, R.EvalConfig(seed=2))

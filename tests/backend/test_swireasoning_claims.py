@@ -165,8 +165,10 @@ def test_full_tinyreasoner_sweep(full_tiny, full_tiny_indist, record_claim) -> N
 
 @pytest.mark.full
 @pytest.mark.xfail(strict=True, reason=(
-    "expected as on the ci subset (budget 32, unseen training-distribution problems: SwiReasoning 0.250 vs CoT "
-    "greedy 0.667)"))
+    "Does not hold. Measured on 100 unseen training-distribution problems, mean over budgets 24 / 32 / 48: "
+    "SwiReasoning -0.400 against CoT greedy (sampled pair -0.403); at budget 32 SwiReasoning 0.22 in 16.5 tokens, "
+    "CoT greedy 0.60 in 25.3, soft thinking 0.51, budget forcing 0.47. Heldout split (100 problems): +0.007, both "
+    "near zero. Causes as on the ci subset: latent steps and the switch cap at C_max = 2"))
 def test_full_tinyreasoner_accuracy_gain_tight_budgets(full_tiny, full_tiny_indist, record_claim) -> None:
     acc, eff = _gains(full_tiny, TIGHT_TINY)
     acc_in, eff_in = _gains(full_tiny_indist, TIGHT_TINY)
@@ -177,7 +179,9 @@ def test_full_tinyreasoner_accuracy_gain_tight_budgets(full_tiny, full_tiny_indi
 
 @pytest.mark.full
 @pytest.mark.xfail(strict=True, reason=(
-    "expected as on the ci subset (accuracy per token 42 % below CoT greedy's at budget 32)"))
+    "Does not hold. Measured on 100 unseen training-distribution problems, mean over budgets 24 / 32 / 48: "
+    "accuracy per token 49 % below CoT greedy's (sampled pair -49 %); heldout split: CoT greedy solves none at "
+    "these budgets, so no efficiency gain is defined"))
 def test_full_tinyreasoner_efficiency_gain_tight_budgets(full_tiny, full_tiny_indist, record_claim) -> None:
     acc, eff = _gains(full_tiny, TIGHT_TINY)
     acc_in, eff_in = _gains(full_tiny_indist, TIGHT_TINY)

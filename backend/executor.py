@@ -134,10 +134,9 @@ class _JobWorker:
     def pid(self) -> int:
         return os.getpid()
 
-    def try_start(self, fn_blob: bytes) -> bool:
-        """Start a job if idle; False when busy."""
-        import cloudpickle
-
+    def try_start(self, job: tuple[Callable[..., Any], tuple, dict]) -> bool:
+        """Start the job ``(fn, args, kwargs)`` if idle; False when busy. Ray resolves the job from the object
+        store the driver put it in, with its own serialization."""
         with self._lock:
             if self._busy:
                 return False
@@ -145,7 +144,7 @@ class _JobWorker:
             self._events = []
             self._outcome = None
             self._cancel.clear()
-        fn, args, kwargs = cloudpickle.loads(fn_blob)
+        fn, args, kwargs = job
         threading.Thread(target=self._run, args=(fn, args, kwargs), daemon=True).start()
         return True
 
@@ -263,12 +262,12 @@ class RayExecutor:
     def actors(self) -> list[Any]:
         return [self._actor(i) for i in range(self.workers)]
 
-    def _acquire(self, blob: bytes, token: CancelToken, on_wait: Callable[[int], None] | None) -> Any:
+    def _acquire(self, job: Any, token: CancelToken, on_wait: Callable[[int], None] | None) -> Any:
         ray = _ray()
         while True:
             for actor in self.actors():
                 try:
-                    if ray.get(actor.try_start.remote(blob), timeout=60):
+                    if ray.get(actor.try_start.remote(job), timeout=60):
                         return actor
                 except ray.exceptions.RayActorError:
                     self._forget(actor)
@@ -287,17 +286,15 @@ class RayExecutor:
             pass
 
     def run(self, fn, args, kwargs, *, progress, token, on_wait=None, on_start=None):  # noqa: ANN001, ANN201
-        import cloudpickle
-
         ray = _ray()
         if held := _streamlit_objects(fn, args, kwargs):
             raise ExecutorError(f"This job holds Streamlit objects ({', '.join(sorted(set(held)))}) and cannot run "
                                 "on a Ray worker; unset METHOD_LAB_RAY_ADDRESS or report it.")
-        try:
-            blob = cloudpickle.dumps((fn, tuple(args), dict(kwargs)))
+        try:  # serialised once into Ray's object store; every worker that is asked reads the same object
+            job = ray.put((fn, tuple(args), dict(kwargs)))
         except Exception as err:  # noqa: BLE001
             raise ExecutorError(f"This job cannot be sent to a Ray worker ({type(err).__name__}: {err}).") from err
-        actor = self._acquire(blob, token, on_wait)
+        actor = self._acquire(job, token, on_wait)
         if on_start is not None:
             on_start()
         cancel_at: float | None = None

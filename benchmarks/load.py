@@ -110,8 +110,10 @@ def _run(coro):
 
 
 @contextlib.contextmanager
-def streamlit_server(ray_address: str | None = None, log_dir: Path | None = None) -> Iterator[Server]:
-    """``streamlit run app.py`` on a free port (in-process executor, or Ray at ``ray_address``); stopped on exit."""
+def streamlit_server(ray_address: str | None = None, log_dir: Path | None = None,
+                     log_name: str | None = None) -> Iterator[Server]:
+    """``streamlit run app.py`` on a free port (in-process executor, or Ray at ``ray_address``), with the settings of
+    ``make run``; its output goes to ``log_dir / log_name``; stopped on exit. The browser suite's server too."""
     port = free_port()
     env = {"MALLOC_ARENA_MAX": "2", **os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     env.pop("METHOD_LAB_RAY_ADDRESS", None)
@@ -119,7 +121,7 @@ def streamlit_server(ray_address: str | None = None, log_dir: Path | None = None
         env["METHOD_LAB_RAY_ADDRESS"] = ray_address
     log_dir = log_dir or Path(tempfile.mkdtemp(prefix="load-"))
     log_dir.mkdir(parents=True, exist_ok=True)
-    log_path = log_dir / f"load-server-{'ray' if ray_address else 'local'}.log"
+    log_path = log_dir / (log_name or f"load-server-{'ray' if ray_address else 'local'}.log")
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",

@@ -8,11 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -26,42 +21,14 @@ LAUNCH_ARGS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def server_url():
-    port = _free_port()
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    log = open(ARTIFACTS.mkdir(exist_ok=True) or ARTIFACTS / "e2e-server.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
-         "--global.developmentMode", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.read().decode().strip() == "ok":
-                    break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.terminate()
-        raise RuntimeError("streamlit did not become healthy:\n" + (ARTIFACTS / "e2e-server.log").read_text()[-3000:])
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    """One server for the session, started as the load benchmark starts it (its output in test-artifacts/)."""
+    from benchmarks.load import streamlit_server
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with streamlit_server(log_dir=ARTIFACTS, log_name="e2e-server.log") as server:
+        yield server.url
 
 
 @pytest.fixture(scope="session")

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from backend.reasoning import tasks
 from backend.reasoning.d2f import D2FConfig
-from backend.reasoning.d2f_eval import DECODERS, MAX_QUESTION_CHARS, VANILLA_STEPS
+from backend.reasoning.d2f_eval import DECODERS, MAX_QUESTION_CHARS, MIN_VANILLA_ACCURACY, VANILLA_STEPS
 from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.figures import d2f as figs
@@ -136,9 +137,6 @@ if res:
                   "d2f_question.json", key="d2f_json")
 
 st.subheader("Accuracy against cost")
-SPLIT_LABELS = {"train": "unseen problems of the training templates and numbers",
-                "heldout": "held-out templates and numbers 21-60", "heldout_templates": "held-out templates",
-                "heldout_numbers": "held-out numbers 21-60"}
 SIZES = {
     "Light: 8 problems, 4 vanilla step counts": {"d2f_bench_n": 8, "d2f_bench_steps": [96, 48, 24, 12]},
     "Full: 50 problems, 7 step counts": {"d2f_bench_n": 50, "d2f_bench_steps": list(VANILLA_STEPS)},
@@ -154,7 +152,7 @@ if bsrc != "Generated":
 with st.form("d2f_bench_form"):
     b1, b2, b3 = st.columns(3)
     split = b1.selectbox("Split", ["train", "heldout", "heldout_templates", "heldout_numbers"], key="d2f_split",
-                         format_func=SPLIT_LABELS.get)
+                         format_func=tasks.SPLIT_LABELS.get)
     n = b2.number_input("Problems", 1, 200, key="d2f_bench_n")
     ops = b3.select_slider("Operations per problem", [1, 2, 3, 4, 5], (1, 3), key="d2f_ops")
     vsteps = st.multiselect("Vanilla step counts", list(VANILLA_STEPS), key="d2f_bench_steps")
@@ -203,8 +201,9 @@ if out := st.session_state.get("d2f_bench"):
                     f"{c['tokens_per_s_vs_best_vanilla']:.1f}x best vanilla", delta_color="off")
         if not c.get("comparable", True):
             st.warning(f"The best vanilla setting solves {c['best_vanilla_accuracy']:.0%} of these problems, under "
-                       "the 25 % the comparison needs: '95 % of the best vanilla accuracy' would compare one or two "
-                       "lucky answers, so the claim is not read here.", icon=":material/warning:")
+                       f"the {MIN_VANILLA_ACCURACY:.0%} the comparison needs: '95 % of the best vanilla accuracy' "
+                       "would compare one or two lucky answers, so the claim is not read here.",
+                       icon=":material/warning:")
     elif not out["with_answers"]:
         st.info("No reference answers in the upload: the costs are measured, the accuracy is not.",
                 icon=":material/info:")

@@ -57,10 +57,6 @@ def reasoning_lm(model_id: str, path: str | None):  # noqa: ANN201 - a backend R
     return load_reasoning_lm(model_id, path)
 
 
-SPLIT_LABELS = {"train": "training kind, unseen draw", "heldout_numbers": "held-out numbers 21-60",
-                "heldout_templates": "held-out templates", "heldout": "held-out templates and numbers"}
-
-
 @st.cache_data(max_entries=4)
 def presets() -> list[dict]:
     """Two problems of each split, none drawn by training (the generator's seeds differ per split)."""
@@ -86,7 +82,7 @@ known = None
 if src == "Preset problem":
     ps = presets()
     i = bound(st.selectbox, "Problem", list(range(len(ps))), key="swireasoning_preset",
-              format_func=lambda k: f"[{SPLIT_LABELS[ps[k]['split']]}] {ps[k]['question']} (answer {ps[k]['answer']})")
+              format_func=lambda k: f"[{tasks.SPLIT_LABELS[ps[k]['split']]}] {ps[k]['question']} (answer {ps[k]['answer']})")
     question, known = ps[i]["question"], ps[i]["answer"]
 elif src == "Your own question":
     question = st.text_area(f"Your question (at most {MAX_QUESTION_CHARS:,} characters)", key="swireasoning_q",
@@ -170,7 +166,7 @@ with st.form("swireasoning_eval_form"):
     n_eval = e1.select_slider("Problems", [4, 8, 16, 32, 64, 100], 8, key="swireasoning_eval_n")
     eval_budgets = e2.multiselect("Budgets", BUDGETS, [32, 64], key="swireasoning_eval_budgets")
     split = e3.selectbox("Split", list(tasks.SPLITS), index=list(tasks.SPLITS).index("heldout"),
-                         format_func=lambda k: f"{k} ({SPLIT_LABELS[k]})", key="swireasoning_eval_split",
+                         format_func=lambda k: f"{k} ({tasks.SPLIT_LABELS[k]})", key="swireasoning_eval_split",
                          help="the tiny reasoner is near 0 on every held-out split (its manifest row); decoders "
                               "differ on unseen draws of its training kind (train)")
     eval_dec = st.multiselect("Decoders", list(DECODERS), ["swireasoning", "cot_greedy", "soft_thinking",

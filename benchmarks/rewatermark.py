@@ -71,8 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     setup_torch(1)
     print(machine())
     img = np.ascontiguousarray(load_photo("astronaut")[: args.side, : args.side])
-    names = ("srw", "srw (one frame)", "plain", "tinyhidden", "dwtDctSvd", "dwtDct")
-    backends = {m: R.get_model("srw", tiles=1) if m == "srw (one frame)" else R.get_model(m) for m in names}
+    from backend.watermark.photo_eval import ONE_FRAME
+
+    names = ("srw", ONE_FRAME, "plain", "tinyhidden", "dwtDctSvd", "dwtDct")
+    backends = {m: R.get_model("srw", tiles=1) if m == ONE_FRAME else R.get_model(m) for m in names}
     bits = {m: np.random.default_rng(0).integers(0, 2, backends[m].n_bits).astype(np.uint8) for m in names}
     rows = []
     times = {}
@@ -108,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     for m, em, en, dm, dn, p, mc in rows:
         print(f"| {m} | {em:.2f} | {en:.2f} | {dm:.2f} | {dn:.2f} | {p} | {mc} |")
     print("\n| ratio | value |\n|---|---:|")
-    for other in ("srw (one frame)", "plain", "tinyhidden", "dwtDctSvd"):
+    for other in (ONE_FRAME, "plain", "tinyhidden", "dwtDctSvd"):
         print(f"| embed: srw / {other} | {times['srw'][0] / times[other][0]:.2f} |")
         print(f"| decode: srw / {other} | {times['srw'][1] / times[other][1]:.2f} |")
     print(f"\nOne PGD overwrite (eps 0.03, 50 iterations) on the {args.side} px image: srw {pgd['srw']:.0f} ms, "

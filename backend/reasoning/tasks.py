@@ -222,6 +222,13 @@ SPLITS = {
     "heldout_numbers": (TRAIN_TEMPLATES, HELDOUT_RANGE),
     "heldout_templates": (HELDOUT_TEMPLATES, TRAIN_RANGE),
 }
+#: What each split holds, in words (pages label their split pickers and presets with it).
+SPLIT_LABELS = {
+    "train": "unseen problems of the training templates and numbers",
+    "heldout": f"held-out templates and numbers {HELDOUT_RANGE[0]}-{HELDOUT_RANGE[1]}",
+    "heldout_numbers": f"held-out numbers {HELDOUT_RANGE[0]}-{HELDOUT_RANGE[1]}",
+    "heldout_templates": "held-out templates",
+}
 #: Seeds are offset per split, so the same seed never draws the same stream in two splits.
 _SPLIT_OFFSET = {"train": 0, "heldout": 1_000_003, "heldout_numbers": 2_000_003, "heldout_templates": 3_000_017}
 

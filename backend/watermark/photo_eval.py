@@ -24,6 +24,7 @@ development split served the diagnosis and model selection).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -47,8 +48,7 @@ def rewatermark_cfg(model: str, seed: int = SEED):
     from backend.watermark.rewatermark import core as R
 
     if model == ONE_FRAME:
-        return R.EvalConfig(rounds=5, pgd_eps=(0.03, 0.06), pgd_iters=50, distortions=ATTACKS, matched_psnr=None,
-                            seed=seed, tiles=1)
+        return dataclasses.replace(rewatermark_cfg("srw", seed), tiles=1)
     if model == "tinyhidden":
         return R.EvalConfig(rounds=5, pgd_eps=(0.03,), pgd_iters=20, distortions=ATTACKS, matched_psnr=None,
                             seed=seed)

@@ -26,7 +26,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--rounds", type=int, default=3)
     r.add_argument("--cross", default=None, help="attacker encoder for cross-model re-watermarking")
     r.add_argument("--pgd-eps", type=float, default=0.03, help="PGD overwrite budget in [-1,1] units (0: off)")
-    r.add_argument("--tiles", type=int, default=4, help="SRW frames per side (1-8; 4: 128 px working resolution)")
+    r.add_argument("--tiles", type=int, default=None,
+                   help="SRW frames per side (1-8; default: the shipped 4, a 128 px working resolution)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--out", default=None, help="folder for the PNG images")
     e = add_action(sub, "evaluate", cmd_evaluate, "mean metrics over a folder of images")
@@ -56,13 +57,15 @@ def cmd_run(args: argparse.Namespace) -> dict:
 
     from backend.runtime import provenance, setup_torch
     from backend.watermark.rewatermark import core as R
+    from backend.watermark.rewatermark import lipschitz as L
 
     setup_torch()
+    tiles = L.TILES if args.tiles is None else args.tiles
     try:
         img = _read(Path(args.image))
         story = R.run_story(args.model, img, rounds=args.rounds, seed=args.seed, cross_attacker=args.cross,
                             pgd=(args.pgd_eps, max(args.pgd_eps / 4, 1e-4), 50) if args.pgd_eps > 0 else None,
-                            tiles=args.tiles)
+                            tiles=tiles)
     except ValueError as err:  # InputError included; a bad model name is a ValueError of the registry
         raise InputError(str(err)) from None
     written = []
@@ -79,7 +82,7 @@ def cmd_run(args: argparse.Namespace) -> dict:
               "psnr": story.psnr, "ssim": story.ssim, "cross": story.cross, "pgd": story.pgd,
               "seconds": story.seconds, "images": written,
               "provenance": provenance(args.seed, _assets([args.model, args.cross or ""]), model=args.model,
-                                       rounds=args.rounds, cross=args.cross, pgd_eps=args.pgd_eps, tiles=args.tiles,
+                                       rounds=args.rounds, cross=args.cross, pgd_eps=args.pgd_eps, tiles=tiles,
                                        image=args.image)}
     return result
 

@@ -191,6 +191,7 @@ def test_full_tinyreasoner_efficiency_gain_tight_budgets(full_tiny, full_tiny_in
 
 
 @pytest.mark.full
+@pytest.mark.timeout(3600)  # the fixture decodes 20 problems x 4 decoders x 4 budgets: about 25 minutes on one core
 def test_full_smollm2_sweep(full_smol, record_claim) -> None:
     record_claim(**_numbers(full_smol))
     assert all(0 < r.mean_tokens <= b for (_, b), r in full_smol.items())
@@ -206,6 +207,7 @@ SMOL_REASON = (
 
 
 @pytest.mark.full
+@pytest.mark.timeout(3600)  # builds the SmolLM2 sweep when run alone
 @pytest.mark.xfail(strict=True, reason=SMOL_REASON)
 def test_full_smollm2_accuracy_gain_tight_budgets(full_smol, record_claim) -> None:
     acc, eff = _gains(full_smol, TIGHT_SMOL)
@@ -214,6 +216,7 @@ def test_full_smollm2_accuracy_gain_tight_budgets(full_smol, record_claim) -> No
 
 
 @pytest.mark.full
+@pytest.mark.timeout(3600)  # builds the SmolLM2 sweep when run alone
 @pytest.mark.xfail(strict=True, reason=SMOL_REASON)
 def test_full_smollm2_efficiency_gain_tight_budgets(full_smol, record_claim) -> None:
     acc, eff = _gains(full_smol, TIGHT_SMOL)
@@ -222,6 +225,7 @@ def test_full_smollm2_efficiency_gain_tight_budgets(full_smol, record_claim) -> 
 
 
 @pytest.mark.full
+@pytest.mark.timeout(5400)  # first use converts the GGUF (about 7 minutes); then about 2 tokens/s on one thread
 def test_full_qwen_coder_few_problems(record_claim) -> None:
     from backend.models import coder
 

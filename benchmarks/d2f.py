@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from backend.reasoning.d2f_eval import (
+        DECODERS,
         MIN_VANILLA_ACCURACY,
         VANILLA_STEPS,
         claim_verdict,
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     models = load_models()
     problems = generate(args.n, args.split, seed=0, steps=(1, 3))
     evaluate(models, problems[:2], decoders=("d2f", "ar"), vanilla_steps=())  # warm-up, untimed
-    rows = evaluate(models, problems, decoders=("d2f", "d2f_nocache", "vanilla", "threshold", "ar"),
+    rows = evaluate(models, problems, decoders=("d2f", "d2f_nocache", "vanilla", "vanilla_blocks", "threshold", "ar"),
                     vanilla_steps=VANILLA_STEPS)
     v = claim_verdict(rows)
     print(f"{args.n} problems of the `{args.split}` split (1-3 operations); parameters "
@@ -51,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{r.mean_tokens:.1f} | {r.mean_passes:.1f} | {r.seconds:.2f} |")
     by = {r.decoder: r for r in rows}
     print(f"\nD2F tokens/s vs AR: {v['tokens_per_s_vs_ar']:.2f}x; vs the best vanilla setting "
-          f"({v['best_vanilla_steps']} steps): {v['tokens_per_s_vs_best_vanilla']:.1f}x; the cache's speed-up "
+          f"({DECODERS.label(v['best_vanilla_decoder'])}, {v['best_vanilla_steps']} steps): "
+          f"{v['tokens_per_s_vs_best_vanilla']:.1f}x; the cache's speed-up "
           f"(same schedule without it): {by['d2f'].tokens_per_s / by['d2f_nocache'].tokens_per_s:.2f}x")
     print(f"D2F accuracy {v['d2f_accuracy']:.3f} vs best vanilla {v['best_vanilla_accuracy']:.3f} "
           f"(ratio {v['accuracy_ratio'] or 0:.3f}); claim (>= 95 % with fewer passes per token): "

@@ -17,8 +17,10 @@ Pipelined decoder (:func:`d2f_decode`), blocks of ``block`` tokens after the pro
   up to the one holding ``<eos>`` are complete, or at ``max_new``.
 
 Baselines: :func:`vanilla_decode` (the bidirectional teacher, a fixed generation length, ``steps`` full-recompute
-forward passes each filling the ``length / steps`` most confident positions), :func:`threshold_decode` (cache-free
-bidirectional decoding filling every position above ``tau_conf`` each pass, at least one).
+forward passes each filling the ``length / steps`` most confident positions: over the whole length as Dream decodes,
+or with ``block`` LLaDA's semi-autoregressive remasking, blocks left to right with the steps shared among them),
+:func:`threshold_decode` (cache-free bidirectional decoding filling every position above ``tau_conf`` each pass, at
+least one).
 
 Every decoder returns a :class:`DecodeResult`: the tokens, the forward passes, tokens decoded per pass, the seconds,
 and (for the grid view) the step at which each position was decoded and its block state per step.
@@ -174,29 +176,41 @@ def d2f_decode(model: DiffusionLM, prompt: list[int], mask_id: int, eos_id: int,
     return DecodeResult("d2f", out, passes, time.perf_counter() - t0, decoded_at[: len(out)], states, decoded_at)
 
 
+def _share(total: int, parts: int) -> list[int]:
+    """``total`` split into ``parts`` near-equal integers, the larger first."""
+    return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
+
+
 def vanilla_decode(model: DiffusionLM, prompt: list[int], mask_id: int, eos_id: int, length: int = 64,
-                   steps: int = 64) -> DecodeResult:
-    """Bidirectional full-recompute decoding: ``steps`` passes, each filling the most confident ``length / steps``
-    masked positions (low-confidence remasking without revisiting filled tokens)."""
+                   steps: int = 64, block: int | None = None) -> DecodeResult:
+    """Bidirectional full-recompute decoding: ``steps`` passes, each filling the most confident masked positions
+    (low-confidence remasking without revisiting filled tokens). ``block=None``: ``length / steps`` positions per pass
+    over the whole length. ``block=k`` (LLaDA's semi-autoregressive remasking): the length is cut into blocks of k
+    decoded left to right, the steps shared among the blocks and each block's positions among its steps; positions
+    after the current block stay masked but are seen (bidirectional attention)."""
     if not 1 <= steps <= length:
         raise InputError(f"steps must be between 1 and the length ({length}), got {steps}.")
+    spans = [(0, length)] if block is None else [(b, min(b + block, length)) for b in range(0, length, block)]
+    if steps < len(spans):
+        raise InputError(f"steps ({steps}) must be at least the number of blocks ({len(spans)}).")
+    plan = [(lo, hi, n) for (lo, hi), s in zip(spans, _share(steps, len(spans)), strict=True)
+            for n in _share(hi - lo, s)]
     p = len(prompt)
     seq = torch.tensor([list(prompt) + [mask_id] * length])
     decoded_at = [-1] * length
-    per = [length // steps + (1 if i < length % steps else 0) for i in range(steps)]
     t0 = time.perf_counter()
     mask = bidirectional_mask(p + length)
     with torch.inference_mode():
-        for s, n in enumerate(per):
+        for s, (lo, hi, n) in enumerate(plan):
             probs = _probs(aligned(model(seq, mask), model.cfg.shift)[0, p:], mask_id)
             conf, top = probs.max(-1)
             conf = conf.masked_fill(seq[0, p:] != mask_id, -1.0)
-            for i in conf.topk(n).indices.tolist():
-                seq[0, p + i] = top[i]
-                decoded_at[i] = s
+            for i in conf[lo:hi].topk(n).indices.tolist():
+                seq[0, p + lo + i] = top[lo + i]
+                decoded_at[lo + i] = s
     out = _trim(seq[0, p:].tolist(), eos_id)
-    return DecodeResult(f"vanilla_{steps}", out, steps, time.perf_counter() - t0, decoded_at[: len(out)],
-                        grid_at=decoded_at)
+    name = f"vanilla_{steps}" if block is None else f"vanilla_blocks{block}_{steps}"
+    return DecodeResult(name, out, steps, time.perf_counter() - t0, decoded_at[: len(out)], grid_at=decoded_at)
 
 
 def threshold_decode(model: DiffusionLM, prompt: list[int], mask_id: int, eos_id: int, length: int = 64,

@@ -25,8 +25,8 @@ def add_parser(subparsers: Any) -> argparse._SubParsersAction:
                     "vanilla diffusion, a threshold decoder and AR")
     g = add_action(sub, "generate", cmd_generate, "decode one question with one decoder (or all)")
     g.add_argument("--prompt", required=True, help="the question (at most 400 characters)")
-    g.add_argument("--decoder", default="d2f", help="d2f | d2f_nocache | vanilla | threshold | ar | all")
-    g.add_argument("--steps", type=int, default=None, help="vanilla: forward passes (default: the length)")
+    g.add_argument("--decoder", default="d2f", help="d2f | d2f_nocache | vanilla | vanilla_blocks | threshold | ar | all")
+    g.add_argument("--steps", type=int, default=None, help="vanilla, vanilla_blocks: forward passes (default: the length)")
     g.add_argument("--grid", action="store_true", help="include the decode-pass x position state grid")
     _thresholds(g)
 
@@ -36,8 +36,8 @@ def add_parser(subparsers: Any) -> argparse._SubParsersAction:
                    "heldout | heldout_numbers | heldout_templates")
     b.add_argument("--ops", default="1,3", help="operations per problem: min,max")
     b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--decoders", default="d2f,vanilla,threshold,ar", help="comma-separated decoders")
-    b.add_argument("--vanilla-steps", default="96,64,48,32,24,16,12", help="vanilla step counts")
+    b.add_argument("--decoders", default="d2f,vanilla,vanilla_blocks,threshold,ar", help="comma-separated decoders")
+    b.add_argument("--vanilla-steps", default="96,64,48,32,24,16,12", help="step counts of the two vanilla decoders")
     _thresholds(b)
 
     i = add_action(sub, "invariance", cmd_invariance, "block-causal invariance of the student's logits")

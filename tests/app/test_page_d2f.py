@@ -20,7 +20,7 @@ def test_preset_own_question_and_light_comparison() -> None:
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     res = at.session_state["d2f_result"]
-    assert [r["decoder"] for r in res["runs"]] == ["d2f", "d2f_nocache", "vanilla", "threshold", "ar"]
+    assert [r["decoder"] for r in res["runs"]] == ["d2f", "d2f_nocache", "vanilla", "vanilla_blocks", "threshold", "ar"]
     assert res["runs"][0]["answer"] == res["runs"][1]["answer"]  # the cache changes no token
     assert len(at.get("plotly_chart")) == 2  # the D2F grid and the vanilla grid beside it
     # the user's own question
@@ -35,7 +35,7 @@ def test_preset_own_question_and_light_comparison() -> None:
     at.button[1].click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     out = at.session_state["d2f_bench"]
-    assert {r["decoder"] for r in out["rows"]} == {"d2f", "d2f_nocache", "vanilla", "threshold", "ar"}
+    assert {r["decoder"] for r in out["rows"]} == {"d2f", "d2f_nocache", "vanilla", "vanilla_blocks", "threshold", "ar"}
     assert out["claim"]["evaluated"]
 
 

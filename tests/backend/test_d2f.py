@@ -62,6 +62,20 @@ def test_baselines_pass_counts(model):
         d2f.d2f_decode(model, [1], MASK, EOS, d2f.D2FConfig(tau_conf=1.5))
 
 
+def test_semi_ar_vanilla_decodes_blocks_left_to_right(model):
+    v = d2f.vanilla_decode(model, list(range(8)), MASK, 10_000, length=32, steps=12, block=8)
+    assert v.forward_passes == 12 and len(v.tokens) == 32 and MASK not in v.tokens
+    at = v.grid_at
+    for b in range(3):  # every position of block b is filled before any of block b + 1
+        assert max(at[8 * b: 8 * b + 8]) < min(at[8 * b + 8: 8 * b + 16])
+    assert sorted({a for a in at[:8]}) == [0, 1, 2]  # 12 steps over 4 blocks: 3 passes of 3, 3 and 2 tokens
+    assert [at[:8].count(s) for s in range(3)] == [3, 3, 2]
+    g = d2f.vanilla_decode(model, list(range(8)), MASK, 10_000, length=32, steps=32, block=None)
+    assert g.forward_passes == 32
+    with pytest.raises(InputError):
+        d2f.vanilla_decode(model, [1], MASK, EOS, length=32, steps=3, block=8)  # fewer steps than blocks
+
+
 def test_cache_is_exact_same_tokens_as_full_recompute(model):
     cfg = d2f.D2FConfig(block=8, tau_conf=0.02, tau_add=0.3, tau_act=0.6, max_new=40)
     a = d2f.d2f_decode(model, list(range(10)), MASK, 10_000, cfg)
@@ -83,3 +97,11 @@ def test_training_script_smoke_and_decoding_a_real_prompt(tmp_path):
     assert res.forward_passes >= 2 and tok.index["<mask>"] not in res.tokens
     v = d2f.vanilla_decode(teacher, prompt, tok.index["<mask>"], tok.eos_token_id, length=32, steps=4)
     assert v.forward_passes == 4
+    # distilling from a teacher written before writes the student only, and the same student as the full run
+    other = tmp_path / "again"
+    assert train.main(["--teacher", str(tmp_path / "d2f_teacher.safetensors"), "--student-steps", "2", "--batch", "2",
+                       "--out-dir", str(other)]) == 0
+    assert not (other / "d2f_teacher.safetensors").exists()
+    again, _ = load_diffusion_lm(other / "d2f_student.safetensors")
+    for (k, x), y in zip(student.state_dict().items(), again.state_dict().values(), strict=True):
+        assert torch.equal(x, y), k

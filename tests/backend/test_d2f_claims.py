@@ -3,11 +3,13 @@
 ci tier (models loaded once for the module): the student's block-causal invariance; its KV cache is exact (the
 cached and the cache-free run of the same schedule give the same tokens); on 16 unseen problems of the training
 templates and numbers (split ``train``, seed 0; training drew the streams 1,000-6,999 for the tiny reasoner,
-1,000-3,999 for the teacher and 500,000-500,599 for the student), D2F reaches >= 95 % of the best vanilla accuracy over
-step counts 96 / 48 / 24 / 12 with fewer forward passes per token than every step count that reaches that level, and
-needs fewer passes per token than the autoregressive baseline (tokens/s are recorded beside it, not asserted).
-full tier: the same comparison on 100 problems and seven step counts, and the held-out split (templates and numbers
-never trained on, where every model here is near zero) recorded beside it.
+1,000-3,999 for the teacher and 500,000-500,599 for the student), D2F reaches >= 95 % of the best vanilla accuracy
+(both vanilla decoders, over the whole length and in semi-autoregressive blocks, at 96 / 48 / 24 / 12 steps) with fewer
+forward passes per token than every vanilla setting that reaches that level, and needs fewer passes per token than the
+autoregressive baseline (tokens/s are recorded beside it, not asserted).
+full tier: the same comparison on 100 problems and seven step counts, D2F at tau_conf 0.99 and 1 beside it (what the
+parallel acceptance costs), and the held-out split (templates and numbers never trained on, where every model here is
+near zero).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ def _bench(models, n: int, steps: tuple[int, ...], split: str = "train"):
     from backend.reasoning.tasks import generate
 
     rows = evaluate(models, generate(n, split, seed=0, steps=(1, 3)),
-                    decoders=("d2f", "vanilla", "threshold", "ar"), vanilla_steps=steps)
+                    decoders=("d2f", "vanilla", "vanilla_blocks", "threshold", "ar"), vanilla_steps=steps)
     return rows, claim_verdict(rows)
 
 
@@ -62,15 +64,15 @@ def ci_bench(models):
     return _bench(models, 16, (96, 48, 24, 12))
 
 
-WEAK = ("The shipped diffusion models are too weak for the comparison: on these 16 problems the AR tiny reasoner is "
-        "right on 1.000, the teacher's vanilla decoding on 0.0625 (96 steps; 0 at 48, 24 and 12), the threshold "
-        "decoder on 0.0625, D2F on 0.0625, so the precondition (best vanilla >= 0.25) fails. The solution layout "
-        "is right and the intermediate results are wrong (e.g. '24 - 17 = 1', '56 / 7 = 1'): 3,000 steps of "
-        "masked-diffusion fine-tuning from the AR model do not keep its arithmetic. D2F does need fewer passes "
-        "per token (0.60) than the vanilla setting at the best accuracy (3.95 at 96 steps).")
+SHORT = ("Does not hold: D2F's parallel acceptance at the paper's tau_conf = 0.9 costs more accuracy than 5 % on "
+         "this tiny model. On these 16 problems: best vanilla 0.5625 (over the whole length, 96 steps, 3.76 passes "
+         "per token; semi-AR blocks 0.500 at 96 steps), D2F 0.250 at 0.60 passes per token, the threshold decoder "
+         "0.188, AR 1.000. D2F does need fewer passes per token than every vanilla setting, and beats every vanilla "
+         "setting of comparable cost (48 steps: 0.188 / 0.312 at 1.9 passes per token). The full tier measures the "
+         "cause on 100 problems.")
 
 
-@pytest.mark.xfail(strict=True, reason=WEAK)
+@pytest.mark.xfail(strict=True, reason=SHORT)
 def test_d2f_reaches_vanilla_accuracy_with_fewer_passes_ci(ci_bench, record_claim) -> None:
     rows, v = ci_bench
     _record(record_claim, rows, v)
@@ -89,13 +91,30 @@ def test_d2f_fewer_passes_per_token_than_ar_ci(ci_bench, record_claim) -> None:
     assert by["d2f"].passes_per_token < by["ar"].passes_per_token
 
 
+FULL = ("Does not hold. Measured on 100 unseen problems of the training distribution: best vanilla 0.56 "
+        "(semi-AR blocks, 96 steps, 4.13 passes per token; over the whole length 0.49), D2F 0.41 at 0.56 passes per "
+        "token (0.73 of it), the threshold decoder 0.34, AR 0.96. The student keeps the teacher's accuracy when it "
+        "accepts one token per pass (tau_conf = 1: 0.55 at 1.41 passes per token); the parallel acceptance is what "
+        "costs it (tau_conf = 0.99: 0.52, 0.93 of the best vanilla, at 0.86 passes per token; 0.9: 0.41): "
+        "the confidences of a 1.8M-parameter model are not calibrated enough for the paper's threshold.")
+
+
 @pytest.mark.full
-@pytest.mark.xfail(strict=True, reason="Measured on 100 unseen in-distribution problems: AR 0.96; best vanilla 0.15 (64 steps, 2.94 passes per token; 96 steps 0.15), threshold 0.15, D2F 0.12 at 0.61 passes per token (0.8 of the best vanilla); below the 0.25 the comparison needs. As on the ci subset: " + WEAK)
+@pytest.mark.timeout(1800)  # 100 problems x 11 decoder settings, then the tau_conf sweep and the heldout split
+@pytest.mark.xfail(strict=True, reason=FULL)
 def test_d2f_reaches_vanilla_accuracy_with_fewer_passes_full(models, record_claim) -> None:
-    from backend.reasoning.d2f_eval import VANILLA_STEPS
+    from backend.reasoning.d2f import D2FConfig
+    from backend.reasoning.d2f_eval import VANILLA_STEPS, evaluate
+    from backend.reasoning.tasks import generate
 
     rows, v = _bench(models, 100, VANILLA_STEPS)
     _record(record_claim, rows, v)
+    sweep = {}
+    for tau in (0.99, 1.0):
+        cfg = D2FConfig(block=models.block, tau_conf=tau, max_new=models.length)
+        (r,) = evaluate(models, generate(100, "train", seed=0, steps=(1, 3)), cfg, decoders=("d2f",))
+        sweep[f"tau_conf {tau}"] = {"accuracy": r.accuracy, "passes_per_token": round(r.passes_per_token, 4)}
+    record_claim(d2f_tau_conf=sweep)
     held, hv = _bench(models, 50, (96, 24), split="heldout")
     record_claim(heldout={r.label: r.accuracy for r in held})
     assert v["comparable"], v

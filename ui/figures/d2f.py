@@ -79,7 +79,7 @@ def pareto(rows: Sequence[Mapping[str, Any]], x: str = "passes_per_token") -> go
             line={"color": DECODERS.color(name)},
             hovertemplate="%{x:.3g}: accuracy %{y:.2f}<extra>" + DECODERS.label(name) + "</extra>"))
     fig.update_layout(title=f"Accuracy vs {title.split(' (')[0]}" + (" (vanilla: step counts)" if any(
-        _key(r) == "vanilla" for r in rows) else ""), xaxis={"title": title, "type": "log"},
+        _key(r) in ("vanilla", "vanilla_blocks") for r in rows) else ""), xaxis={"title": title, "type": "log"},
         yaxis={"title": "exact-answer accuracy", "range": [-0.02, 1.02]}, height=420,
         legend={"orientation": "h", "y": -0.25})
     return fig

@@ -22,6 +22,10 @@ def _scale() -> list[list[Any]]:
     return out
 
 
+#: The most animation frames a grid gets.
+MAX_FRAMES = 32
+
+
 def token_grid(grid: Sequence[Sequence[int]], tokens: Sequence[str], title: str, n_positions: int,
                n_passes: int, animate: bool = True) -> go.Figure:
     """Decode passes (rows, top to bottom) x generated positions (columns), each cell coloured by its state; the
@@ -38,13 +42,13 @@ def token_grid(grid: Sequence[Sequence[int]], tokens: Sequence[str], title: str,
     y = list(range(1, len(rows) + 1))
     fig = go.Figure(go.Heatmap(z=rows, text=text, customdata=hover, x=list(range(n_positions)), y=y, **heat))
     if animate and len(rows) > 1:
-        frames = []
-        for s in range(1, len(rows) + 1):
-            z = rows[:s] + [[None] * n_positions] * (len(rows) - s)
-            frames.append(go.Frame(data=[go.Heatmap(z=z, text=text[:s] + [[""] * n_positions] * (len(rows) - s),
-                                                    customdata=hover, x=list(range(n_positions)), y=y, **heat)],
-                                   name=str(s)))
-        fig.frames = frames
+        # frames carry only what changes (z, text); the trace keeps its colours and hover texts. At most MAX_FRAMES
+        # frames (several passes per frame beyond that), so a 96-pass grid stays a small figure.
+        step = -(-len(rows) // MAX_FRAMES)
+        ends = list(range(step, len(rows), step)) + [len(rows)]
+        fig.frames = [go.Frame(data=[go.Heatmap(z=rows[:s] + [[None] * n_positions] * (len(rows) - s),
+                                                text=text[:s] + [[""] * n_positions] * (len(rows) - s))],
+                               traces=[0], name=str(s)) for s in ends]
         fig.update_layout(updatemenus=[{"type": "buttons", "showactive": False, "x": 0, "y": 1.12, "xanchor": "left",
                                         "buttons": [{"label": "play", "method": "animate",
                                                      "args": [None, {"frame": {"duration": 120, "redraw": True},

@@ -9,7 +9,13 @@ import streamlit as st
 
 from backend.reasoning import tasks
 from backend.reasoning.d2f import D2FConfig
-from backend.reasoning.d2f_eval import DECODERS, MAX_QUESTION_CHARS, MIN_VANILLA_ACCURACY, VANILLA_STEPS
+from backend.reasoning.d2f_eval import (
+    DECODERS,
+    GRID_DECODERS,
+    MAX_QUESTION_CHARS,
+    MIN_VANILLA_ACCURACY,
+    VANILLA_STEPS,
+)
 from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.figures import d2f as figs
@@ -32,8 +38,8 @@ and values; every pass computes only the positions not yet cached.
 
 **Baselines.** *Vanilla*: the teacher fills the most confident length/steps positions per full-recompute pass over
 the fixed 96 positions (a sweep of step counts), over the whole length as Dream decodes, or *in semi-AR blocks* of 16
-decoded left to right with the steps shared among them (LLaDA's remasking). *Threshold*: the teacher, without cache, fills every position above
-tau_conf per pass. *Autoregressive*: the tiny reasoner (same size, same training data) greedy with a KV cache.
+decoded left to right with the steps shared among them (LLaDA's remasking). *Threshold*: the teacher, without cache,
+fills every position above tau_conf per pass. *Autoregressive*: the tiny reasoner (same size, same training data) greedy with a KV cache.
 
 **Costs.** Forward passes per generated token (up to the end token; the prompt pass counted) and tokens per second
 of wall time on this server, one thread. **Models**: `python -m backend.train d2f` (teacher, then the
@@ -94,7 +100,7 @@ if go_one:
         for i, name in enumerate(DECODERS):
             r = run_one(models, q, name, cfg, steps)
             res = r.pop("result")
-            if name in ("d2f", "vanilla", "vanilla_blocks", "threshold"):
+            if name in GRID_DECODERS:
                 n = len(res.grid_at)
                 r["grid"] = state_grid(res, models.block if name == "d2f" else None, n)
                 r["grid_tokens"] = [models.tokenizer.vocab[t] for t in res.tokens + [models.eos_id]][:n]
@@ -129,9 +135,7 @@ if res:
     d = grids["d2f"]
     c1.plotly_chart(figs.token_grid(d["grid"], d["grid_tokens"], f"D2F: {d['forward_passes']} passes", n_pos,
                                     n_pass), key="d2f_grid")
-    other = c2.radio("Beside it", ["vanilla", "vanilla_blocks", "threshold"], horizontal=True,
-                     format_func=DECODERS.label,
-                     key="d2f_other")
+    other = c2.radio("Beside it", GRID_DECODERS[1:], horizontal=True, format_func=DECODERS.label, key="d2f_other")
     o = grids[other]
     c2.plotly_chart(figs.token_grid(o["grid"], o["grid_tokens"], f"{DECODERS.label(other)}: {o['forward_passes']} "
                                     "passes", n_pos, n_pass), key="d2f_grid_other")

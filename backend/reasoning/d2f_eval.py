@@ -46,10 +46,12 @@ DECODERS.add("d2f_nocache", "d2f_nocache", label="D2F schedule without cache", k
 DECODERS.add("vanilla", "vanilla", label="Vanilla diffusion (teacher, full recompute)", kind="baseline")
 DECODERS.add("vanilla_blocks", "vanilla_blocks", label="Vanilla diffusion, semi-AR blocks (teacher, full recompute)",
              kind="baseline")
-#: The decoders swept over step counts (both full-recompute vanilla diffusion).
-VANILLA = ("vanilla", "vanilla_blocks")
 DECODERS.add("threshold", "threshold", label="Confidence-threshold parallel (teacher, no cache)", kind="baseline")
 DECODERS.add("ar", "ar", label="Autoregressive (same size and data, KV cache)", kind="baseline")
+#: The decoders swept over step counts (both full-recompute vanilla diffusion).
+VANILLA = ("vanilla", "vanilla_blocks")
+#: The decoders whose decode-pass x position grid the page and the CLI draw.
+GRID_DECODERS = ("d2f", *VANILLA, "threshold")
 
 
 @dataclass
@@ -186,8 +188,9 @@ def evaluate(models: D2FModels, problems: list[Any], cfg: D2FConfig | None = Non
              decoders: tuple[str, ...] = ("d2f", "vanilla", "vanilla_blocks", "threshold", "ar"),
              vanilla_steps: tuple[int, ...] = VANILLA_STEPS, progress: Progress | None = None,
              cancel: CancelToken | None = None) -> list[EvalRow]:
-    """Accuracy and costs per decoder (the two vanilla decoders once per step count) on ``problems``. Passes per token and
-    tokens/s are ratios of sums over the problems (total passes / total tokens, total tokens / total seconds)."""
+    """Accuracy and costs per decoder (the two vanilla decoders once per step count) on ``problems``. Passes per
+    token and tokens/s are ratios of sums over the problems (total passes / total tokens, total tokens / total
+    seconds)."""
     cfg = cfg or D2FConfig(block=models.block, max_new=models.length)
     plan = [(d, s) for d in decoders for s in (vanilla_steps if d in VANILLA else (None,))]
     rows, done = [], 0
@@ -255,8 +258,7 @@ MIN_VANILLA_ACCURACY = 0.25
 def claim_verdict(rows: list[EvalRow]) -> dict[str, Any]:
     """D2F's checkable claim on ``rows``: D2F reaches >= 95 % of the best vanilla accuracy (over both vanilla
     decoders and every step count), with fewer forward passes per token than every vanilla setting that reaches that
-    level; plus the tokens/s ratios to the best
-    vanilla setting and to the AR baseline. ``holds`` also needs the best vanilla accuracy to be at least
+    level; plus the tokens/s ratios to the best vanilla setting and to the AR baseline. ``holds`` also needs the best vanilla accuracy to be at least
     :data:`MIN_VANILLA_ACCURACY` (``comparable``)."""
     van = [r for r in rows if r.decoder in VANILLA]
     ours = next((r for r in rows if r.decoder == "d2f"), None)

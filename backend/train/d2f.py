@@ -116,12 +116,17 @@ def main(argv: list[str] | None = None) -> int:
     vocab = base_vocab()
     tok = TinyTokenizer(vocab)
     mask_id = tok.index["<mask>"]
-    ar = load_tinyreasoner(args.ar)
-    if ar.tokenizer.vocab != vocab:
-        raise SystemExit("the tiny reasoner's vocabulary differs from this script's: retrain it first")
-    teacher = from_autoregressive(ar.model, len(tok))
+    if args.teacher is None:
+        ar = load_tinyreasoner(args.ar)
+        if ar.tokenizer.vocab != vocab:
+            raise SystemExit("the tiny reasoner's vocabulary differs from this script's: retrain it first")
+        teacher = from_autoregressive(ar.model, len(tok))
+        del ar
+    else:
+        teacher, extra = load_diffusion_lm(args.teacher)
+        if extra.get("vocab") != vocab or (extra.get("length"), extra.get("block")) != (args.length, args.block):
+            raise SystemExit(f"{args.teacher} was trained with another vocabulary, --length or --block")
     cfg = teacher.cfg
-    del ar
 
     def noisy(ids, plen, ratios):
         """Mask target positions with per-position probabilities ``ratios`` [B, L]."""
@@ -171,8 +176,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"teacher {step} loss {last:.4f} {time.perf_counter() - t0:.0f}s", flush=True)
         teacher_s = time.perf_counter() - t0
     else:
-        teacher, _ = load_diffusion_lm(args.teacher)
-        cfg, teacher_s = teacher.cfg, None
+        teacher_s = None
     teacher.eval()
     torch.manual_seed(args.seed + 1)  # the student's draws do not depend on how the teacher was made
 

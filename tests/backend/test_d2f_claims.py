@@ -109,10 +109,10 @@ def test_d2f_reaches_vanilla_accuracy_with_fewer_passes_full(models, record_clai
 
     rows, v = _bench(models, 100, VANILLA_STEPS)
     _record(record_claim, rows, v)
-    sweep = {}
+    sweep, problems = {}, generate(100, "train", seed=0, steps=(1, 3))  # the problems _bench drew
     for tau in (0.99, 1.0):
         cfg = D2FConfig(block=models.block, tau_conf=tau, max_new=models.length)
-        (r,) = evaluate(models, generate(100, "train", seed=0, steps=(1, 3)), cfg, decoders=("d2f",))
+        (r,) = evaluate(models, problems, cfg, decoders=("d2f",))
         sweep[f"tau_conf {tau}"] = {"accuracy": r.accuracy, "passes_per_token": round(r.passes_per_token, 4)}
     record_claim(d2f_tau_conf=sweep)
     held, hv = _bench(models, 50, (96, 24), split="heldout")

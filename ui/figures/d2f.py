@@ -8,7 +8,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from backend.reasoning.d2f_eval import DECODERS, GRID_STATES
+from backend.reasoning.d2f_eval import DECODERS, GRID_STATES, VANILLA
 
 #: One colour per grid state (not added, semi-active, fully active, decoded this pass, decoded, cached).
 STATE_COLORS = ("#f0f0f0", "#fdd0a2", "#fd8d3c", "#d62728", "#9ecae1", "#3182bd")
@@ -83,7 +83,7 @@ def pareto(rows: Sequence[Mapping[str, Any]], x: str = "passes_per_token") -> go
             line={"color": DECODERS.color(name)},
             hovertemplate="%{x:.3g}: accuracy %{y:.2f}<extra>" + DECODERS.label(name) + "</extra>"))
     fig.update_layout(title=f"Accuracy vs {title.split(' (')[0]}" + (" (vanilla: step counts)" if any(
-        _key(r) in ("vanilla", "vanilla_blocks") for r in rows) else ""), xaxis={"title": title, "type": "log"},
+        _key(r) in VANILLA for r in rows) else ""), xaxis={"title": title, "type": "log"},
         yaxis={"title": "exact-answer accuracy", "range": [-0.02, 1.02]}, height=420,
         legend={"orientation": "h", "y": -0.25})
     return fig

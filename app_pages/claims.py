@@ -14,8 +14,9 @@ st.title("Claims scoreboard")
 st.markdown(
     "Every paper's claims, re-measured here on a miniature (small models, small data, one CPU thread). A verdict is "
     "never typed: it follows from the claim test's outcome (pass at the paper's setting: holds; pass only under a "
-    "named deviation: holds with caveat; an expected failure: does not hold on our miniature; no test: not "
-    "measurable here, with the reason). `make claims` reruns the claim tests and rewrites the measured numbers."
+    "named deviation: holds with caveat; a pass whose recorded confidence interval of a paired difference contains "
+    "zero: not resolved; an expected failure: does not hold on our miniature; no test: not measurable here, with the "
+    "reason). `make claims` reruns the claim tests and rewrites the measured numbers."
 )
 st.markdown(summary_line())
 
@@ -23,8 +24,9 @@ rows = C.rows(load_records())
 counts = C.count_verdicts([])
 for r in rows:
     counts[r["verdict"]] += 1
-cols = st.columns(4)
-for col, verdict in zip(cols, (C.HOLDS, C.CAVEAT, C.DOES_NOT_HOLD, C.NOT_MEASURABLE), strict=True):
+shown_verdicts = (C.HOLDS, C.CAVEAT, C.NOT_RESOLVED, C.DOES_NOT_HOLD, C.NOT_MEASURABLE)
+cols = st.columns(len(shown_verdicts))
+for col, verdict in zip(cols, shown_verdicts, strict=True):
     col.metric(verdict, counts[verdict])
 others = {v: n for v, n in counts.items() if n and v in (C.FAILS, C.PENDING)}
 if others:

@@ -29,7 +29,10 @@ class Paper:
 
     ``id``: lowercase slug (see the naming rule). ``abstract``: ``(file name in shared/papers, 1-based index of the
     abstract in that file)``. ``status``: ``"available"`` when ``app_pages/<id>.py`` exists and is wired, else ``"planned"``.
-    ``cli``: dotted module exposing ``add_parser(subparsers)`` for ``python -m backend <id>``, or None.
+    ``package``: the method's package (``backend.<family>.<id>``, CONTRIBUTING.md "The method package"); its
+    ``cli``, ``jobs`` and ``inputs`` modules are found from it, so a packaged row names no ``cli``.
+    ``cli``: dotted module exposing ``add_parser(subparsers)`` for ``python -m backend <id>``, or None; derived from
+    ``package`` when that is set.
     """
 
     id: str
@@ -41,6 +44,11 @@ class Paper:
     icon: str = ":material/article:"
     cli: str | None = None
     short: str = ""
+    package: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.package and not self.cli:
+            object.__setattr__(self, "cli", f"{self.package}.cli")
 
     @property
     def label(self) -> str:
@@ -165,7 +173,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F4, 2),
         icon=":material/filter_alt:",
         status="available",
-        cli="backend.tokens.tactic_cli",
+        package="backend.tokens.tactic",
     ),
     # --- Representations and compression ---
     Paper(
@@ -485,6 +493,11 @@ def get(id_: str) -> Paper | ToolPage:
             return entry
     valid = ", ".join(e.id for e in (*TOOLS, *PAPERS))
     raise KeyError(f"Unknown id {id_!r}; valid ids: {valid}")
+
+
+def packaged() -> list[Paper]:
+    """Papers whose method lives in one package of the shared layout (CONTRIBUTING.md "The method package")."""
+    return [p for p in PAPERS if p.package]
 
 
 def cli_modules() -> dict[str, str]:

@@ -14,6 +14,9 @@ Verdicts are computed here from the two parts, never typed:
 * no cited test -> ``not measurable here`` (with the spec's reason);
 * a cited test failed -> ``test fails``;
 * a cited test is an expected failure -> ``does not hold on our miniature`` (with the measured numbers);
+* every cited test passed but a recorded confidence interval of a paired difference contains zero (a number
+  ``<name>_ci = [low, high]``, written by :func:`backend.stats.paired_ci`) -> ``not resolved``: the sample cannot tell
+  the two apart, whatever the point estimate says;
 * every cited test passed -> ``holds``, or ``holds with caveat`` when the spec names a deviation from the paper's
   setting (the deviation is shown);
 * no cited test has a measured outcome yet -> ``not measured yet``.
@@ -24,6 +27,7 @@ Pure: tomllib and json only (no torch, no streamlit).
 from __future__ import annotations
 
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,9 +41,12 @@ DOES_NOT_HOLD = "does not hold on our miniature"
 NOT_MEASURABLE = "not measurable here"
 FAILS = "test fails"
 PENDING = "not measured yet"
-VERDICTS: tuple[str, ...] = (HOLDS, CAVEAT, DOES_NOT_HOLD, NOT_MEASURABLE, FAILS, PENDING)
-VERDICT_COLORS = {HOLDS: "green", CAVEAT: "blue", DOES_NOT_HOLD: "orange", NOT_MEASURABLE: "gray", FAILS: "red",
-                  PENDING: "gray"}
+NOT_RESOLVED = "not resolved"
+VERDICTS: tuple[str, ...] = (HOLDS, CAVEAT, NOT_RESOLVED, DOES_NOT_HOLD, NOT_MEASURABLE, FAILS, PENDING)
+VERDICT_COLORS = {HOLDS: "green", CAVEAT: "blue", NOT_RESOLVED: "violet", DOES_NOT_HOLD: "orange",
+                  NOT_MEASURABLE: "gray", FAILS: "red", PENDING: "gray"}
+# a recorded number named <name>_ci holding [low, high] is the confidence interval of a paired difference
+CI_SUFFIX = "_ci"
 
 # outcomes the plugin records; "xpassed" is a non-strict expected failure that passed this time
 PASSED_OUTCOMES = ("passed", "xpassed")
@@ -103,6 +110,17 @@ class Claim:
         return out
 
     @property
+    def intervals(self) -> dict[str, tuple[float, float]]:
+        """The confidence intervals the cited tests recorded (``<name>_ci = [low, high]``), by number name."""
+        return {k: (-math.inf if v[0] is None else float(v[0]), math.inf if v[1] is None else float(v[1]))
+                for k, v in self.numbers.items() if is_interval(k, v)}
+
+    @property
+    def unresolved(self) -> tuple[str, ...]:
+        """The recorded intervals that contain zero."""
+        return tuple(k for k, (lo, hi) in self.intervals.items() if lo <= 0.0 <= hi)
+
+    @property
     def commands(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(r.command for r in self.results if r.command))
 
@@ -140,6 +158,12 @@ def covers(cited: str, nodeid: str) -> bool:
     return nodeid == cited or (nodeid.startswith(cited + "[") and "[" not in cited)
 
 
+def is_interval(name: str, value: object) -> bool:
+    """A recorded ``<name>_ci`` number holding ``[low, high]`` (``None`` for an infinite end is read as infinite)."""
+    return (name.endswith(CI_SUFFIX) and isinstance(value, list | tuple) and len(value) == 2
+            and all(v is None or (isinstance(v, int | float) and not isinstance(v, bool)) for v in value))
+
+
 def verdict(c: Claim) -> str:
     if not c.tests:
         return NOT_MEASURABLE
@@ -150,6 +174,8 @@ def verdict(c: Claim) -> str:
         return FAILS
     if "xfailed" in outcomes:
         return DOES_NOT_HOLD
+    if c.unresolved:
+        return NOT_RESOLVED
     return CAVEAT if c.deviation else HOLDS
 
 
@@ -318,13 +344,34 @@ def summary(records: dict[str, Record]) -> tuple[int, int, dict[str, int]]:
     return counts[HOLDS] + counts[CAVEAT], sum(counts.values()), counts
 
 
+def prune(method: str, root: Path | None = None) -> list[str]:
+    """Drop from ``<id>.measured.json`` the entries of tests its spec no longer cites (a claim removed from the spec,
+    a test renamed); returns the dropped node ids. The other entries are kept byte for byte."""
+    path = measured_path(method, root)
+    data = load_measured(method, root)
+    if not data:
+        return []
+    cited = [t for row in parse_spec(spec_path(method, root).read_text(), method) for t in row.get("tests", [])]
+    dropped = [n for n in data["tests"] if not any(covers(c, n) for c in cited)]
+    if dropped:
+        data["tests"] = {n: e for n, e in data["tests"].items() if n not in dropped}
+        path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
+    return dropped
+
+
 def main() -> None:
     """``python -m backend.claims [METHOD ...]``: one line per claim (method, verdict, key); with ``--tests`` the
-    cited node ids instead (the tests ``make claims`` reruns)."""
+    cited node ids instead (the tests ``make claims`` reruns); with ``--prune`` drop the measured entries of tests no
+    claim cites any more."""
     import sys
 
     args = sys.argv[1:]
     wanted = [a for a in args if not a.startswith("-")] or methods()
+    if "--prune" in args:
+        for m in wanted:
+            for n in prune(m):
+                print(f"{m}: dropped {n}")
+        return
     if "--tests" in args:
         print("\n".join(sorted(t for t, owners in cited_tests().items() if any(m in wanted for m, _ in owners))))
         return

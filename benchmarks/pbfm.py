@@ -23,7 +23,7 @@ def main() -> int:
     from backend.physics import pbfm as B
     from backend.physics import pbfm_eval as E
     from backend.physics.pdes import get_case, mean_abs_residual
-    from backend.train.pbfm import asset_path
+    from backend.physics.pbfm_eval import asset_path
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--case", default="darcy")

@@ -162,3 +162,65 @@ def test_summary_counts_every_claim():
     assert total == sum(len(r.claims) for r in records.values()) == sum(counts.values())
     assert holds == counts[C.HOLDS] + counts[C.CAVEAT]
     assert len(C.rows(records)) == total
+
+
+# ------------------------------------------------------------------------------------------------ the claim rules
+def _test_function(nodeid: str) -> ast.FunctionDef | None:
+    path, *names = nodeid.split("[")[0].split("::")
+    tree = ast.parse((ROOT / path).read_text())
+    body = tree.body
+    for i, name in enumerate(names):
+        node = next((n for n in body if isinstance(n, ast.FunctionDef | ast.ClassDef) and n.name == name), None)
+        if node is None:
+            return None
+        if i == len(names) - 1:
+            return node if isinstance(node, ast.FunctionDef) else None
+        body = node.body
+    return None
+
+
+def test_every_cited_test_records_its_numbers():
+    """A claim is a comparison of measured numbers: every test a claim cites takes the ``record_claim`` fixture (and
+    so records what it compares; tests/claims_plugin.py). A statement true by construction is an invariant test of
+    the method, not a claim."""
+    silent = []
+    for nodeid in C.cited_tests():
+        fn = _test_function(nodeid)
+        if fn is None or "record_claim" not in {a.arg for a in fn.args.args + fn.args.kwonlyargs}:
+            silent.append(nodeid)
+    assert not silent, f"cited tests that record no numbers (take record_claim): {silent}"
+
+
+@pytest.mark.parametrize("method", C.methods())
+def test_recorded_runs_carry_numbers(method):
+    """Every cited test that ran and passed or failed as expected left the numbers it compared."""
+    for c in C.load(method).claims:
+        for r in c.results:
+            if r.run and r.outcome in ("passed", "xpassed", "xfailed"):
+                assert r.numbers, f"claims/{method}.measured.json: {r.nodeid} ran but recorded no numbers"
+
+
+def test_not_resolved_is_computed_from_the_recorded_interval(tmp_path):
+    def claim(ci):
+        (tmp_path / "demo.toml").write_text(SPEC.format(key="k", deviation="", tests='["t.py::a"]', reason=""))
+        (tmp_path / "demo.measured.json").write_text(json.dumps({"method": "demo", "tests": {
+            "t.py::a": {"outcome": "passed", "numbers": {"gain": 0.02, "gain_ci": ci, "gain_pairs": 8}}}}))
+        return C.load("demo", tmp_path).claims[0]
+
+    assert claim([-0.01, 0.05]).verdict == C.NOT_RESOLVED
+    assert claim([-0.01, 0.05]).unresolved == ("gain_ci",)
+    assert claim([0.005, 0.05]).verdict == C.HOLDS
+    assert claim([None, None]).verdict == C.NOT_RESOLVED  # one pair: an infinite interval
+
+
+def test_paired_ci():
+    from backend.stats import paired_ci
+
+    a = [0.80, 0.82, 0.79, 0.85, 0.81]
+    ci = paired_ci(a, [x - 0.05 for x in a])
+    assert ci.low == ci.high == pytest.approx(0.05) and ci.resolved  # a constant difference is exact
+    noisy = paired_ci([0.8, 0.6, 0.9, 0.5], [0.7, 0.7, 0.7, 0.7])
+    assert noisy.low < 0 < noisy.high and not noisy.resolved
+    assert noisy.numbers("gain")["gain_ci"] == [noisy.low, noisy.high]
+    wide, narrow = paired_ci([1, 0, 1, 0], [0, 0, 0, 0], 0.99), paired_ci([1, 0, 1, 0], [0, 0, 0, 0], 0.8)
+    assert wide.low < narrow.low < narrow.high < wide.high

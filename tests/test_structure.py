@@ -1,6 +1,8 @@
-"""Shape of the backend: no import circles between backend modules, no module above the size limit without a reason
-in its docstring, no streamlit/plotly in backend/, and every method registry behaves the same (the pysteps
-``test_interfaces`` idea)."""
+"""Shape of the backend: no import circles between backend modules (imports inside functions and under TYPE_CHECKING
+count), no module above the size limit without a reason in its docstring, no streamlit/plotly in backend/, backend/io
+imports no method package, only the training CLI imports training scripts, no layer imports one above it, and every
+method registry behaves the same (the pysteps ``test_interfaces`` idea). The shape of one method package is checked by
+``tests/test_method_packages.py``."""
 
 from __future__ import annotations
 
@@ -28,32 +30,35 @@ def _module_name(path: Path) -> str:
 MODULES = {(_module_name(p)): p for p in sorted(BACKEND.rglob("*.py"))}
 
 
-def _imports(name: str, path: Path) -> set[str]:
-    """Backend modules imported by ``name`` at module level or inside functions (both can form a circle at run time
-    only when the import runs at module level, so only those count)."""
+def _imported(name: str, path: Path) -> set[str]:
+    """Every module ``name`` imports, wherever the import statement sits: at module level, inside functions, under
+    ``if TYPE_CHECKING:`` or in a ``try``. A function-level import is still a dependency (it runs the first time the
+    function does), so it counts for circles and for layering."""
     tree = ast.parse(path.read_text())
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     out: set[str] = set()
-    for node in tree.body:  # module level only: lazy imports inside functions cannot form an import-time circle
-        stmts = [node]
-        if isinstance(node, (ast.If, ast.Try)):
-            stmts = list(ast.walk(node))
-        for st in stmts:
-            if isinstance(st, ast.Import):
-                out |= {a.name for a in st.names}
-            elif isinstance(st, ast.ImportFrom):
-                if st.level:
-                    base = package.split(".")
-                    base = base[: len(base) - (st.level - 1)]
-                    mod = ".".join(base + ([st.module] if st.module else []))
-                else:
-                    mod = st.module or ""
-                out.add(mod)
-                out |= {f"{mod}.{a.name}" for a in st.names}
-    return {m for m in out if m in MODULES and m != name}
+    for st in ast.walk(tree):
+        if isinstance(st, ast.Import):
+            out |= {a.name for a in st.names}
+        elif isinstance(st, ast.ImportFrom):
+            if st.level:
+                base = package.split(".")
+                base = base[: len(base) - (st.level - 1)]
+                mod = ".".join(base + ([st.module] if st.module else []))
+            else:
+                mod = st.module or ""
+            out.add(mod)
+            out |= {f"{mod}.{a.name}" for a in st.names}
+    return out
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """The backend modules ``name`` imports (see :func:`_imported`)."""
+    return {m for m in _imported(name, path) if m in MODULES and m != name}
 
 
 def test_no_import_circles() -> None:
+    """No circle of imports between backend modules, counting imports inside functions and under TYPE_CHECKING."""
     graph = {n: _imports(n, p) for n, p in MODULES.items()}
     # a package's __init__ is entered before its submodules: an edge pkg -> pkg.sub is normal, not a circle
     cycles = []
@@ -77,6 +82,45 @@ def test_no_import_circles() -> None:
         if n not in state:
             visit(n)
     assert not cycles, "import circles: " + "; ".join(" -> ".join(c) for c in cycles[:10])
+
+
+def _owner(module: str) -> str:
+    """``backend.<top>`` of a backend module (``backend.io``, ``backend.watermark``, ...)."""
+    return ".".join(module.split(".")[:2])
+
+
+# What backend/io may import: the shared plumbing, never a method package (methods declare their input kinds in
+# their own ``inputs`` module, discovered through the catalog).
+IO_MAY_IMPORT = {"backend", "backend.io", "backend.errors", "backend.catalog", "backend.runtime"}
+
+
+def test_io_imports_no_method_package() -> None:
+    bad = sorted({(n, m) for n, p in MODULES.items() if n.startswith("backend.io")
+                  for m in _imports(n, p) if _owner(m) not in IO_MAY_IMPORT})
+    assert not bad, f"backend/io imports method packages: {bad}"
+
+
+def test_nothing_imports_a_training_script() -> None:
+    """Training scripts (``backend/train/<id>.py``) are run by ``python -m backend.train`` only."""
+    bad = sorted({(n, m) for n, p in MODULES.items() if not n.startswith("backend.train")
+                  for m in _imports(n, p) if m.startswith("backend.train")})
+    assert not bad, f"modules importing training scripts: {bad}"
+
+
+def _python_files(folder: str) -> list[Path]:
+    return sorted((ROOT / folder).rglob("*.py")) if (ROOT / folder).is_dir() else [ROOT / folder]
+
+
+@pytest.mark.parametrize("layer,above", [("backend", ("ui", "app_pages", "app", "tests", "benchmarks")),
+                                         ("ui", ("app_pages", "app", "tests", "benchmarks"))])
+def test_nothing_imports_upwards(layer: str, above: tuple[str, ...]) -> None:
+    """app.py -> app_pages -> ui -> backend: a layer imports only the layers below it."""
+    bad = []
+    for path in _python_files(layer):
+        for m in _imported(_module_name(path), path):
+            if m.split(".")[0] in above:
+                bad.append((str(path.relative_to(ROOT)), m))
+    assert not bad, f"imports pointing up a layer: {sorted(set(bad))}"
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))

@@ -335,13 +335,25 @@ def two_opt(tour: np.ndarray, D: np.ndarray, max_passes: int = 1000) -> np.ndarr
     return t
 
 
+def nearest_neighbour(inst: TSPInstance, start: int = 0) -> np.ndarray:
+    """The nearest-neighbour tour from ``start`` (a permutation of ``range(n)``): the start of every local search."""
+    D = inst.dist
+    mask = np.ones(inst.n, dtype=bool)
+    mask[start] = False
+    tour = [start]
+    for _ in range(inst.n - 1):
+        row = np.where(mask, D[tour[-1]], np.inf)
+        nxt = int(np.argmin(row))
+        mask[nxt] = False
+        tour.append(nxt)
+    return np.array(tour)
+
+
 def gls_improve(prog: Node, inst: TSPInstance, iters: int = 30, alpha: float = 0.1,
                 start: np.ndarray | None = None) -> np.ndarray:
     """Guided local search: 2-opt on distance + lambda * penalties; after each descent the program scores the tour's
     edges and the lowest-scored edges (n // 20, at least one) get a penalty. Returns the best tour under the real
     distances."""
-    from .references import nearest_neighbour
-
     D, n = inst.dist, inst.n
     tour = two_opt(nearest_neighbour(inst) if start is None else np.asarray(start), D)
     best, best_len = tour.copy(), inst.length(tour)

@@ -15,20 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..registry import Registry
-from .problems import BinInstance, TSPInstance, two_opt
-
-
-def nearest_neighbour(inst: TSPInstance, start: int = 0) -> np.ndarray:
-    D = inst.dist
-    mask = np.ones(inst.n, dtype=bool)
-    mask[start] = False
-    tour = [start]
-    for _ in range(inst.n - 1):
-        row = np.where(mask, D[tour[-1]], np.inf)
-        nxt = int(np.argmin(row))
-        mask[nxt] = False
-        tour.append(nxt)
-    return np.array(tour)
+from .problems import BinInstance, TSPInstance, nearest_neighbour, two_opt
 
 
 def greedy_edge(inst: TSPInstance) -> np.ndarray:

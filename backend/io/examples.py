@@ -219,55 +219,6 @@ def facility_csv_odd() -> dict[str, bytes]:
             _lines(no_fixed), "customers_first.csv": _lines([base[0], *base[5:], *base[1:5]])}
 
 
-# --------------------------------------------------------------------------------------------------- pde_field
-def _solved(fields: np.ndarray) -> np.ndarray:
-    """Solver output rounded to 9 decimals: the linear solve's last bits differ between BLAS builds, and the corpus
-    derived from these examples is compared byte for byte."""
-    return np.round(fields, 9)
-
-
-def pde_field(seed: int = 0) -> bytes:
-    """An NPZ Darcy field ``[2, 64]``: log-permeability and pressure."""
-    from ..physics.pdes import darcy_fields
-
-    buf = io.BytesIO()
-    np.savez(buf, field=_solved(darcy_fields(1, seed)[0]))
-    return buf.getvalue()
-
-
-def pde_field_odd() -> dict[str, bytes]:
-    from ..physics.pdes import darcy_fields, heat_fields
-
-    heat, other_key, f32 = io.BytesIO(), io.BytesIO(), io.BytesIO()
-    np.savez(heat, field=_solved(heat_fields(1, 2)[0]))
-    np.savez(other_key, u=_solved(darcy_fields(1, 3)[0]))
-    np.savez_compressed(f32, field=_solved(darcy_fields(1, 4)[0]).astype(np.float32))
-    rows = "\n".join(",".join(f"{v:.6g}" for v in r) for r in _solved(darcy_fields(1, 5)[0])).encode()
-    return {"heat.npz": heat.getvalue(), "other_key.npz": other_key.getvalue(), "float32.npz": f32.getvalue(),
-            "rows.csv": rows}
-
-
-# ------------------------------------------------------------------------------------------------ channel_stack
-def channel_stack(seed: int = 0) -> bytes:
-    """An NPZ synthetic tissue panel ``stack`` of shape (12, 16, 16) (small: the bad-input corpus derives from it)."""
-    from ..imputation.stack import to_bytes
-    from ..imputation.tissue import TissueConfig, one_image
-
-    return to_bytes(one_image(_rng(seed), TissueConfig(size=16))[0])
-
-
-def channel_stack_odd() -> dict[str, bytes]:
-    from ..imputation.tissue import TissueConfig, one_image
-
-    small, batch, ints, other = io.BytesIO(), io.BytesIO(), io.BytesIO(), io.BytesIO()
-    np.savez(small, stack=one_image(_rng(1), TissueConfig(size=8))[0])
-    np.savez_compressed(batch, stack=one_image(_rng(2), TissueConfig(size=16))[0][None].astype(np.float32))
-    np.savez(ints, stack=(one_image(_rng(3), TissueConfig(size=20))[0] * 100).astype(np.uint16))
-    np.savez_compressed(other, img=one_image(_rng(4), TissueConfig(size=24))[0].astype(np.float64))
-    return {"side8.npz": small.getvalue(), "batch_of_one.npz": batch.getvalue(), "uint16.npz": ints.getvalue(),
-            "other_key_24px.npz": other.getvalue()}
-
-
 # ---------------------------------------------------------------------------------------------------- points2d
 def points2d(seed: int = 0) -> bytes:
     """A 2-D classification CSV ``x,y,label``: 24 points of two classes."""
@@ -408,23 +359,6 @@ def backbone_state_odd() -> dict[str, bytes]:
             "other_model.safetensors": save({"w": torch.zeros(3, 3)})}
 
 
-# ------------------------------------------------------------------------------------------- spectralbellman
-def mdp_json(seed: int = 0) -> bytes:
-    """A 4-state chain MDP with a noisy right move."""
-    from backend.rl.mdps import example_json
-
-    return example_json(seed)
-
-
-def mdp_json_odd() -> dict[str, bytes]:
-    ex = json.loads(mdp_json())
-    near = json.loads(mdp_json())
-    near["P"][0][1] = [p * (1 + 5e-7) for p in near["P"][0][1]]  # within the 1e-6 tolerance: renormalised
-    absorbing = {"states": 2, "actions": 1, "P": [[[0.0, 1.0]], [[0.0, 1.0]]], "R": [[1], [0]], "gamma": 1,
-                 "terminal": [1]}
-    return {"crlf.json": json.dumps(ex, indent=1).replace("\n", "\r\n").encode(),
-            "bom.json": b"\xef\xbb\xbf" + mdp_json(1), "near_one_rows.json": json.dumps(near).encode(),
-            "absorbing.json": json.dumps(absorbing).encode()}
 
 
 

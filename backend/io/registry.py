@@ -30,13 +30,19 @@ valid-but-odd variants (:mod:`backend.io.examples`), from which ``tests/data/bad
 corpus and the fuzzing tests build their mutations. A new kind of input is one row in ``KINDS`` below and one in the
 table above: the corpus, the fuzzing and the bypass scan (``tests/test_inputs.py``) then cover it.
 
+Kinds that one method reads are declared by that method's package, in its ``inputs`` module (``KINDS``, a tuple of
+:class:`InputKind` whose decoder, example and odd examples are ``"module:function"`` names inside the package) and
+discovered through the catalog (:func:`discover`): this module imports no method package. The shared kinds are
+listed in ``_SHARED`` below and in the table above; a method package's own kinds are in its ``inputs`` docstring.
+
 Decoders are named by import path and imported on first use, so this table stays import-light (no torch, no pandas).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import importlib.util
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,11 +84,13 @@ class InputKind:
 
 def _k(name: str, what: str, decoder: str, ext: tuple[str, ...], max_bytes: int, limits: str, family: str,
        source: str = "bytes", example: str | None = None) -> InputKind:
-    ex = f"backend.io.examples:{example or name}"
+    """A row; its examples are ``backend.io.examples:<name>`` and ``<name>_odd`` unless ``example`` names a
+    ``"module:function"`` elsewhere (a method's own module, named by string so this module imports none)."""
+    ex = example if example and ":" in example else f"backend.io.examples:{example or name}"
     return InputKind(name, what, decoder, ext, max_bytes, limits, ex, f"{ex}_odd", family, source)
 
 
-KINDS: dict[str, InputKind] = {k.name: k for k in (
+_SHARED: tuple[InputKind, ...] = (
     _k("image", "an image", "backend.io.images:decode_image", ("png", "jpg", "jpeg", "webp"), 20 * MB,
        "PNG, JPEG or WebP; at most 20 MB, 40 megapixels and 12,000 px per side", "image"),
     _k("video", "a video", "backend.io.video:decode_video", ("mp4", "webm", "gif", "npz", "zip"), 20 * MB,
@@ -120,7 +128,8 @@ KINDS: dict[str, InputKind] = {k.name: k for k in (
        "10-500 items, 1-20 features, 2-50 categories; 2 MB", "csv"),
     _k("mdp_json", "an MDP file", "backend.rl.mdps:read_mdp_json", ("json",), 2 * MB,
        "JSON object with states (2-200), actions (1-10), P[s][a][s'] (rows sum to 1, no negatives), R[s][a], gamma "
-       "in [0, 1]; optional start, horizon (1-500), terminal; at most 2 MB", "json"),
+       "in [0, 1]; optional start, horizon (1-500), terminal; at most 2 MB", "json",
+       example="backend.rl.spectralbellman_inputs:mdp_json"),
     _k("facility_csv", "a facility-location instance", "backend.search.facility:read_facility_csv", ("csv", "txt"),
        2 * MB, "CSV kind,x,y,amount,fixed_cost: 2-40 facility rows (amount = capacity) and 2-200 customer rows "
        "(amount = demand), positive amounts, capacity >= demand; 2 MB", "csv"),
@@ -132,14 +141,76 @@ KINDS: dict[str, InputKind] = {k.name: k for k in (
        "unless set; 1 MB", "csv"),
     _k("pde_field", "a PDE field", "backend.physics.pdes:read_field", ("npz", "csv", "txt"), 2 * MB,
        "NPZ with a float array 'field' (or CSV rows): Darcy [2, 64] (log k, u) or heat [1, 8, 32]; finite values, "
-       "no object arrays; 2 MB", "archive"),
+       "no object arrays; 2 MB", "archive", example="backend.physics.pbfm_inputs:pde_field"),
     _k("channel_stack", "a multi-channel image stack", "backend.imputation.stack:read_stack", ("npz",), 4 * MB,
        "NPZ with one float or integer array 'stack' of shape (12, H, W), channels in the page's order, 8-96 px per "
-       "side, finite values, no object arrays (TIFF is not read: save it as NPZ); 4 MB", "archive"),
+       "side, finite values, no object arrays (TIFF is not read: save it as NPZ); 4 MB", "archive",
+       example="backend.imputation.mcd_inputs:channel_stack"),
     _k("model_folder", "a model folder", "backend.io.folders:check_model_folder", (), MB,
        "a folder written by save_pretrained: config.json (a JSON object, at most 1 MB) plus weights", "json",
        source="folder", example="model_config"),
-)}
+)
+
+
+def declared_kinds(package: str) -> tuple[InputKind, ...]:
+    """The kinds a method package declares in its ``inputs`` module (``KINDS``; none when it has no such module)."""
+    name = f"{package}.inputs"
+    try:
+        if importlib.util.find_spec(name) is None:
+            return ()
+    except ModuleNotFoundError:
+        return ()
+    kinds = tuple(getattr(importlib.import_module(name), "KINDS", ()))
+    for k in kinds:
+        if not isinstance(k, InputKind):
+            raise TypeError(f"{name}.KINDS must hold InputKind rows, got {type(k).__name__}")
+    return kinds
+
+
+def discover() -> dict[str, InputKind]:
+    """The shared kinds above plus the kinds of every method package the catalog names (its ``inputs.KINDS``).
+
+    A kind's name is unique across the lab; a package declaring a name already taken is a bug (ValueError).
+    """
+    from .. import catalog  # pure data: no method package is imported here, only the catalog's package names
+
+    out = {k.name: k for k in _SHARED}
+    for paper in catalog.packaged():
+        for k in declared_kinds(paper.package):
+            if k.name in out:
+                raise ValueError(f"input kind {k.name!r} of {paper.package} is registered twice")
+            out[k.name] = k
+    return out
+
+
+class _Kinds(Mapping[str, InputKind]):
+    """``name -> InputKind`` for every registered kind, discovered on first use (so importing this module stays
+    import-light and no method package is imported before a kind is asked for)."""
+
+    def __init__(self) -> None:
+        self._table: dict[str, InputKind] | None = None
+
+    @property
+    def table(self) -> dict[str, InputKind]:
+        if self._table is None:
+            self._table = discover()
+        return self._table
+
+    def refresh(self) -> None:
+        """Forget the discovered table (tests that add a package to the catalog call it)."""
+        self._table = None
+
+    def __getitem__(self, name: str) -> InputKind:
+        return self.table[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.table)
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+
+KINDS = _Kinds()
 
 
 def get(kind: str) -> InputKind:

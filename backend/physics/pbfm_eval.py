@@ -9,24 +9,28 @@ on), residual the mean |R| of the same samples (:mod:`backend.physics.pdes`).
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from ..errors import InputError
-from ..runtime import Progress, report
+from ..runtime import ASSETS, Progress, report
 from . import pbfm as B
 from .pdes import Case, get_case, mean_abs_residual
 
 HELDOUT_SEED = 99
 
 
+def asset_path(case: str, stem: str, seed: int) -> Path:
+    """``assets/pbfm_<case>_<stem>_s<seed>.safetensors``: the file ``python -m backend.train pbfm`` writes."""
+    return ASSETS / f"pbfm_{case}_{stem}_s{seed}.safetensors"
+
+
 def load_model(case: str, method: str, seed: int = 0) -> tuple[B.Velocity, B.Normaliser]:
     """The trained velocity model of ``method`` (a :data:`backend.physics.pbfm.METHODS` name) and its normaliser."""
     from .. import weights
-    from ..train.pbfm import asset_path
-
     m = B.METHODS.get(method)
     c = get_case(case)
     path = asset_path(c.name, m.weights, seed)

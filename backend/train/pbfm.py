@@ -14,20 +14,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
 COMMAND = "python -m backend.train pbfm"
 SEEDS = (0, 1, 2)
-
-
-def asset_path(case: str, stem: str, seed: int) -> Path:
-    return ASSETS / f"pbfm_{case}_{stem}_s{seed}.safetensors"
 
 
 def main(argv: list[str] | None = None) -> int:
     from backend import weights
     from backend.physics import pbfm as B
+    from backend.physics.pbfm_eval import asset_path
     from backend.physics import pdes as P
     from backend.runtime import setup_torch
 

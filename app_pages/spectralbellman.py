@@ -124,7 +124,7 @@ with tab_sweep, st.form("spectralbellman_sweep_form"):
     seeds = bound(c2.select_slider, "Seeds per N", [2, 3, 5, 10], 3, key="spectralbellman_seeds")
     budget = bound(c3.select_slider, "Episode budget", [100, 200, 300, 500, 1000], 300, key="spectralbellman_budget")
     st.caption(
-        "The issue's full sweep is N up to 20 with 10 seeds and a 1,000-episode budget (minutes); the default "
+        "The full sweep is N up to 20 with 10 seeds and a 1,000-episode budget (minutes); the default "
         "is the ci subset."
     )
     go_sweep = st.form_submit_button("Episodes to solve DeepSea(N)", icon=":material/play_arrow:", type="primary")

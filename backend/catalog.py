@@ -85,8 +85,7 @@ TOOLS: tuple[ToolPage, ...] = (
     ToolPage("claims", "Claims scoreboard", ":material/leaderboard:"),
 )
 
-# Filled paper by paper; ids of the method issues: attribution, rewatermark, sigmark, glot, pruning, illava, crowd,
-# nowcast, futurefill, dada, softbon, dualrs. Ordered by section (SECTIONS order), then title.
+# Ordered by section (SECTIONS order), then title.
 _F0 = "000_689fe722882ea9b9.txt"
 _F4 = "004_24ec1f0d1160c33e.txt"
 
@@ -100,7 +99,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F4, 1),
         icon=":material/videocam:",
         status="available",
-        cli="backend.watermark.sigmark.cli",
+        package="backend.watermark.sigmark",
     ),
     Paper(
         id="rewatermark",
@@ -280,7 +279,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F0, 2),
         icon=":material/trending_down:",
         status="available",
-        cli="backend.optim.cli",
+        package="backend.optim.dada",
     ),
     Paper(
         id="dmnl",

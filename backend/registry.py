@@ -10,8 +10,10 @@ from it, so no page or figure keeps its own method list::
     get_method = METHODS.get            # case-insensitive; unknown names raise InputError listing the valid ones
 
 ``Registry`` is a read-only mapping ``name -> object`` (``in``, iteration in insertion order, ``len``, ``[name]``),
-so code that iterates a plain dict of methods keeps working. ``tests/test_registries.py`` finds every module-level
-``Registry`` under ``backend/`` and checks it generically (unknown names, labels, kinds, colours).
+so code that iterates a plain dict of methods keeps working. ``tests/test_structure.py`` finds every module-level
+``Registry`` under ``backend/`` and checks it generically (unknown names, labels, kinds, colours);
+``tests/test_method_packages.py`` checks that a method package's registries hold callables and that nothing
+dispatches on their names.
 """
 
 from __future__ import annotations

@@ -188,5 +188,30 @@ def tensor_hashes(path: str | Path) -> dict[str, str]:
     return out
 
 
-__all__ = ["WeightsError", "WeightsMeta", "check", "load", "load_into", "manifest_rows", "read_meta", "save",
-           "tensor_hashes"]
+RECORDED_TENSORS = ROOT / "tests" / "weights_tensors.json"
+
+
+def record_tensors(path: Path = RECORDED_TENSORS) -> dict[str, dict[str, str]]:
+    """Write the per-tensor digests of every shipped safetensors file (``tests/test_weights.py`` compares them)."""
+    table = {p.name: tensor_hashes(p) for p in sorted(ASSETS.glob("*.safetensors"))}
+    path.write_text(json.dumps(table, indent=1) + "\n")
+    return table
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m backend.weights --record``: rewrite ``tests/weights_tensors.json`` from ``assets/``."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if args != ["--record"]:
+        print("usage: python -m backend.weights --record", file=sys.stderr)
+        return 2
+    print(f"recorded {len(record_tensors())} files in {RECORDED_TENSORS.relative_to(ROOT)}")
+    return 0
+
+
+__all__ = ["WeightsError", "WeightsMeta", "check", "load", "load_into", "manifest_rows", "read_meta", "record_tensors",
+           "save", "tensor_hashes"]
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -5,7 +5,7 @@ attack check. All in one process.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/dualrs.py [--seeds 3] [--n 10000] [--test 500] [--attack]
 
-Reference (issue 10, paper): dual RS should trace the upper envelope of the global-sigma curves at about 1.6x the
+Reference (paper): dual RS should trace the upper envelope of the global-sigma curves at about 1.6x the
 inference cost of one RS model (CIFAR-10: +60%; here both stages use n samples, so the cost is about 2x in samples).
 """
 

@@ -4,7 +4,7 @@ convolution at L = 2^12 .. 2^16, all on the same model, prompt and noise in one 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/futurefill.py [--repeats 3] [--max-len 65536] [--filters 8]
 
 Prints a markdown table (per length: seconds and MACs per method, naive/continuous ratios, max deviation from naive)
-and the fitted log-log slopes. Reference (issue 10): the paper reports 2.1x (52 s vs 112 s) for 16,384 tokens on a
+and the fitted log-log slopes. Reference: the paper reports 2.1x (52 s vs 112 s) for 16,384 tokens on a
 515M-parameter STU model, where each step also pays for MLPs and many layers; here the step is the convolution alone
 in numpy, so Python overhead per step counts much more at small L.
 """

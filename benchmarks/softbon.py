@@ -5,7 +5,7 @@ instances; times are medians of repeats. All in one process.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/softbon.py [--instances 5] [--repeats 3]
 
-Reference (issue 10, spec A1): with a clean proxy the true reward rises with beta (hard BoN best); with 3% hackable
+Reference (spec A1): with a clean proxy the true reward rises with beta (hard BoN best); with 3% hackable
 items the best beta is interior (spec instance: N = 32, beta = 16 gives 0.833 vs 0.768 for hard BoN).
 """
 

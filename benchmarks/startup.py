@@ -3,7 +3,7 @@ cached load; the models page's live checks (through the CLI checks, one process 
 
     .venv/bin/python benchmarks/startup.py [--repeats 3] [--markdown]
 
-Targets on a 2-core machine (issue 2): home rendered < 5 s; cached loads < 4 s (MiniLM), < 6 s (SmolLM2), < 3 s (DINOv2).
+Targets on a 2-core machine: home rendered < 5 s; cached loads < 4 s (MiniLM), < 6 s (SmolLM2), < 3 s (DINOv2).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ The scores, the selection and the compensations (steps 1-3) are pure tensor func
    - ``wanda_sp``   gamma_j = ||W[:, j]||_2 * ||X_j||                    (Wanda-sp: weight column norm x input norm)
    - ``variance``   gamma_j = ||W[:, j]||_2 * ||X_j|| * Var(X_j)          (RCPU; Var = population variance)
    - ``fluctuation`` gamma_j = ||W[:, j]||_2^2 * sample-Var(X_j)          (FLAP's WIFV metric)
-   ``||X_j||`` is the L2 norm over calibration tokens (the paper's formula and the issue); the released code uses the
+   ``||X_j||`` is the L2 norm over calibration tokens (the paper's formula); the released code uses the
    mean absolute value instead: ``PruneConfig.input_stat = "mean_abs"`` selects that.
 2. keep set K: for o_proj a head's score is the sum of its columns' scores (FLAP squares the column metric first);
    ``int(ratio * num_heads)`` heads with the lowest scores are dropped; for down_proj ``int(ratio * d_in)`` channels.

@@ -7,7 +7,7 @@ arXiv 2505.20881). Implemented: the meta level (a population of optimiser progra
 proposed per iteration by the current meta-optimiser's own selection, operator mix, elitism and survival; utility
 ``U(phi) = sum_i w_i U_i(phi)`` with ``U_i`` minus the mean optimality gap (%) of the best heuristic ``phi`` found on
 task i and ``w_i`` proportional to the task's size; the best optimiser becomes the next meta-optimiser), the lower
-level (:func:`backend.heuristics.optimiser.run_optimiser`), and the two ablations of the issue with equal evaluation
+level (:func:`backend.heuristics.optimiser.run_optimiser`), and two ablations with equal evaluation
 budgets (counted in task evaluations, one heuristic on one task's instance set): ``single_size`` (the same meta search
 with the utility of one training size, which gets the whole per-optimiser budget) and ``no_meta`` (the seed optimiser
 alone, evolving heuristics for the size-weighted sum of the tasks' gaps with the total budget of MoH). The final
@@ -82,7 +82,7 @@ def make_tasks(problem: str, sizes: tuple[int, ...], count: int, seed: int) -> l
 
 @dataclass(frozen=True)
 class MoHConfig:
-    """Defaults: the issue's training sizes, populations of 6 (the paper: 10) and a CPU-sized budget."""
+    """Defaults: the lab's training sizes, populations of 6 (the paper: 10) and a CPU-sized budget."""
 
     problem: str = "tsp_construct"
     sizes: tuple[int, ...] = TRAIN_SIZES

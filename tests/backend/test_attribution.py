@@ -170,7 +170,7 @@ def test_selection_extends_existing_pool_and_prefix_is_stable():
 
 
 def test_absta_claim_n64_N1000(record_claim):
-    """Issue claim: at n=64 and 1,000 users A-BSTA's largest pairwise BA is <= 0.70 and >= 0.08 below random."""
+    """Claim: at n=64 and 1,000 users A-BSTA's largest pairwise BA is <= 0.70 and >= 0.08 below random."""
     absta = C.pool_stats(C.select_absta(1000, n=64, seed=0, depth=4), 64).max_ba
     rand = C.pool_stats(C.select_random(1000, n=64, seed=0), 64).max_ba
     record_claim(absta_max_pairwise_ba=absta, random_max_pairwise_ba=rand)

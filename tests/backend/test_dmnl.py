@@ -191,7 +191,7 @@ def test_claim_regret_close_to_exhaustive(record_claim) -> None:
 
 @pytest.mark.full
 def test_claim_regret_close_to_exhaustive_at_n20(record_claim) -> None:
-    """The issue's setting: N = 20, K = 5, T = 2,000, medians over 10 seeds (about a minute)."""
+    """The full setting: N = 20, K = 5, T = 2,000, medians over 10 seeds (about a minute)."""
     r = _regret_vs_full(20, 5, 2000, 10)
     record_claim(**r)
     assert r["ratio"] <= 1.10 and r["exponent"] < 0.7

@@ -1,4 +1,4 @@
-"""Dual randomized smoothing: CERTIFY invariants, the dual composition, data validation, and the issue's two claims."""
+"""Dual randomized smoothing: CERTIFY invariants, the dual composition, data validation, and the paper's two claims."""
 
 from __future__ import annotations
 
@@ -153,12 +153,16 @@ def test_claim_dual_at_least_best_single_sigma_at_most_radii(moons_run: dr.DualR
 
 
 @pytest.mark.full
-def test_claims_full_scale() -> None:
+def test_claims_full_scale(record_claim) -> None:
+    record_claim(attacked_required=400, share_bound=0.5)
     for name in ("moons", "circles"):
         data = data2d.make_dataset(name, seed=0)
         r = dr.run(data, dr.TrainConfig(), dr.CertifyConfig(n=10_000), seed=0, max_test=500, keep_models=True)
         res = attack.attack_run(
             r, attack.AttackConfig(eval_samples=20_000, pgd_steps=30, random_starts=2, random_points=64), seed=1
         )
+        record_claim(**{f"{name}_attacked": res.attacked, f"{name}_flips_inside": res.flips,
+                        f"{name}_share_of_radii_dual_ge_best":
+                            r.summary()["dual_vs_best_single"]["share_of_radii_where_dual_ge_best"]})
         assert res.attacked >= 400 and res.flips == 0
         assert r.summary()["dual_vs_best_single"]["share_of_radii_where_dual_ge_best"] > 0.5

@@ -1,7 +1,7 @@
 """The tiny VLM of ``illava``: the explicit loops equal the libraries' forwards, the cached evaluation equals one
 request at a time, and the headline claim on the shipped projector (ci tier: a fixed subset; full tier: more).
 
-Models load once per session (fixtures). The claim numbers are measured, never stored: the bounds are the issue's.
+Models load once per session (fixtures). The claim numbers are measured, never stored: the bounds are the claims record's.
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def ci_claim(vlm) -> dict:
 # scenes 0-35, chance 0.392): unreduced accuracy 0.957 (colour 1.00, count 0.78, exists 0.97, left/right 1.00, shape
 # 1.00, top/bottom 1.00); iLLaVA (code variant) at 85 of 256 tokens 0.933 (-2.4; colour 0.91, count 0.72); at the same
 # budget ToMe 0.933, random dropping 0.914, FastV 0.824. Prefill 2.20x by interleaved minima on an idle core (timing
-# does not depend on the weights). The bounds are the issue's; the one that does not hold reliably is an expected
+# does not depend on the weights). The bounds are the claims record's; the one that does not hold reliably is an expected
 # failure that states the measured numbers and their diagnosed cause (a pass shows as XPASS).
 
 
@@ -215,7 +215,7 @@ def test_illava_two_thirds_fewer_tokens_keeps_accuracy(ci_claim, record_claim):
 
 
 @pytest.mark.xfail(strict=False, reason="at the edge of the bound, not reliably above it: on an idle core this "
-                   "test gives 2.20x (0.713 s -> 0.324 s, minima of 7 interleaved runs; benchmarks/merging.py on an "
+                   "test gives 2.20x (0.713 s -> 0.324 s, minima of 7 interleaved runs; benchmarks/illava.py on an "
                    "idle machine 2.23x by medians, 2.21x by minima); at a load of about 3.5 runs of it gave 1.85x, "
                    "1.97x, 2.19x and 2.22x by minima (1.92-2.06x by medians), and 1.92x on a near-idle core "
                    "(0.744 s -> 0.388 s). Profiled: the reduced request costs what its token counts cost (our LM loop reducing 128 -> "

@@ -1,6 +1,6 @@
 """The nowcasting page's headline claims, on the shipped weights (assets/nowcast_*.safetensors) and real pysteps runs.
 
-Claim (issue 9): on held-out synthetic cases, the model's CRPS (same threshold ladder for every method) is better than
+Claim: on held-out synthetic cases, the model's CRPS (same threshold ladder for every method) is better than
 extrapolation, STEPS and blended STEPS beyond the first hour; its CSI at 1 mm/h is at least extrapolation's from one
 hour on and at least the NWP channel's at every lead.
 

@@ -1,10 +1,10 @@
-"""Claims of issue 4 on the shipped weights (assets/rewatermark_*.safetensors), on held-out images.
+"""Claims of the paper on the shipped weights (assets/rewatermark_*.safetensors), on held-out images.
 
 ci tier: a fixed small subset (8 held-out images, 256-320 px), plain vs SRW, plus the ablation (every shipped variant,
 one self-re-watermarking round, same training budget). Full tier (``-m full``): 64 images, every
 shipped variant (the ablation), TinyHiDDeN and the classical DWT-DCT references, the PGD curve and sensitivity.
 
-Bounds (issue 4 / spec): clean bit accuracy >= 0.99 for both; after one self-re-watermarking round the baseline's
+Bounds (spec): clean bit accuracy >= 0.99 for both; after one self-re-watermarking round the baseline's
 accuracy on A <= 0.65 (close to chance) while the defended model keeps A >= 0.95 after every round up to 5; the defended
 model's PSNR >= 30 dB; PGD-overwrite success on B lower for the defended model than for plain at eps 0.03; the spec's
 ablation reading (the re-embedding loss, not spectral norm alone, carries the recovery).
@@ -53,7 +53,7 @@ def test_clean_accuracy_and_fidelity(ci_eval, record_claim) -> None:
                    "the second round")
 def test_one_round_breaks_plain(ci_eval, record_claim) -> None:
     record_claim(plain_acc_first_message_after_1_round=ci_eval["plain"]["self_acc_a"][0])
-    assert ci_eval["plain"]["self_acc_a"][0] <= 0.65  # the issue's bound, unchanged
+    assert ci_eval["plain"]["self_acc_a"][0] <= 0.65  # the claim's bound, unchanged
 
 
 def test_self_rewatermarking_breaks_plain_not_srw(ci_eval, record_claim) -> None:
@@ -120,7 +120,7 @@ def test_ablation_reembedding_loss_carries_the_recovery(ablation_eval, record_cl
 
 @pytest.mark.full
 @pytest.mark.timeout(3600)  # every model on 64 images with PGD at three budgets: about 20 minutes on one core
-def test_full_scale_ablation_and_references() -> None:
+def test_full_scale_ablation_and_references(record_claim) -> None:
     """Every claim at 64 images; known failures are checked last, with unchanged bounds, and reported as xfail with
     the measured numbers. Measured (shipped 2000-step weights, images read as 4 x 4 frames): SRW clean 1.000, A
     after rounds 1-5 1.000 -> 0.997, PSNR 32.18; plain keeps 0.721 of A after one round (the known failure; 0.497
@@ -132,13 +132,18 @@ def test_full_scale_ablation_and_references() -> None:
     for m, d in res.items():
         print(m, d["clean_acc"], d["psnr"], d["self_acc_a"], d["self_acc_b"], d.get("cross"), d.get("pgd"))
     plain, srw = res["plain"], res["srw"]
+    j, i = srw["pgd"]["eps"].index(0.06), srw["pgd"]["eps"].index(0.03)
+    record_claim(plain_clean_acc=plain["clean_acc"], srw_clean_acc=srw["clean_acc"], clean_acc_bound=0.99,
+                 plain_acc_first_message_after_1_round=plain["self_acc_a"][0],
+                 plain_acc_a_rounds_2_5_max=max(plain["self_acc_a"][1:]), plain_acc_a_bound=0.65,
+                 srw_acc_a_min=min(srw["self_acc_a"]), srw_acc_a_bound=0.95, srw_psnr=srw["psnr"], psnr_bound=30.0,
+                 **{f"{m}_pgd_acc_b_eps{e}": d["pgd"]["acc_b"][k] for m, d in (("plain", plain), ("srw", srw))
+                    for k, e in ((i, 0.03), (j, 0.06))}, pgd_acc_b_margin_at_eps0_06=0.2)
     assert plain["clean_acc"] >= 0.99
     assert max(plain["self_acc_a"][1:]) <= 0.65
     assert min(srw["self_acc_a"]) >= 0.95
     assert srw["psnr"] >= 30.0
-    j = srw["pgd"]["eps"].index(0.06)
     assert srw["pgd"]["acc_b"][j] < plain["pgd"]["acc_b"][j] - 0.2
-    i = srw["pgd"]["eps"].index(0.03)
     known = []
     if srw["clean_acc"] < 0.99:
         known.append(f"SRW clean bit accuracy {srw['clean_acc']:.4f} < 0.99")

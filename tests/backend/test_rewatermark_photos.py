@@ -5,7 +5,7 @@ ci tier: the fixed ci subset of the test split (``photos.split("ci")``, the writ
 SRW and its undefended twin, five self-re-watermarking rounds (no PGD, cross-model or distortions: those run in the
 full tier and in ``python -m backend.watermark.photo_eval``). Full tier: every model on the whole test split.
 
-Bounds (issue 25): SRW's mean clean bit accuracy >= 0.99 and every photo >= 15 of 16 bits; the original message kept
+Bounds: SRW's mean clean bit accuracy >= 0.99 and every photo >= 15 of 16 bits; the original message kept
 at a mean >= 0.95 after every one of five self-re-watermarking rounds; PSNR >= 32 dB; the plain twin's rounds recorded
 beside it. The any-size path reads a photo as 4 x 4 frames of 32 x 32 (:data:`backend.watermark.rewatermark.lipschitz.TILES`);
 with a single frame per photo the detailed, high-contrast frames of this set outvote the 32 dB residual in the

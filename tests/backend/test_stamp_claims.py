@@ -5,7 +5,7 @@ ci tier: 2 held-out windows of 256 tokens, the model loaded once per module: The
 the per-layer energy concentration of the Haar coefficients, and the perplexity ordering at 4-bit activations
 (A4 + STaMP below A4 and below the same average bits without a transform; Hadamard + STaMP below Hadamard).
 full tier: 8 windows of 256 tokens, the whole table (A4, A4 + STaMP, Hadamard, Hadamard + STaMP, SmoothQuant, A8,
-dense) and the sink ablation (the first token inside the transform, the issue's first measurement).
+dense) and the sink ablation (the first token inside the transform, the first measurement of the diagnosis).
 """
 
 from __future__ import annotations

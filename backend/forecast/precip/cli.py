@@ -4,7 +4,7 @@ Actions:
   run       forecast one case: a seeded synthetic case (``--case seed=3``) or an uploaded radar file (``--input``),
             with one or more methods (``--method model --method steps``); scores against the truth when known;
             ``--out FILE.npz|FILE.nc`` writes the forecasts.
-  evaluate  score methods over held-out synthetic cases (seeds 20000+) and check the issue's claims.
+  evaluate  score methods over held-out synthetic cases (seeds 20000+) and check the paper's claims.
   methods   list the registry.
 
 Examples:

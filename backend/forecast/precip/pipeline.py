@@ -163,7 +163,7 @@ def heldout_seeds(n: int, start: int = TEST_SEED0) -> list[int]:
 
 
 def check_claims(summaries: dict[str, dict], first_hour: int = 4) -> dict[str, dict]:
-    """The issue's claims on evaluation summaries (name -> Scores.summary()), with the numbers behind each verdict.
+    """The claims checked on evaluation summaries (name -> Scores.summary()), with the numbers behind each verdict.
 
     - crps_vs_<rival>: the model's CRPS, averaged over the leads beyond the first hour, is lower than the rival's
       (rivals: extrapolation, steps, steps_blended), plus the per-hour CRPS of both so curves can be reported;

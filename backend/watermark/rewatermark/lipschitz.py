@@ -47,7 +47,7 @@ The miniature (deviations, all stated on the page and in the manifest):
   variants is at a common maximum strength. Measured (``python -m backend.train rewatermark --psnr-floor 0``): without the cap (``--psnr-floor 0``, the paper's
   ``clamp(x + s_f * residual)``) the same plain recipe ends at 27.0 dB and still keeps A after one self-re-watermarking
   round (0.733 on 256 validation frames, 0.664 on the 8-image ci subset; capped: 0.744 / 0.727), so the cap is not what
-  stops the one-round overwrite; it is kept so every variant meets the issue's 30 dB.
+  stops the one-round overwrite; it is kept so every variant meets the 30 dB floor.
 - Distortions: identity, real JPEG Q40 with a straight-through gradient, Gaussian blur, pixel dropout, cropout,
   Gaussian noise and rescaling (paper also: rotation +-30 deg and flips, which a flatten read-out cannot follow at
   this size).

@@ -9,8 +9,8 @@ on), residual the mean |R| of the same samples (:mod:`backend.physics.pdes`).
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch

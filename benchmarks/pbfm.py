@@ -22,8 +22,8 @@ def main() -> int:
     from backend import weights
     from backend.physics import pbfm as B
     from backend.physics import pbfm_eval as E
-    from backend.physics.pdes import get_case, mean_abs_residual
     from backend.physics.pbfm_eval import asset_path
+    from backend.physics.pdes import get_case, mean_abs_residual
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--case", default="darcy")

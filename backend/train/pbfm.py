@@ -22,8 +22,8 @@ SEEDS = (0, 1, 2)
 def main(argv: list[str] | None = None) -> int:
     from backend import weights
     from backend.physics import pbfm as B
-    from backend.physics.pbfm_eval import asset_path
     from backend.physics import pdes as P
+    from backend.physics.pbfm_eval import asset_path
     from backend.runtime import setup_torch
 
     setup_torch(1)

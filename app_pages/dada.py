@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from backend.optim import baselines as B
-from backend.optim import problems as P
+from backend.errors import InputError
+from backend.optim.dada import jobs as J
+from backend.optim.dada import problems as P
+from backend.optim.dada.baselines import TUNED
 from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.figures import dada as figs
@@ -28,83 +29,70 @@ $x_{k+1} = \mathrm{proj}_Q\big(x_0 - \tfrac{1}{\beta_{k+1}}\sum_{i\le k} a_i g_i
 $\beta_k = 2\sqrt2\,\sqrt{k+1}$. One setting works for nonsmooth, smooth and higher-order smooth convex problems, with
 or without constraints. The initial guess $\bar r = 10^{-6}(1+\|x_0\|)$ is deliberately tiny: the estimate grows
 geometrically, so a misjudgement $\rho$ costs about $\log^2\rho$ warm-up steps (the plateau at the start is that
-warm-up, not a bug). The constants follow the project spec (see `backend/optim/dada.py` for what was checked against
-the paper).
+warm-up, not a bug). The constants follow the project spec (see `backend/optim/dada/dada.py` for what was checked
+against the paper).
 """)
 claims_panel("dada")
 res_all: dict = st.session_state.setdefault("dada_result", {})
 
+UPLOAD = "Upload a CSV"
 c1, c2 = st.columns([1, 2])
-problem = bound(c1.selectbox, "Problem", ["quadratic", "l1", "powerchain", "logistic / softmax"], key="dada_problem",
-                       format_func=lambda p: {"quadratic": "Ill-conditioned quadratic", "l1": "L1 (nonsmooth)",
-                                              "powerchain": "|x|^p worst-case chain",
-                                              "logistic / softmax": "Logistic / softmax regression"}[p])
-table, table_name = None, ""
-if problem == "logistic / softmax":
-    src = bound(c2.radio, "Data", ["breast_cancer", "wine", "iris", "Upload a CSV"], horizontal=True, key="dada_data",
-                   help="The first three ship with scikit-learn (no download).")
-    if src == "Upload a CSV":
+problem = bound(c1.selectbox, "Problem", list(P.PROBLEMS), key="dada_problem", format_func=P.PROBLEMS.label)
+table, dataset, shown = None, J.ProblemConfig.dataset, None
+with_table = P.reads_table(problem)
+if with_table:
+    src = bound(c2.radio, "Data", [*P.DATASETS, UPLOAD], horizontal=True, key="dada_data",
+                help="The first three ship with scikit-learn (no download).")
+    if src == UPLOAD:
         with c2:
             got = file_input("table", "CSV with a header row: numeric feature columns, the label in the last column",
                              key="dada_upload",
                              help="10 to 100,000 rows, 2 to 50 classes, features x classes <= 10,000; 20 MB.")
         if got is not None:
-            table_name, table = got
+            shown = got
+            table = got[1]
     else:
-        table, table_name = P.bundled_table(src), f"sklearn:{src}"
-    if table is not None:
-        st.caption(f"{table_name}: {table.X.shape[0]} rows, {table.X.shape[1] - 1} features (standardised) + bias, "
-                   f"{len(table.classes)} classes: {', '.join(table.classes[:8])}.")
-ready = problem != "logistic / softmax" or table is not None
+        dataset = src
+        shown = (f"sklearn:{src}", P.bundled_table(src))
+    if shown is not None:
+        name, t = shown
+        st.caption(f"{name}: {t.X.shape[0]} rows, {t.X.shape[1] - 1} features (standardised) + bias, "
+                   f"{len(t.classes)} classes: {', '.join(t.classes[:8])}.")
+ready = not with_table or shown is not None
 
 with st.form("dada_form"):
     c1, c2, c3, c4 = st.columns(4)
-    dim = bound(c1.select_slider, "Dimension d", [10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000], 100, key="dada_dim",
-                           disabled=problem == "logistic / softmax")
-    iters = bound(c2.select_slider, "Iterations", [250, 500, 1000, 2000, 4000, 8000], 2000, key="dada_iters")
-    constraint = bound(c3.selectbox, "Constraint", ["none", "box", "simplex"], key="dada_constraint",
-                              help="The worst-case chain is unconstrained by construction.")
-    radius = bound(c4.number_input, "Box half-width / simplex sum", 1e-3, 1e4, 1.0, key="dada_radius")
+    dim = bound(c1.select_slider, "Dimension d", list(J.DIM_CHOICES), 100, key="dada_dim",
+                disabled=with_table)
+    iters = bound(c2.select_slider, "Iterations", list(J.ITER_CHOICES), 2000, key="dada_iters")
+    constraint = bound(c3.selectbox, "Constraint", list(P.CONSTRAINTS), key="dada_constraint",
+                       help="The worst-case chain is unconstrained by construction.")
+    radius = bound(c4.number_input, "Box half-width / simplex sum", *J.RADIUS_RANGE, 1.0, key="dada_radius")
     c1, c2, c3, c4 = st.columns(4)
-    kappa = bound(c1.select_slider, "Condition number (quadratic)", [1e1, 1e2, 1e3, 1e4, 1e5, 1e6], 1e4, key="dada_kappa",
-                             format_func=lambda v: f"{v:.0e}")
-    p_pow = bound(c2.select_slider, "Power p (chain)", [2, 3, 4, 6, 8], 4, key="dada_p")
-    chain = bound(c2.radio, "Chain variant", ["dada", "nesterov"], horizontal=True, key="dada_chain",
-                     help="dada: the paper's experiment, x0 = (1, ..., 1), x* = 0. nesterov: with -x_1, x*_i = d-i+1 "
-                          "(much harder: one coordinate of progress per gradient).")
-    lam = bound(c3.select_slider, "L2 coefficient (logistic)", [0.0, 1e-4, 1e-3, 1e-2, 1e-1], 1e-3, key="dada_lam")
-    log_rbar = bound(c4.slider, "log10 of the initial guess rbar (relative)", -10, 1, -6, key="dada_rbar",
-                         help="rbar = 10^x (1 + ||x0||); the paper's default is 1e-6.")
+    kappa = bound(c1.select_slider, "Condition number (quadratic)", list(J.KAPPA_CHOICES), 1e4, key="dada_kappa",
+                  format_func=lambda v: f"{v:.0e}")
+    p_pow = bound(c2.select_slider, "Power p (chain)", list(J.P_CHOICES), 4, key="dada_p")
+    chain = bound(c2.radio, "Chain variant", list(P.CHAIN_VARIANTS), horizontal=True, key="dada_chain",
+                  help="dada: the paper's experiment, x0 = (1, ..., 1), x* = 0. nesterov: with -x_1, x*_i = d-i+1 "
+                       "(much harder: one coordinate of progress per gradient).")
+    lam = bound(c3.select_slider, "L2 coefficient (logistic)", list(J.LAM_CHOICES), 1e-3, key="dada_lam")
+    log_rbar = bound(c4.slider, "log10 of the initial guess rbar (relative)", *J.LOG_RBAR_RANGE, -6, key="dada_rbar",
+                     help="rbar = 10^x (1 + ||x0||); the paper's default is 1e-6.")
     sweep = bound(st.checkbox, "Also sweep rbar from 1e-8 to 10 (sensitivity)", value=True, key="dada_sweep")
     go = st.form_submit_button("Run the race", icon=":material/play_arrow:", type="primary", disabled=not ready)
 
-
-def job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
-    from backend.runtime import sub_progress
-
-    name = "logistic" if problem == "logistic / softmax" else problem
-    prob = P.make_problem(name, int(dim), constraint=constraint, radius=float(radius), kappa=float(kappa),
-                          p=float(p_pow), chain=chain, lam=float(lam), table=table)
-    rbar = 10.0**log_rbar * (1 + float(np.linalg.norm(prob.x0)))
-    res = B.race(prob, int(iters), rbar=rbar, progress=sub_progress(progress, 0.0, 0.7 if sweep else 1.0))
-    out = res.to_json(stride=max(1, int(iters) // 1000))
-    out["dist_x0_xstar"] = prob.meta.get("dist_x0_xstar")
-    if sweep:
-        grid = (1e-8, 1e-6, 1e-4, 1e-2, 1.0, 10.0)
-        sens = B.race(prob, int(iters), methods=B.RBAR_METHODS, rbar_grid=grid,
-                      progress=sub_progress(progress, 0.7, 1.0))
-        out["sensitivity"] = {"grid": list(grid), "finals": {m: [float(v) for v in sens.gaps[m][:, -1]]
-                                                             for m in B.RBAR_METHODS}}
-    out["params"] = {"problem": name, "dim": prob.dim, "iters": int(iters), "constraint": constraint,
-                     "radius": float(radius), "kappa": float(kappa), "p": float(p_pow), "chain": chain,
-                     "lam": float(lam), "rbar": rbar, "data": table_name or None}
-    return out
-
-
 if go and ready:
-    out = run_job("DADA race", job, time_cap_s=300)
-    if out is not None:
-        res_all["race"] = out
+    try:
+        configs = (J.ProblemConfig(problem, int(dim), constraint=constraint, radius=float(radius), kappa=float(kappa),
+                                   p=float(p_pow), chain=chain, lam=float(lam), dataset=dataset),
+                   J.RaceConfig(int(iters), rbar_rel=10.0**log_rbar, curve_points=1000,
+                                sensitivity_grid=J.RBAR_GRID_DEFAULT if sweep else ()))
+    except InputError as err:
+        st.error(str(err))
+        configs = None
+    res = None if configs is None else run_job("DADA race", J.run_race, *configs, table, time_cap_s=300)
+    if res is not None:
+        out = res_all["race"] = res.to_json()
         finals = {f"final gap {row['key']}": row["final_gap"] for row in out["summary"]}
         spread = {}
         if sens := out.get("sensitivity"):
@@ -118,9 +106,10 @@ if r := res_all.get("race"):
 
     @st.fragment
     def race_view() -> None:
-        lrs = r["curves"]["gd"]["values"] if "gd" in r["curves"] else [1.0]
-        lr = st.select_slider("Learning rate of GD and AdaGrad-norm", lrs, lrs[r["curves"].get("gd", {}).get(
-            "best_index", 0)], format_func=lambda v: f"{v:.1e}", key="dada_lr")
+        tuned = [r["curves"][m] for m in TUNED if m in r["curves"]]
+        lrs = tuned[0]["values"] if tuned else [1.0]
+        lr = st.select_slider("Learning rate of GD and AdaGrad-norm", lrs, lrs[tuned[0]["best_index"] if tuned else 0],
+                              format_func=lambda v: f"{v:.1e}", key="dada_lr")
         st.plotly_chart(figs.race(r, lr), key="dada_race_fig")
         c1, c2 = st.columns(2)
         c1.plotly_chart(figs.lr_sensitivity(r, lr), key="dada_lr_fig")

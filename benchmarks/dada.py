@@ -1,10 +1,10 @@
 """DADA benchmark: DADA (one default setting) vs DoG (default), and GD and AdaGrad-norm each over a 15-value
-learning-rate grid (their best value reported, at 15x the gradient evaluations), on the issue's problems; plus DADA's
+learning-rate grid (their best value reported, at 15x the gradient evaluations), on the page's problems; plus DADA's
 sensitivity to the initial distance guess rbar in 1e-8 .. 10. All in one process; times are medians of repeats.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/dada.py [--repeats 3] [--iters 2000]
 
-Reference (issue 10): DADA's default reaches f - f* <= 1e-2 (f(x0) - f*) within 2,000 iterations on the L1, quadratic
+Reference (the claims record): DADA's default reaches f - f* <= 1e-2 (f(x0) - f*) within 2,000 iterations on the L1, quadratic
 and p = 4 problems; rbar from 1e-8 to 10 changes the final gap by at most about one order of magnitude (spec: 100-d
 quadratic 3e-4 .. 2.5e-3).
 """
@@ -56,8 +56,8 @@ def main() -> int:
 
     import numpy as np
 
-    from backend.optim import baselines as B
-    from backend.optim import problems as P
+    from backend.optim.dada import baselines as B
+    from backend.optim.dada import problems as P
     from backend.runtime import package_versions
 
     print(f"Machine: {platform.platform()}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "

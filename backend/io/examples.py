@@ -165,25 +165,6 @@ def series_odd() -> dict[str, bytes]:
             "one_row.csv": _lines(["value", "1.0"]), "bom.txt": b"\xef\xbb\xbf" + _lines(x)}
 
 
-# ------------------------------------------------------------------------------------------------------- table
-def table(seed: int = 0) -> bytes:
-    """A labelled numeric CSV for logistic regression: 2 features, 16 rows, classes a/b."""
-    r = _rng(seed)
-    rows = ["f1,f2,label"]
-    for i in range(16):
-        c = i % 2
-        rows.append(f"{r.normal(c, 0.3):.3f},{r.normal(-c, 0.3):.3f},{'ab'[c]}")
-    return _lines(rows)
-
-
-def table_odd() -> dict[str, bytes]:
-    base = table(1).decode().splitlines()
-    formula = [base[0]] + [ln.rsplit(",", 1)[0] + ("," + ("=1+1" if i % 2 else "@SUM(A1)")) for i, ln in
-                           enumerate(base[1:])]
-    return {"crlf.csv": _lines(base, crlf=True), "one_row.csv": _lines(base[:2]),
-            "semicolons.csv": _lines([ln.replace(",", ";") for ln in base]), "formula_labels.csv": _lines(formula)}
-
-
 # -------------------------------------------------------------------------------------------------- item_table
 def item_table(seed: int = 0) -> bytes:
     """An item table for the DMNL bandit: 12 items, 2 features, 3 categories."""

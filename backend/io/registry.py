@@ -7,7 +7,6 @@
 | ``radar`` | ``backend.forecast.precip.io.load_radar`` | NPZ, NetCDF classic, ZIP of PNG | 20 MB (160 MB unpacked), 3-96 frames, 0-500 mm/h | nowcast page; ``nowcast run --input`` |
 | ``trajectories`` | ``backend.forecast.crowd.csvio.read_trajectories`` | CSV ``frame,id,x,y`` | 5 MB, 600 pedestrians, 180 s | crowd page; ``crowd simulate --input`` |
 | ``series`` | ``backend.generation.futurefill.load_series`` | text / CSV of numbers | 5 MB, 16-65,536 finite values | futurefill page; ``futurefill generate --series`` |
-| ``table`` | ``backend.optim.problems.load_csv_table`` | CSV, numeric features + label | 20 MB, 10-100,000 rows, 2-50 classes | dada page; ``dada race/sensitivity --csv`` |
 | ``points2d`` | ``backend.robustness.data2d.load_csv`` | CSV ``x,y,label`` | 5 MB, 20-20,000 rows, 2-10 classes | dualrs page; ``dualrs certify --csv`` |
 | ``labelled_texts`` | ``backend.tokens.stress.parse_labelled_csv`` | CSV ``text,label`` | 2 MB, 10-4,000 rows, 2-20 classes | glot page; ``glot train --csv`` |
 | ``text_corpus`` | ``backend.compression.corpus.decode_upload`` | UTF-8 text | 2 MB | pruning, stamp, tactic pages; ``pruning run --calib/--eval``, ``pruning encoder --text``, ``stamp eval --text``, ``tactic run/ppl --text`` |
@@ -103,8 +102,6 @@ _SHARED: tuple[InputKind, ...] = (
        5 * MB, "UTF-8 CSV with columns frame, id, x, y (metres); at most 5 MB, 600 pedestrians, 180 s", "csv"),
     _k("series", "a 1-D series", "backend.generation.futurefill:load_series", ("txt", "csv"), 5 * MB,
        "UTF-8 text or CSV, one number per line (or one numeric column); 16 to 65,536 finite values, 5 MB", "csv"),
-    _k("table", "a labelled numeric table", "backend.optim.problems:load_csv_table", ("csv", "txt"), 20 * MB,
-       "CSV with a header row, numeric features, the label last; 10-100,000 rows, 2-50 classes, 20 MB", "csv"),
     _k("points2d", "2-D labelled points", "backend.robustness.data2d:load_csv", ("csv", "txt"), 5 * MB,
        "CSV x, y, label (header optional); 20-20,000 rows, 2-10 classes of at least 5 rows; 5 MB", "csv"),
     _k("labelled_texts", "labelled texts", "backend.tokens.stress:parse_labelled_csv", ("csv", "txt"), 2 * MB,

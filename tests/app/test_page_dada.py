@@ -1,11 +1,19 @@
 """AppTest of the DADA page: opens instantly, runs the race on the default quadratic, redraws on the learning-rate
-slider without recomputing, runs softmax on an uploaded CSV and refuses bad uploads and impossible settings."""
+slider without recomputing, runs softmax on an uploaded CSV and refuses bad uploads and impossible settings. The
+page's job (``jobs.run_race`` with the configs the page builds) gives the numbers of the CLI golden, and pickles."""
 
 from __future__ import annotations
 
-import numpy as np
+import dataclasses
+import json
+import pickle
 
-from tests.app.conftest import Widget, open_page
+import numpy as np
+import pytest
+
+from backend.optim.dada import jobs
+from tests.app.conftest import ROOT, Widget, open_page
+from tests.test_cli import same, strip
 
 
 def test_page_opens_without_running_anything() -> None:
@@ -35,7 +43,7 @@ def test_quadratic_race_and_lr_slider() -> None:
 
 def test_csv_upload_softmax_and_errors() -> None:
     at = open_page("dada", timeout=120)
-    at.selectbox(key="dada_problem").set_value("logistic / softmax").run()
+    at.selectbox(key="dada_problem").set_value("logistic").run()
     at.radio(key="dada_data").set_value("Upload a CSV").run()
     assert at.button[0].disabled
     at.file_uploader(key="dada_upload").set_value(("one.csv", b"a,b\n" + b"1,x\n2,x\n" * 10, "text/csv")).run()
@@ -61,13 +69,47 @@ def test_csv_upload_softmax_and_errors() -> None:
     assert any("unconstrained" in e.value for e in at.error)
 
 
+def test_page_job_equals_cli_golden(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page builds the configs of ``tests/cli_golden/dada.json`` (quadratic, d = 10) and hands them to the job the
+    CLI runs. The page offers 250 iterations at least, so the captured race config runs with the golden's 50."""
+    golden = json.loads((ROOT / "tests" / "cli_golden" / "dada.json").read_text())
+    assert golden["argv"] == ["dada", "race", "--problem", "quadratic", "--dim", "10", "--iters", "50", "--json"]
+    calls = []
+    monkeypatch.setattr("ui.runner.run_job", lambda label, fn, *args, **kw: calls.append((fn, args)))
+    at = open_page("dada")
+    at.select_slider(key="dada_dim").set_value(10)
+    at.checkbox(key="dada_sweep").set_value(False)
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    [(fn, (problem, config, table))] = calls
+    assert fn is jobs.run_race and table is None
+    assert problem == jobs.ProblemConfig("quadratic", 10)  # every other setting at the CLI's defaults
+    assert pickle.loads(pickle.dumps((fn, problem, config))) == (jobs.run_race, problem, config)
+    got = fn(problem, dataclasses.replace(config, iters=50), table).race
+    expected = {k: v for k, v in golden["expected"].items() if k not in ("method", "action")}
+    for path in golden["volatile"]:
+        got = strip(got, path.split("."))
+    assert same(got, expected) is None, same(got, expected)
+
+
+def test_job_and_configs_pickle() -> None:
+    """The page's job, its configs and an uploaded table pickle (the Ray executor sends them to a worker)."""
+    from backend.optim.dada.problems import load_csv_table
+
+    table = load_csv_table(b"a,b,label\n" + b"".join(f"{i},{i % 3},{'xy'[i % 2]}\n".encode() for i in range(20)))
+    job = (jobs.run_race, jobs.ProblemConfig("logistic", constraint="simplex", radius=5.0),
+           jobs.RaceConfig(500, rbar_rel=1e-6, sensitivity_grid=jobs.RBAR_GRID_DEFAULT), table)
+    back = pickle.loads(pickle.dumps(job))
+    assert back[:3] == job[:3] and np.array_equal(back[3].X, table.X)
+
+
 # The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
 UPLOADS = [
     Widget(
         "dada",
         "table",
         "dada_upload",
-        [("selectbox", "dada_problem", "logistic / softmax"), ("radio", "dada_data", "Upload a CSV")],
+        [("selectbox", "dada_problem", "logistic"), ("radio", "dada_data", "Upload a CSV")],
         bad="bad_duplicate_columns.csv",
         odd="odd_crlf.csv",
     ),

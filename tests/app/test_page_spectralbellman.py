@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from backend.io.examples import mdp_json
+from backend.rl.spectralbellman_inputs import mdp_json
 from tests.app.conftest import Widget, open_page
 
 

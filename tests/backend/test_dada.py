@@ -1,7 +1,7 @@
-"""DADA (backend/optim): the numpy reference vs the torch optimizer, the problems' gradients and exact optima, the
+"""DADA (backend/optim/dada): the numpy reference vs the torch optimizer, the problems' gradients and exact optima, the
 projections, the baselines, the race, CSV validation and the CLI.
 
-Claims of issue 10 checked here:
+Claims checked here:
 - one default setting (rbar = 1e-6 (1 + ||x0||), c = 2 sqrt 2) reaches f - f* <= 1e-2 (f(x0) - f*) within 2,000
   iterations on the L1 (d = 100), ill-conditioned quadratic (d = 100, kappa = 1e4) and p = 4 chain problems (d = 100,
   the paper's chain (1/p) sum |x_i - x_{i+1}|^p + (1/p)|x_d|^p from x0 = 1: d = 100, and d = 10,000 in the full tier);
@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from backend.errors import InputError
-from backend.optim import baselines as B
-from backend.optim import problems as P
+from backend.optim.dada import baselines as B
 from backend.optim.dada import dada_numpy, default_rbar
+from backend.optim.dada import problems as P
 from tests.cli_json import run_cli_json
 
 ALL_PROBLEMS = [

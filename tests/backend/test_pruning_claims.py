@@ -131,12 +131,15 @@ def test_shipped_sweep_rcpu_beats_flap_at_high_ratios(record_claim):
     assert all(rcpu < flap for rcpu, flap in got.values()), got
 
 
-def test_shipped_lab_shows_overfitting_of_least_squares():
+def test_shipped_lab_shows_overfitting_of_least_squares(record_claim):
     data = json.loads(LAB.read_text())
     small = min(data["n_list"])
+    record_claim(n_calib=small)
     for sub in ("attn", "mlp"):
         rs = {r["compensation"]: r for r in data["rows"]
               if r["sublayer"] == sub and r["n_calib"] == small and r["ratio"] == 0.3 and r["score"] == "variance"}
+        record_claim(**{f"{sub}_{c}_{part}": rs[c][f"{part}_err"] for c in ("ls", "rotation")
+                        for part in ("calib", "heldout")})
         assert rs["ls"]["calib_err"] < rs["rotation"]["calib_err"]
         assert rs["ls"]["heldout_err"] > rs["rotation"]["heldout_err"], sub
 

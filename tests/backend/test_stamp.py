@@ -60,7 +60,7 @@ def test_wht_is_sequency_ordered():
 
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("name", ["haar", "dct", "identity"])
-def test_theorem1_bound_holds_per_sample_any_bits(seed, name):
+def test_theorem1_bound_holds_per_sample_any_bits(seed, name, record_claim):
     g = torch.Generator().manual_seed(seed)
     s, d = 64, 32
     x = torch.randn(6, s, d, generator=g, dtype=torch.float64) * torch.rand(6, s, 1, generator=g, dtype=torch.float64)
@@ -71,26 +71,32 @@ def test_theorem1_bound_holds_per_sample_any_bits(seed, name):
     x_hat = tr.inverse(st.quantize_tokens(y, bits))
     err = (x_hat - x).pow(2).sum((-1, -2))
     bound = st.theorem1_bound(y, bits)
+    record_claim(max_err_over_bound=(err / bound).max(), bound=1 + 1e-9)
     assert bool((err <= bound * (1 + 1e-9)).all()), (err / bound).max()
 
 
-def test_theorem1_bound_through_stamp_quantize_with_sink_and_energy_allocation():
+def test_theorem1_bound_through_stamp_quantize_with_sink_and_energy_allocation(record_claim):
     x = st.ar1_sequence(128, 48, 0.9, 3, batch=4).double()
     x[:, 0] *= 80
     for alloc in ("first", "energy"):
         o = st.stamp_quantize(x, st.QuantSpec("haar", 4, 8, 8, sink_tokens=1, allocation=alloc))
         err = (o.x_hat - x).pow(2).sum((-1, -2))
-        assert bool((err <= st.theorem1_bound(o.y, o.bits) * (1 + 1e-9)).all())
+        bound = st.theorem1_bound(o.y, o.bits)
+        record_claim(**{f"{alloc}_max_err_over_bound": (err / bound).max(),
+                        f"{alloc}_avg_bits": o.bits.double().mean()}, bound=1 + 1e-9, avg_bits_expected=4 + 4 * 8 / 128)
+        assert bool((err <= bound * (1 + 1e-9)).all())
         assert math.isclose(float(o.bits.double().mean()), 4 + 4 * 8 / 128)
 
 
-def test_ar1_haar_mixed_precision_beats_plain_4bit_by_10x():
+def test_ar1_haar_mixed_precision_beats_plain_4bit_by_10x(record_claim):
     # the paper's ratio 64 / 2048 (4.125 bits), locally correlated AR(1) features (rho = 0.99), fixed seed
     x = st.ar1_sequence(2048, 64, 0.99, 0)
     plain = float((st.quantize_tokens(x, 4) - x).pow(2).sum())
     o = st.stamp_quantize(x, st.QuantSpec("haar", 4, 8, 64, 0))
-    assert math.isclose(st.average_bits(o.bits), 4.125)
     ours = float((o.x_hat - x).pow(2).sum())
+    record_claim(plain_4bit_error=plain, stamp_error=ours, error_ratio=plain / ours, ratio_bound=10.0,
+                 avg_bits=st.average_bits(o.bits))
+    assert math.isclose(st.average_bits(o.bits), 4.125)
     assert plain / ours > 10, plain / ours
 
 

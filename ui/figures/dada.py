@@ -1,6 +1,6 @@
 """Figures of the DADA page (pure plotly builders: data in, Figure out; no streamlit).
 
-They read the dict of :meth:`backend.optim.baselines.RaceResult.to_json`: ``iterations`` (thinned iteration indices),
+They read the dict of :meth:`backend.optim.dada.baselines.RaceCurves.to_json`: ``iterations`` (thinned iteration indices),
 ``curves[method]`` with ``values`` (learning rates or initial rbar), ``best_index``, ``gaps`` (rows per value) and
 ``rbar`` (rows, or None).
 """
@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from backend.optim.baselines import METHODS, RBAR_METHODS, TUNED
+from backend.optim.dada.baselines import METHODS, RBAR_METHODS, TUNED
 
 
 def _ours(m: str) -> bool:

@@ -4,7 +4,7 @@ Every problem works on a batch of points: ``f(X)`` takes ``[..., d]`` and return
 (sub)gradient ``[..., d]``; ``project(X)`` is the Euclidean projection onto the feasible set Q (identity when
 unconstrained). Batching lets a learning-rate grid of a baseline run as one array program.
 
-Problems (``make_problem(name, ...)``):
+Problems (``make_problem(name, ...)``; the registry :data:`PROBLEMS` holds their builders):
 
 - ``l1``: ``f(x) = ||A (x - x_true)||_1 / n`` with Gaussian ``A`` (``n = min(d, 500)`` rows), nonsmooth. ``x_true`` is
   drawn inside Q, so ``f* = 0`` exactly with or without constraints.
@@ -20,8 +20,8 @@ Problems (``make_problem(name, ...)``):
   (Nesterov's lower-bound construction): with ``u = A x``, ``x_1 = sum u_i``, so ``u_i = 1``, ``x*_i = d - i + 1``,
   ``f* = d (1/p - 1)``. Both optima are exact. Unconstrained only.
 - ``logistic`` / ``softmax``: multinomial logistic regression on a table (an uploaded CSV, or a scikit-learn bundled
-  data set) with features standardised, a bias column and an L2 term ``(lam/2) ||W||^2``; logistic when there are two
-  classes (one weight vector), softmax otherwise (``d = features x classes``). ``f*`` is numerical: L-BFGS-B to
+  data set of :data:`DATASETS`) with features standardised, a bias column and an L2 term ``(lam/2) ||W||^2``;
+  logistic when there are two classes (one weight vector), softmax otherwise (``d = features x classes``). ``f*`` is numerical: L-BFGS-B to
   gradient norm ~1e-10 (unconstrained or box) or accelerated projected gradient with restarts (simplex), and the race
   lowers it to any smaller value a method finds.
 
@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
+from ...errors import InputError
+from ...registry import Registry
 
-PROBLEMS: tuple[str, ...] = ("l1", "quadratic", "powerchain", "logistic")
 CONSTRAINTS: tuple[str, ...] = ("none", "box", "simplex")
 MAX_DIM = 10_000
 
@@ -102,6 +102,12 @@ class Problem:
         if self.fg is not None:
             return self.fg(x)
         return self.f(x), self.grad(x)
+
+    @property
+    def gradient_cost(self) -> float:
+        """About how many multiply-adds one gradient takes: rows x d for the data-matrix problems (they record
+        ``rows``), 10 d for the separable and chain ones."""
+        return float(self.meta["rows"]) * self.dim if "rows" in self.meta else 10.0 * self.dim
 
     @property
     def f0_gap(self) -> float:
@@ -368,16 +374,41 @@ def _standardise(X: np.ndarray, y: np.ndarray, classes: list[str], features: lis
     return Table(Xs, y.astype(np.int64), classes, names, source)
 
 
-def bundled_table(name: str) -> Table:
-    """A scikit-learn bundled data set (shipped inside the wheel; no download): breast_cancer, wine, iris."""
+def _sklearn_table(name: str) -> Table:
+    """The scikit-learn bundled data set ``name`` (shipped inside the wheel; no download), standardised."""
     from sklearn import datasets
 
-    loaders = {"breast_cancer": datasets.load_breast_cancer, "wine": datasets.load_wine, "iris": datasets.load_iris}
-    if name not in loaders:
-        raise InputError(f"Unknown data set {name!r}; valid: {', '.join(loaders)}.")
-    ds = loaders[name]()
+    ds = getattr(datasets, f"load_{name}")()
     return _standardise(np.asarray(ds.data, dtype=np.float64), np.asarray(ds.target), [str(c) for c in
                         ds.target_names], [str(f) for f in ds.feature_names], source=f"sklearn:{name}")
+
+
+def breast_cancer_table() -> Table:
+    return _sklearn_table("breast_cancer")
+
+
+def wine_table() -> Table:
+    return _sklearn_table("wine")
+
+
+def iris_table() -> Table:
+    return _sklearn_table("iris")
+
+
+DATASETS: Registry[Callable[[], Table]] = Registry("bundled data set")
+DATASETS.add("breast_cancer", breast_cancer_table, label="Breast cancer (569 rows, 30 features, 2 classes)",
+             kind="reference", about="scikit-learn's Wisconsin diagnostic breast cancer table")
+DATASETS.add("wine", wine_table, label="Wine (178 rows, 13 features, 3 classes)", kind="reference",
+             about="scikit-learn's wine recognition table")
+DATASETS.add("iris", iris_table, label="Iris (150 rows, 4 features, 3 classes)", kind="reference",
+             about="scikit-learn's iris table")
+
+
+def bundled_table(name: str) -> Table:
+    """A scikit-learn bundled data set of :data:`DATASETS` (no download): breast_cancer, wine, iris."""
+    if name not in DATASETS:
+        raise InputError(f"Unknown data set {name!r}; valid: {', '.join(DATASETS)}.")
+    return DATASETS.get(name)()
 
 
 def logistic_problem(table: Table, lam: float = 1e-3, constraint: str = "none", radius: float = 1.0) -> Problem:
@@ -476,6 +507,56 @@ def _numerical_fstar(
 
 
 # ----------------------------------------------------------------------------------------------------- registry
+# Every builder takes the same keywords (each reads the ones its problem has) and returns a Problem.
+def build_l1(dim: int = 100, *, constraint: str = "none", radius: float = 1.0, seed: int = 0, **_: object) -> Problem:
+    return l1_problem(dim, constraint, radius, seed)
+
+
+def build_quadratic(dim: int = 100, *, constraint: str = "none", radius: float = 1.0, kappa: float = 1e4,
+                    seed: int = 0, **_: object) -> Problem:
+    return quadratic_problem(dim, kappa, constraint, radius, seed)
+
+
+def build_powerchain(dim: int = 100, *, constraint: str = "none", p: float = 4.0, chain: str = "dada",
+                     **_: object) -> Problem:
+    return powerchain_problem(dim, p, constraint, chain)
+
+
+def build_logistic(dim: int = 100, *, constraint: str = "none", radius: float = 1.0, lam: float = 1e-3,
+                   table: Table | None = None, dataset: str = "breast_cancer", **_: object) -> Problem:
+    return logistic_problem(table if table is not None else bundled_table(dataset), lam, constraint, radius)
+
+
+build_logistic.reads_table = True  # type: ignore[attr-defined]  # its size comes from the table, not from dim
+
+
+PROBLEMS: Registry[Callable[..., Problem]] = Registry("convex test problem")
+PROBLEMS.add("quadratic", build_quadratic, label="Ill-conditioned quadratic", kind="reference",
+             about="1/2 sum lambda_i (x_i - c_i)^2, lambda log-spaced from 1 to 1/kappa; exact f*")
+PROBLEMS.add("l1", build_l1, label="L1 (nonsmooth)", kind="reference",
+             about="||A (x - x_true)||_1 / n with Gaussian A; f* = 0")
+PROBLEMS.add("powerchain", build_powerchain, label="|x|^p worst-case chain", kind="reference",
+             about="(1/p) sum |x_i - x_{i+1}|^p + (1/p) |x_d|^p (unconstrained); exact f*")
+PROBLEMS.add("logistic", build_logistic, label="Logistic / softmax regression", kind="reference",
+             about="L2-regularised logistic (2 classes) or softmax regression on a table; numerical f*")
+ALIASES: dict[str, str] = {"softmax": "logistic", "chain": "powerchain", "worstcase": "powerchain"}
+
+
+def reads_table(name: str) -> bool:
+    """Whether the problem is built from a table (a bundled data set or an upload) rather than a dimension."""
+    return bool(getattr(PROBLEMS.get(problem_key(name)), "reads_table", False))
+
+
+def problem_key(name: str) -> str:
+    """The registered name of a problem (case, '-' and '_' ignored; ``softmax`` = ``logistic``); InputError lists
+    the valid names."""
+    key = str(name).lower().replace("-", "").replace("_", "")
+    key = ALIASES.get(key, key)
+    if key not in PROBLEMS:
+        raise InputError(f"Unknown problem {name!r}; valid problems: {', '.join(PROBLEMS)} (softmax = logistic).")
+    return key
+
+
 def make_problem(
     name: str,
     dim: int = 100,
@@ -491,15 +572,8 @@ def make_problem(
     seed: int = 0,
 ) -> Problem:
     """Build a problem by name (see :data:`PROBLEMS`); ``softmax`` is an alias of ``logistic``."""
-    key = name.lower().replace("-", "").replace("_", "")
+    key = problem_key(name)
     if constraint not in CONSTRAINTS:
         raise InputError(f"Unknown constraint {constraint!r}; valid constraints: {', '.join(CONSTRAINTS)}.")
-    if key == "l1":
-        return l1_problem(dim, constraint, radius, seed)
-    if key == "quadratic":
-        return quadratic_problem(dim, kappa, constraint, radius, seed)
-    if key in ("powerchain", "chain", "worstcase"):
-        return powerchain_problem(dim, p, constraint, chain)
-    if key in ("logistic", "softmax"):
-        return logistic_problem(table if table is not None else bundled_table(dataset), lam, constraint, radius)
-    raise InputError(f"Unknown problem {name!r}; valid problems: {', '.join(PROBLEMS)} (softmax = logistic).")
+    return PROBLEMS.get(key)(dim, constraint=constraint, radius=radius, kappa=kappa, p=p, chain=chain, lam=lam,
+                             table=table, dataset=dataset, seed=seed)

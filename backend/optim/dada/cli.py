@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli_common import Output, add_action, add_group, float_list
+from ...cli_common import Output, add_action, add_group, float_list
 
 
 def _methods(text: str) -> tuple[str, ...]:
@@ -31,19 +31,21 @@ def _methods(text: str) -> tuple[str, ...]:
 
 
 def _problem_args(q: argparse.ArgumentParser) -> None:
-    q.add_argument("--problem", default="quadratic", help="l1, quadratic, powerchain, logistic (default quadratic)")
+    from .problems import CHAIN_VARIANTS, CONSTRAINTS, DATASETS, PROBLEMS
+
+    q.add_argument("--problem", default="quadratic", help=f"{', '.join(PROBLEMS)} (default quadratic)")
     q.add_argument("--dim", type=int, default=100, help="dimension d (synthetic problems; default 100)")
     q.add_argument("--iters", type=int, default=2000, help="iterations (default 2000)")
-    q.add_argument("--constraint", choices=("none", "box", "simplex"), default="none")
+    q.add_argument("--constraint", choices=CONSTRAINTS, default="none")
     q.add_argument("--radius", type=float, default=1.0, help="box half-width or simplex sum (default 1)")
     q.add_argument("--kappa", type=float, default=1e4, help="quadratic condition number (default 1e4)")
     q.add_argument("--p", type=float, default=4.0, help="power of the worst-case chain (default 4)")
-    q.add_argument("--chain", choices=("dada", "nesterov"), default="dada",
+    q.add_argument("--chain", choices=CHAIN_VARIANTS, default="dada",
                    help="chain variant: the DADA paper's (x0 = 1, x* = 0) or Nesterov's (with -x_1); default dada")
     q.add_argument("--csv", type=Path, default=None, help="CSV for logistic/softmax regression (label = last column)")
     q.add_argument("--label", default=None, help="label column of --csv (default: the last column)")
-    q.add_argument("--dataset", default="breast_cancer", help="bundled data set when no --csv: breast_cancer, wine, "
-                                                               "iris")
+    q.add_argument("--dataset", default="breast_cancer",
+                   help=f"bundled data set when no --csv: {', '.join(DATASETS)}")
     q.add_argument("--lam", type=float, default=1e-3, help="L2 coefficient of logistic/softmax (default 1e-3)")
     q.add_argument("--seed", type=int, default=0)
 
@@ -69,32 +71,33 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     return acts
 
 
-def build_problem(args: argparse.Namespace):  # noqa: ANN201 - returns a Problem
-    from ..io.registry import read_path
-    from . import problems as P
+def _problem(args: argparse.Namespace):  # noqa: ANN202 - (ProblemConfig, Table | None)
+    from ...io.registry import read_path
+    from .jobs import ProblemConfig
 
-    table = None
-    if args.csv is not None:
-        table = read_path("table", args.csv, label_column=args.label)
-    return P.make_problem(args.problem, args.dim, constraint=args.constraint, radius=args.radius, kappa=args.kappa,
-                          p=args.p, chain=args.chain, lam=args.lam, table=table, dataset=args.dataset, seed=args.seed)
+    config = ProblemConfig(args.problem, args.dim, constraint=args.constraint, radius=args.radius, kappa=args.kappa,
+                           p=args.p, chain=args.chain, lam=args.lam, dataset=args.dataset, seed=args.seed)
+    table = None if args.csv is None else read_path("table", args.csv, label_column=args.label)
+    return config, table
 
 
 def cmd_race(args: argparse.Namespace) -> Output:
-    from ..runtime import provenance
-    from .baselines import race
+    from ...runtime import provenance
+    from .jobs import CURVE_POINTS, RaceConfig, run_race
 
-    prob = build_problem(args)
-    res = race(prob, args.iters, methods=args.methods, lr_grid=args.lr_grid, rbar=args.rbar)
-    out = {"method": "dada", "action": "race", **res.to_json(stride=1 if args.full_curves else None),
+    problem, table = _problem(args)
+    config = RaceConfig(args.iters, tuple(args.methods), tuple(args.lr_grid), rbar=args.rbar,
+                        curve_points=0 if args.full_curves else CURVE_POINTS)
+    res = run_race(problem, config, table).race
+    out = {"method": "dada", "action": "race", **res,
            "provenance": provenance(args.seed, problem=args.problem, dim=args.dim, iters=args.iters,
                                     constraint=args.constraint, radius=args.radius, rbar=args.rbar,
                                     lr_grid=list(args.lr_grid), methods=list(args.methods))}
-    d = res.problem
-    lines = [f"{d['name']} d={d['dim']} constraint={d['constraint']} f*={res.f_star:.6g} "
+    d = res["problem"]
+    lines = [f"{d['name']} d={d['dim']} constraint={d['constraint']} f*={res['f_star']:.6g} "
              f"({d['f_star_method']}); f(x0)-f*={d['f0_minus_fstar']:.4g}",
              f"{'method':<13} {'setting':>16} {'final gap':>10} {'iters to 1e-2':>14} {'worst setting':>14}"]
-    for row in res.summary():
+    for row in res["summary"]:
         tried = f"{row['setting']}={row['best_setting_value']:.3g}" + (f" of {row['settings_tried']}"
                                                                        if row["settings_tried"] > 1 else "")
         hit = row["iters_to_0.01"]
@@ -104,21 +107,14 @@ def cmd_race(args: argparse.Namespace) -> Output:
 
 
 def cmd_sensitivity(args: argparse.Namespace) -> Output:
-    from ..runtime import provenance
-    from .baselines import RBAR_METHODS, race
+    from ...runtime import provenance
+    from .jobs import SensitivityConfig, run_sensitivity
 
-    prob = build_problem(args)
-    res = race(prob, args.iters, methods=RBAR_METHODS, rbar_grid=args.rbar_grid)
-    out: dict[str, object] = {"method": "dada", "action": "sensitivity", "problem": res.problem,
-                              "f_star": res.f_star, "iters": args.iters, "rbar_grid": list(args.rbar_grid)}
-    lines = []
-    for m in RBAR_METHODS:
-        finals = [float(v) for v in res.gaps[m][:, -1]]
-        row = {"final_gaps": finals, "max_over_min": max(finals) / min(finals),
-               "final_rbar": [float(v) for v in res.rbar[m][:, -1]]}
-        out[m] = row
-        lines.append(f"{m:<5} final gaps " + " ".join(f"{g:.2e}" for g in finals) +
-                     f"   max/min {row['max_over_min']:.2f}")
+    problem, table = _problem(args)
+    res = run_sensitivity(problem, SensitivityConfig(args.iters, tuple(args.rbar_grid)), table)
+    out: dict[str, object] = {"method": "dada", "action": "sensitivity", **res.to_json()}
+    lines = [f"{m:<5} final gaps " + " ".join(f"{g:.2e}" for g in row["final_gaps"]) +
+             f"   max/min {row['max_over_min']:.2f}" for m, row in res.methods.items()]
     out["provenance"] = provenance(args.seed, problem=args.problem, dim=args.dim, iters=args.iters,
                                    constraint=args.constraint, rbar_grid=list(args.rbar_grid))
     return Output(out, lines=lines, compact=True)

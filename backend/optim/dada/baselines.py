@@ -6,9 +6,11 @@ all projected onto Q, all batched over their setting (one row per learning rate 
   ``b_{k+1}^2 = b_k^2 + ||g_k||^2`` (one scalar step size; ``lr`` plays the role of a distance and is swept too).
 - ``dog`` (Ivgi, Hinder, Carmon 2023, "DoG is SGD's best friend"): ``eta_k = rbar_k / sqrt(sum_{i<=k} ||g_i||^2)``,
   ``rbar_k = max(r_eps, max_{i<=k} ||x_i - x_0||)``, ``r_eps = 1e-6 (1 + ||x_0||)`` (the same initial guess DADA gets).
-- ``dada``: :func:`backend.optim.dada.dada_numpy`.
+- ``dada``: :func:`backend.optim.dada.dada.dada_numpy`.
 
-``get_method(name)`` returns a runner ``run(problem, iters, settings) -> Trace``; :func:`race` runs them all on one
+``get_method(name)`` returns a runner ``run(problem, iters, settings) -> Trace``; each runner's ``sweeps`` attribute
+names what its settings are (``"lr"``: a learning-rate grid; ``"rbar0"``: initial distance guesses, None = the
+default guess), from which :data:`TUNED` and :data:`RBAR_METHODS` are derived. :func:`race` runs them all on one
 problem and reports best-so-far gaps ``(min_{i<=k} f(x_i) - f*) / (f(x_0) - f*)``.
 """
 
@@ -20,14 +22,25 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
-from ..registry import Registry
-from ..runtime import Progress, report
+from ...errors import InputError
+from ...registry import Registry
+from ...runtime import Progress, report
 from .dada import C_DEFAULT, Trace, _rownorm, dada_numpy, default_rbar
 from .problems import Problem
 
 LR_GRID_DEFAULT = tuple(float(v) for v in np.logspace(-5, 2, 15))  # half-decade steps, 1e-5 .. 1e2
 RBAR_GRID_DEFAULT = (1e-8, 1e-6, 1e-4, 1e-2, 1.0, 10.0)
+Runner = Callable[..., Trace]
+
+
+def _sweeps(setting: str) -> Callable[[Runner], Runner]:
+    """Mark a runner with what its batch of settings is: ``"lr"`` (learning rates) or ``"rbar0"`` (initial guesses)."""
+
+    def mark(run: Runner) -> Runner:
+        run.sweeps = setting  # type: ignore[attr-defined]
+        return run
+
+    return mark
 
 
 def _loop(problem: Problem, iters: int, B: int, update: Callable[[int, np.ndarray, np.ndarray], np.ndarray],
@@ -55,6 +68,7 @@ def _loop(problem: Problem, iters: int, B: int, update: Callable[[int, np.ndarra
     return Trace(name, fs, rbar_out, x, x_best, settings, setting_name)
 
 
+@_sweeps("lr")
 def run_gd(problem: Problem, iters: int, lrs: tuple[float, ...] | np.ndarray = LR_GRID_DEFAULT) -> Trace:
     lr = np.asarray(lrs, dtype=np.float64)
 
@@ -64,6 +78,7 @@ def run_gd(problem: Problem, iters: int, lrs: tuple[float, ...] | np.ndarray = L
     return _loop(problem, iters, lr.size, update, "gd", lr, "lr")
 
 
+@_sweeps("lr")
 def run_adagrad_norm(problem: Problem, iters: int, lrs: tuple[float, ...] | np.ndarray = LR_GRID_DEFAULT) -> Trace:
     lr = np.asarray(lrs, dtype=np.float64)
     b2 = np.zeros(lr.size)
@@ -77,6 +92,7 @@ def run_adagrad_norm(problem: Problem, iters: int, lrs: tuple[float, ...] | np.n
     return _loop(problem, iters, lr.size, update, "adagrad_norm", lr, "lr")
 
 
+@_sweeps("rbar0")
 def run_dog(problem: Problem, iters: int, rbars: tuple[float, ...] | np.ndarray | None = None) -> Trace:
     x0 = problem.x0
     rb = np.atleast_1d(np.asarray(default_rbar(x0) if rbars is None else rbars, dtype=np.float64))
@@ -97,12 +113,13 @@ def run_dog(problem: Problem, iters: int, rbars: tuple[float, ...] | np.ndarray 
     return tr
 
 
+@_sweeps("rbar0")
 def run_dada(problem: Problem, iters: int, rbars: tuple[float, ...] | np.ndarray | None = None,
              c: float = C_DEFAULT) -> Trace:
     return dada_numpy(problem.value_and_grad, problem.x0, iters, rbar=rbars, c=c, project=problem.project)
 
 
-METHODS: Registry[Callable[..., Trace]] = Registry("optimisation method")
+METHODS: Registry[Runner] = Registry("optimisation method")
 METHODS.add("dada", run_dada, label="DADA", kind="ours", color="#d62728",
             about="dual averaging with distance adaptation (parameter-free)")
 METHODS.add("dog", run_dog, label="DoG", kind="baseline", color="#1f77b4",
@@ -112,8 +129,8 @@ METHODS.add("adagrad_norm", run_adagrad_norm, label="AdaGrad-norm", kind="baseli
 METHODS.add("gd", run_gd, label="GD", kind="baseline", color="#7f7f7f",
             about="projected gradient descent, learning-rate grid")
 LABELS = METHODS.labels()  # name -> label, for scripts that print tables
-TUNED = ("gd", "adagrad_norm")  # methods that take a learning-rate grid
-RBAR_METHODS = tuple(m for m in METHODS if m not in TUNED)  # methods that take an initial distance guess rbar
+TUNED = tuple(m for m, run in METHODS.items() if run.sweeps == "lr")  # methods that take a learning-rate grid
+RBAR_METHODS = tuple(m for m, run in METHODS.items() if run.sweeps == "rbar0")  # take an initial distance guess
 
 
 def get_method(name: str) -> Callable[..., Trace]:
@@ -129,7 +146,7 @@ def best_gaps(f: np.ndarray, f_star: float, f0_gap: float, floor: float = 1e-16)
 
 
 @dataclass
-class RaceResult:
+class RaceCurves:
     """Curves of every method on one problem. ``gaps[m]``: ``[B_m, K + 1]`` best relative gaps per setting;
     ``settings[m]``: the swept values (learning rates, or initial rbar); ``rbar[m]``: distance estimate traces (DADA,
     DoG); ``best_setting[m]``: index of the setting with the smallest final gap; ``f_star`` used (lowered to the best
@@ -197,10 +214,9 @@ def race(
     lr_grid: tuple[float, ...] | np.ndarray = LR_GRID_DEFAULT,
     rbar: float | None = None,
     rbar_grid: tuple[float, ...] | np.ndarray | None = None,
-    c: float = C_DEFAULT,
     max_work: float = 4e10,
     progress: Progress | None = None,
-) -> RaceResult:
+) -> RaceCurves:
     """Run every method on ``problem`` for ``iters`` steps.
 
     DADA and DoG run once with the default initial guess ``rbar`` (None = ``1e-6 (1 + ||x0||)``), or once per value
@@ -218,25 +234,19 @@ def race(
         rb_setting = np.array([float(rbar)])
     if rb_setting is not None and np.any(rb_setting <= 0):
         raise InputError("The initial distance guess rbar must be > 0.")
-    runs = sum(lr_grid.size if m in TUNED else (1 if rb_setting is None else rb_setting.size) for m in methods)
-    per_eval = float(problem.meta.get("rows", 1)) * problem.dim if problem.name in ("l1", "logistic", "softmax") \
-        else 10.0 * problem.dim
-    work = iters * runs * per_eval
+    runners = {m: get_method(m) for m in methods}
+    grids = {m: lr_grid if run.sweeps == "lr" else rb_setting for m, run in runners.items()}
+    runs = sum(1 if g is None else g.size for g in grids.values())
+    work = iters * runs * problem.gradient_cost
     if work > max_work:
         raise InputError(f"This race would take about {work:.1e} multiply-adds (limit {max_work:.0e}); lower the "
                          "dimension, the iterations or the size of the learning-rate grid.")
     gaps, settings, names, rbars, best, secs, evals = {}, {}, {}, {}, {}, {}, {}
     traces: dict[str, Trace] = {}
-    for i, m in enumerate(methods):
-        report(progress, i / len(methods), f"running {METHODS.label(m)}")
+    for i, (m, run) in enumerate(runners.items()):
+        report(progress, i / len(runners), f"running {METHODS.label(m)}")
         start = time.perf_counter()
-        run = get_method(m)
-        if m in TUNED:
-            tr = run(problem, iters, lr_grid)
-        elif m == "dada":
-            tr = run(problem, iters, rb_setting, c=c)
-        else:
-            tr = run(problem, iters, rb_setting)
+        tr = run(problem, iters, grids[m])
         secs[m] = time.perf_counter() - start
         traces[m] = tr
         evals[m] = int(tr.f.shape[0] * (iters + 1))
@@ -253,4 +263,4 @@ def race(
             rbars[m] = tr.rbar
         best[m] = int(np.argmin(g[:, -1]))
     report(progress, 1.0, "race done")
-    return RaceResult(problem.describe(), iters, gaps, settings, names, rbars, best, secs, f_star, evals)
+    return RaceCurves(problem.describe(), iters, gaps, settings, names, rbars, best, secs, f_star, evals)

@@ -1,11 +1,12 @@
 """DADA benchmark: DADA (one default setting) vs DoG (default), and GD and AdaGrad-norm each over a 15-value
 learning-rate grid (their best value reported, at 15x the gradient evaluations), on the page's problems; plus DADA's
-sensitivity to the initial distance guess rbar in 1e-8 .. 10. All in one process; times are medians of repeats.
+sensitivity to the initial distance guess rbar in 1e-8 .. 10, through the jobs the page and the CLI run
+(``backend.optim.dada.jobs``). All in one process; times are medians of repeats.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/dada.py [--repeats 3] [--iters 2000]
 
-Reference (the claims record): DADA's default reaches f - f* <= 1e-2 (f(x0) - f*) within 2,000 iterations on the L1, quadratic
-and p = 4 problems; rbar from 1e-8 to 10 changes the final gap by at most about one order of magnitude (spec: 100-d
+Reference (the claims record): DADA's default reaches f - f* <= 1e-2 (f(x0) - f*) within 2,000 iterations on the
+L1, quadratic and p = 4 problems; rbar from 1e-8 to 10 changes the final gap by at most about one order of magnitude (spec: 100-d
 quadratic 3e-4 .. 2.5e-3).
 """
 
@@ -54,10 +55,8 @@ def main() -> int:
     args = ap.parse_args()
     warnings.filterwarnings("ignore", category=RuntimeWarning)
 
-    import numpy as np
-
-    from backend.optim.dada import baselines as B
-    from backend.optim.dada import problems as P
+    from backend.optim.dada import jobs as J
+    from backend.optim.dada.baselines import METHODS, RBAR_METHODS
     from backend.runtime import package_versions
 
     print(f"Machine: {platform.platform()}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
@@ -69,41 +68,45 @@ def main() -> int:
     print("| problem | f* | DADA gap | DADA it@1e-2 | DoG gap | DoG it@1e-2 | GD best gap (lr) | GD lrs ok | "
           "AdaGrad-norm best gap (lr) | AdaGrad lrs ok | DADA s | GD grid s |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    race_cfg = J.RaceConfig(iters=args.iters)
     for name, dim, kw in CASES:
-        prob = P.make_problem(name, dim or 100, **kw)
+        problem = J.ProblemConfig(problem=name, dim=dim or 100, **kw)
         times: dict[str, list[float]] = {}
         res = None
         for _ in range(args.repeats):
-            res = B.race(prob, args.iters)
-            for m, s in res.seconds.items():
-                times.setdefault(m, []).append(s)
+            res = J.run_race(problem, race_cfg).race
+            for row in res["summary"]:
+                times.setdefault(row["key"], []).append(row["seconds"])
         assert res is not None
-        fs = "exact" if prob.f_star_exact else "num."
+        rows = {row["key"]: row for row in res["summary"]}
+        fs = "exact" if res["problem"]["f_star_exact"] else "num."
 
-        def ok(m: str, res=res) -> str:  # called at once, in this iteration
-            return f"{int((res.gaps[m].min(axis=1) <= 1e-2).sum())}/{res.gaps[m].shape[0]}"
+        def ok(m: str, res=res) -> str:  # the curves are best-so-far gaps: the last point is each setting's best
+            gaps = res["curves"][m]["gaps"]
+            return f"{sum(g[-1] <= 1e-2 for g in gaps)}/{len(gaps)}"
 
-        gd_i, ag_i = res.best_setting["gd"], res.best_setting["adagrad_norm"]
-        print(f"| {label(name, prob.dim, kw)} | {fs} | {res.final_gap('dada'):.2e} | {res.iters_to('dada', 1e-2)} | "
-              f"{res.final_gap('dog'):.2e} | {res.iters_to('dog', 1e-2)} | "
-              f"{res.final_gap('gd'):.1e} ({res.settings['gd'][gd_i]:.2g}) | {ok('gd')} | "
-              f"{res.final_gap('adagrad_norm'):.1e} ({res.settings['adagrad_norm'][ag_i]:.2g}) | "
-              f"{ok('adagrad_norm')} | "
-              f"{statistics.median(times['dada']):.3f} | {statistics.median(times['gd']):.3f} |")
+        def gap(m: str, rows=rows) -> str:
+            return f"{rows[m]['final_gap']:.2e}"
+
+        def best(m: str, rows=rows) -> str:
+            return f"{rows[m]['final_gap']:.1e} ({rows[m]['best_setting_value']:.2g})"
+
+        print(f"| {label(name, res['problem']['dim'], kw)} | {fs} | {gap('dada')} | {rows['dada']['iters_to_0.01']} | "
+              f"{gap('dog')} | {rows['dog']['iters_to_0.01']} | {best('gd')} | {ok('gd')} | {best('adagrad_norm')} | "
+              f"{ok('adagrad_norm')} | {statistics.median(times['dada']):.3f} | {statistics.median(times['gd']):.3f} |")
 
     grid = (1e-8, 1e-6, 1e-4, 1e-2, 1.0, 10.0)
     print("\nSensitivity to the initial distance guess rbar (final gap after the iterations; max/min over the grid):\n")
     print("| problem | method | " + " | ".join(f"rbar={g:g}" for g in grid) + " | max/min |")
     print("|---|---|" + "---|" * (len(grid) + 1))
+    sens_cfg = J.SensitivityConfig(iters=args.iters, rbar_grid=grid)
     for name, dim, kw in [("quadratic", 100, {}), ("l1", 100, {}), ("powerchain", 100, {"p": 4.0}),
                           ("logistic", 0, {"dataset": "breast_cancer"})]:
-        prob = P.make_problem(name, dim or 100, **kw)
-        res = B.race(prob, args.iters, methods=("dada", "dog"), rbar_grid=grid)
-        for m in ("dada", "dog"):
-            finals = res.gaps[m][:, -1]
-            print(f"| {label(name, prob.dim, kw)} | {B.LABELS[m]} | " + " | ".join(f"{v:.2e}" for v in finals)
-                  + f" | {finals.max() / finals.min():.1f} |")
-    _ = np
+        sens = J.run_sensitivity(J.ProblemConfig(problem=name, dim=dim or 100, **kw), sens_cfg)
+        for m in RBAR_METHODS:
+            finals = sens.methods[m]["final_gaps"]
+            print(f"| {label(name, sens.problem['dim'], kw)} | {METHODS.label(m)} | "
+                  + " | ".join(f"{v:.2e}" for v in finals) + f" | {max(finals) / min(finals):.1f} |")
     return 0
 
 

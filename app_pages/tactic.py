@@ -6,8 +6,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from backend.errors import InputError
 from backend.runtime import provenance
-from backend.tokens.sparse_attention import SELECTORS, TacticConfig
+from backend.tokens.tactic import inputs, jobs
+from backend.tokens.tactic.sparse_attention import SELECTORS
 from ui.claims import claims_panel
 from ui.figures import tactic as figs
 from ui.inputs import text_upload
@@ -21,7 +23,8 @@ page_header("tactic", """
 attention mass: keys are clustered once (K-means, clusters of 16), clusters are taken in order of q . centroid, and the
 total mass is estimated from about 2.5 % sampled scores with a fitted curve y = a/x + b. Fixed-budget methods (Quest,
 top-k, a window) load the same number of tokens for every head instead. Here the selectors run on SmolLM2-135M's real
-post-RoPE attention over your text or a preset.
+post-RoPE attention over your text or a preset (or, in seconds and without a model, on seeded synthetic q, k, v of
+its shapes).
 """, details_md="""
 **Setting.** The last N positions of the text act as decode queries, each over its causal prefix; the tokens before
 them are the prefill that Tactic clusters and Quest pages. Tactic gives the tokens after the prefill full attention
@@ -36,66 +39,65 @@ keys, Quest's per-page min and max. Exact top-P and top-k need every score (they
 """)
 claims_panel("tactic")
 
-LAYERS = list(range(30))
-BUDGETS = ["match", 16, 32, 64, 128, 256, 512, 1024]
-SIZES = {
-    "Light: 512 tokens, 4 layers, 16 queries": {"tactic_tokens": 512, "tactic_layers": [0, 5, 10, 15],
-                                                "tactic_queries": 16},
-    "Medium: 1K tokens, layers 0 / 9 / 19 / 29": {"tactic_tokens": 1024, "tactic_layers": [0, 9, 19, 29],
-                                                  "tactic_queries": 16},
-    "Full: 2K tokens, 8 layers, 32 queries": {"tactic_tokens": 2048, "tactic_layers": [0, 4, 8, 12, 16, 20, 24, 29],
-                                              "tactic_queries": 32},
-}
-src = bound(st.radio, "Text", ["Preset: Python reference docs", "Preset: needle in a haystack", "Upload your own"],
-            horizontal=True, key="tactic_src")
+SIZES = {name: {f"tactic_{k}": list(v) if isinstance(v, tuple) else v for k, v in size.items()}
+         for name, size in inputs.SIZES.items()}
+TEXTS = {f"Preset: {label}": name for name, label in inputs.PRESETS.items()}
+UPLOAD = "Upload your own"
+src = bound(st.radio, "Text", [*TEXTS, UPLOAD], horizontal=True, key="tactic_src")
 upload = None
-if src == "Upload your own":
+if src == UPLOAD:
     upload = text_upload("tactic_upload",
                          help="The first N tokens are used; it needs at least the context length you choose.")
+preset = TEXTS.get(src, "pydoc")
 preset_choice("tactic", SIZES, horizontal=True)
 for k, v in next(iter(SIZES.values())).items():  # widget values live in the session (set by the run-size choice)
     st.session_state.setdefault(k, v)
 with st.form("tactic_form"):
     c1, c2, c3 = st.columns(3)
-    n_tokens = c1.select_slider("Context (tokens)", [512, 1024, 2048, 3072, 4096], key="tactic_tokens")
-    n_queries = c2.select_slider("Decode queries (last positions)", [8, 16, 32, 64], key="tactic_queries")
+    n_tokens = c1.select_slider("Context (tokens)", jobs.CONTEXT_CHOICES, key="tactic_tokens")
+    n_queries = c2.select_slider("Decode queries (last positions)", jobs.QUERY_CHOICES, key="tactic_queries")
     p = bound(c3.slider, "Target mass P", 0.5, 0.99, 0.9, 0.01, key="tactic_p")
-    layers = st.multiselect("Layers", LAYERS, key="tactic_layers")
+    layers = st.multiselect("Layers", jobs.LAYER_CHOICES, key="tactic_layers")
     budget = bound(st.select_slider, "Budget of top-k / Quest / window (tokens per head; match = Tactic's mean)",
-                   BUDGETS, "match", key="tactic_budget")
+                   jobs.BUDGET_CHOICES, "match", key="tactic_budget")
     model_src = st.text_input("Model (blank = embedded SmolLM2-135M; or a Llama-family local folder / cached name)",
                               key="tactic_model").strip() or None
     go_run = st.form_submit_button("Capture attention and compare", icon=":material/filter_alt:", type="primary")
 
+
+def _lm(preset_name: str) -> object:
+    """The page's cached model for a run (None for a model-free preset without an upload: the job needs none)."""
+    if upload is None and preset_name in inputs.MODEL_FREE:
+        return None
+    return get_model("smollm2", model_src)
+
+
 if go_run:
-    if src == "Upload your own" and upload is None:
+    if src == UPLOAD and upload is None:
         st.error("Upload a UTF-8 text first, or choose a preset.", icon=":material/error:")
     elif not layers:
         st.error("Choose at least one layer.", icon=":material/error:")
     else:
-        def job(progress, text=upload[1] if upload else None, name=upload[0] if upload else None):  # noqa: ANN001, ANN202
-            from backend.tokens import tactic_eval as te
-            from backend.tokens.tactic_model import check_model
-
-            lm = get_model("smollm2", model_src)
-            check_model(lm.model)
-            need = int(n_queries) + te.MIN_PREFILL
-            if text is not None:
-                prompt = te.text_prompt(lm.tokenizer, text, n_tokens, f"the upload {name}", need)
-            else:
-                prompt = te.preset_prompt(lm.tokenizer, "needle" if "needle" in src else "pydoc", n_tokens, need)
-            return te.explore(lm, prompt, layers, int(n_queries), float(p), budget, progress=progress)
-
-        res = run_job("Capturing SmolLM2 attention", job, time_cap_s=600)
-        if res is not None:
-            st.session_state["tactic_result"] = res
-            t = res["methods"]["tactic"]
-            record_run("tactic", {"text": res["text"]["source"], "tokens": res["text"]["tokens"],
-                                  "layers": ",".join(map(str, res["layers"])), "queries": res["queries"], "P": p,
-                                  "budget": budget},
-                       {"Tactic mass >= 0.85": t["share_mass_ge_threshold"], "Tactic bytes / full": t["bytes_ratio"],
-                        "Tactic rel. error": t["rel_err_mean"],
-                        "Quest rel. error": res["methods"].get("quest", {}).get("rel_err_mean")})
+        try:
+            cfg = jobs.CompareConfig(preset=preset, tokens=int(n_tokens), queries=int(n_queries), p=float(p),
+                                     layers=tuple(layers), budget=budget, model=model_src,
+                                     text_name=f"the upload {upload[0]}" if upload else "the text")
+            lm = _lm(preset)
+        except InputError as err:
+            st.error(str(err), icon=":material/error:")
+        else:
+            res = run_job("Capturing SmolLM2 attention", jobs.run_compare, upload[1] if upload else None, cfg,
+                          lm=lm, time_cap_s=600)
+            if res is not None:
+                res = res.to_json()
+                st.session_state["tactic_result"] = res
+                t = res["methods"]["tactic"]
+                record_run("tactic", {"text": res["text"]["source"], "tokens": res["text"]["tokens"],
+                                      "layers": ",".join(map(str, res["layers"])), "queries": res["queries"],
+                                      "P": p, "budget": budget},
+                           {"Tactic mass >= 0.85": t["share_mass_ge_threshold"],
+                            "Tactic bytes / full": t["bytes_ratio"], "Tactic rel. error": t["rel_err_mean"],
+                            "Quest rel. error": res["methods"].get("quest", {}).get("rel_err_mean")})
 
 res = st.session_state.get("tactic_result")
 if res:
@@ -155,28 +157,26 @@ with st.expander("Perplexity through the selectors (the model runs with them; a 
                  icon=":material/speed:"):
     with st.form("tactic_ppl_form"):
         e1, e2, e3 = st.columns(3)
-        ppl_tokens = e1.select_slider("Text length (tokens)", [512, 1024, 2048, 4096], 1024, key="tactic_ppl_tokens")
-        ppl_last = e2.select_slider("Positions through the selector", [64, 128, 256], 128, key="tactic_ppl_last")
+        ppl_tokens = e1.select_slider("Text length (tokens)", jobs.PPL_TOKEN_CHOICES, 1024, key="tactic_ppl_tokens")
+        ppl_last = e2.select_slider("Positions through the selector", jobs.PPL_LAST_CHOICES, 128,
+                                    key="tactic_ppl_last")
         ppl_methods = e3.multiselect("Selectors", list(SELECTORS), list(SELECTORS), format_func=SELECTORS.label,
                                      key="tactic_ppl_methods")
         go_ppl = st.form_submit_button("Run perplexity", icon=":material/play_arrow:")
     if go_ppl:
-        def ppl_job(progress, text=upload[1] if upload else None):  # noqa: ANN001, ANN202
-            from backend.tokens import tactic_eval as te
-            from backend.tokens.tactic_model import sparse_perplexity
-
+        try:  # T + 1 token ids give T predicted positions
+            ppl_cfg = jobs.PerplexityConfig(preset=preset, tokens=int(ppl_tokens) + 1, last=int(ppl_last), p=float(p),
+                                            budget=budget, methods=tuple(ppl_methods) or ("tactic",),
+                                            model=model_src,
+                                            text_name=f"the upload {upload[0]}" if upload else "the text")
             lm = get_model("smollm2", model_src)
-            if text is not None:
-                prompt = te.text_prompt(lm.tokenizer, text, ppl_tokens + 1, "the upload", ppl_last + 65)
-            else:
-                prompt = te.preset_prompt(lm.tokenizer, "needle" if "needle" in src else "pydoc", ppl_tokens + 1,
-                                          ppl_last + 65)
-            return sparse_perplexity(lm, prompt.ids, ppl_methods or ["tactic"], float(p), budget, int(ppl_last),
-                                     cfg=TacticConfig(p=float(p)), progress=progress)
-
-        out = run_job("Perplexity through sparse attention", ppl_job, time_cap_s=900)
-        if out is not None:
-            st.session_state["tactic_ppl"] = out
+        except InputError as err:
+            st.error(str(err), icon=":material/error:")
+        else:
+            out = run_job("Perplexity through sparse attention", jobs.run_perplexity, upload[1] if upload else None,
+                          ppl_cfg, lm=lm, time_cap_s=900)
+            if out is not None:
+                st.session_state["tactic_ppl"] = out.to_json()
     if out := st.session_state.get("tactic_ppl"):
         st.plotly_chart(figs.ppl_vs_bytes(out), key="tactic_ppl_fig")
         prow = [{"selector": "dense", "perplexity": round(out["dense"]["perplexity"], 4), "vs dense": "",

@@ -24,7 +24,7 @@ from benchmarks.common import median_ms, record  # noqa: E402
 
 
 def _synthetic(t: int, seed: int = 0):
-    from backend.tokens.tactic_eval import synthetic_layer
+    from backend.tokens.tactic.evaluation import synthetic_layer
 
     return synthetic_layer(t, seed=seed)
 
@@ -33,8 +33,8 @@ def _step_row(t: int, cfg, repeats: int) -> str:  # noqa: ANN001
     """One table row: timings and bytes of one decode step over a ``t``-token synthetic cache."""
     import torch
 
-    from backend.tokens import sparse_attention as sa
-    from backend.tokens.tactic_decode import cluster_layout, full_step, tactic_step
+    from backend.tokens.tactic import sparse_attention as sa
+    from backend.tokens.tactic.decode import cluster_layout, full_step, tactic_step
 
     c = _synthetic(t)
     k, v = c["k"], c["v"]
@@ -68,7 +68,7 @@ def main() -> int:
 
     import torch
 
-    from backend.tokens import sparse_attention as sa
+    from backend.tokens.tactic import sparse_attention as sa
 
     cfg = sa.TacticConfig()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s); P = {cfg.p}, clusters of "
@@ -82,8 +82,8 @@ def main() -> int:
 
     if args.real_tokens:
         from backend.models import load
-        from backend.tokens import tactic_eval as te
-        from backend.tokens.tactic_model import capture
+        from backend.tokens.tactic import evaluation as te
+        from backend.tokens.tactic.model import capture
 
         lm = load("smollm2")
         prompt = te.preset_prompt(lm.tokenizer, "pydoc", args.real_tokens, 16 + te.MIN_PREFILL)

@@ -5,6 +5,11 @@ triangle) in four colours (red, green, blue, yellow). Each object sits in its ow
 offset inside it), so "left/right" and "top/bottom" answers are never ambiguous. Most of the canvas is background: the
 redundancy that token merging is meant to exploit.
 
+This module is the question/answer layer: which objects a scene holds (the quadrant layout and its random draws) and
+what is asked about them. The pixels come from the shared scene package :mod:`backend.scenes` (its ``plain``
+background, its shapes and its renderer, with every object flat, unrotated and at one depth, painted in list
+order); ``tests/backend/test_scenes.py`` pins the images of the seeds the claims and the shipped evaluation use.
+
 Every answer is one word that SmolLM2's tokenizer encodes as a single token after a space (" red", " circle", " three",
 " left", " yes", ...). A question has a *closed answer set* (its type's candidates) and is scored by the language
 model's log-likelihood of each candidate at the answer position, so "chance" is ``1 / len(candidates)`` for each
@@ -22,12 +27,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-COLORS: dict[str, tuple[int, int, int]] = {
-    "red": (214, 39, 40),
-    "green": (44, 160, 44),
-    "blue": (31, 90, 220),
-    "yellow": (235, 200, 20),
-}
+from backend.scenes.objects import PALETTE, Instance, object_mask
+from backend.scenes.render import Backdrop, Frame, draw, plain
+
+COLORS: dict[str, tuple[int, int, int]] = {c: PALETTE[c] for c in ("red", "green", "blue", "yellow")}
 SHAPES: tuple[str, ...] = ("circle", "square", "triangle")
 COUNTS: tuple[str, ...] = ("one", "two", "three", "four")
 
@@ -70,6 +73,10 @@ class SceneObject:
     def vertical(self) -> str:
         return "top" if self.quadrant in (0, 1) else "bottom"
 
+    def instance(self) -> Instance:
+        """This object in the shared scene package: flat, unrotated, at depth 1."""
+        return Instance(self.shape, self.color, self.cx, self.cy, self.radius)
+
 
 @dataclass(frozen=True)
 class Question:
@@ -102,26 +109,15 @@ class Scene:
 
         return Image.fromarray(self.image)
 
-
-def _mask(obj: SceneObject, h: int, w: int) -> np.ndarray:
-    """Boolean ``[h, w]`` mask of one object."""
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
-    dx, dy, r = xx - obj.cx, yy - obj.cy, obj.radius
-    if obj.shape == "circle":
-        mask = dx * dx + dy * dy <= r * r
-    elif obj.shape == "square":
-        s = r * 0.85
-        mask = (np.abs(dx) <= s) & (np.abs(dy) <= s)
-    else:  # upward triangle inscribed in the circle of radius r
-        top, bottom = -r, r * 0.6
-        half = (dy - top) / (bottom - top) * r * 1.05
-        mask = (dy >= top) & (dy <= bottom) & (np.abs(dx) <= half)
-    return mask
+    def frame(self) -> Frame:
+        """The scene rendered with its instance ids and depth (:class:`backend.scenes.Frame`; the same image)."""
+        return _render(self.seed, self.image.shape[0], self.objects)
 
 
-def _draw(canvas: np.ndarray, obj: SceneObject) -> None:
-    """Paint one object into ``canvas`` (in place) with a hard edge."""
-    canvas[_mask(obj, *canvas.shape[:2])] = COLORS[obj.color]
+def _render(seed: int, size: int, objs: list[SceneObject]) -> Frame:
+    """The background of scene ``seed`` (the first draws of its stream) with ``objs`` painted in list order."""
+    rng = np.random.default_rng([int(seed), 7])
+    return draw(Backdrop(plain(rng, size, size, 200, 245, 4.0)), [o.instance() for o in objs])
 
 
 def _objects(rng: np.random.Generator, size: int,
@@ -219,7 +215,7 @@ def patch_coverage(scene: Scene, patch: int = 14) -> np.ndarray:
     grid = size // patch
     cov = np.zeros(grid * grid)
     for o in scene.objects:
-        m = _mask(o, size, size)[: grid * patch, : grid * patch]
+        m = object_mask(o.instance(), size, size)[: grid * patch, : grid * patch]
         cov = np.maximum(cov, m.reshape(grid, patch, grid, patch).mean((1, 3)).reshape(-1))
     return cov
 
@@ -236,27 +232,20 @@ def make_scene(seed: int, size: int = SIZE, radius_range: tuple[float, float] = 
     if area_range is not None and not 0 < area_range[0] <= area_range[1] <= 0.2:
         raise ValueError(f"area_range must satisfy 0 < low <= high <= 0.2, got {area_range}")
     rng = np.random.default_rng([int(seed), 7])
-    base = rng.uniform(200, 245, size=3)
-    canvas = np.clip(base[None, None, :] + rng.normal(0, 4.0, size=(size, size, 3)), 0, 255).astype(np.uint8)
+    canvas = plain(rng, size, size, 200, 245, 4.0)  # the background's draws come first in the stream
     area_rng = None if area_range is None else np.random.default_rng([int(seed), 11])
     objs = _objects(rng, size, radius_range, area_rng, area_range)
-    for o in objs:
-        _draw(canvas, o)
-    return Scene(seed=int(seed), image=canvas, objects=objs, questions=_questions(rng, objs))
+    image = draw(Backdrop(canvas), [o.instance() for o in objs]).image
+    return Scene(seed=int(seed), image=image, objects=objs, questions=_questions(rng, objs))
 
 
 def with_object_scale(scene: Scene, factor: float) -> Scene:
     """The same scene (same background, objects, centres and questions) with every object's radius multiplied by
     ``factor``: a control for what a model reads from object size. Objects may overlap or cross quadrant borders at
     large factors, so only the counting and colour/shape questions stay exactly valid."""
-    size = scene.image.shape[0]
-    rng = np.random.default_rng([int(scene.seed), 7])  # the background draws of make_scene, in the same order
-    base = rng.uniform(200, 245, size=3)
-    canvas = np.clip(base[None, None, :] + rng.normal(0, 4.0, size=(size, size, 3)), 0, 255).astype(np.uint8)
     objs = [replace(o, radius=o.radius * float(factor)) for o in scene.objects]
-    for o in objs:
-        _draw(canvas, o)
-    return Scene(seed=scene.seed, image=canvas, objects=objs, questions=list(scene.questions))
+    image = _render(scene.seed, scene.image.shape[0], objs).image
+    return Scene(seed=scene.seed, image=image, objects=objs, questions=list(scene.questions))
 
 
 def scenes(n: int, split: str = "heldout", start: int = 0, size: int = SIZE,

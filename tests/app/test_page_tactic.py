@@ -1,10 +1,20 @@
 """AppTest of the Tactic page: opens without running anything, runs a small capture of the built-in text and draws
-the figures, redraws another head without recomputing, runs an uploaded text, and refuses a bad upload."""
+the figures, redraws another head without recomputing, runs an uploaded text, and refuses a bad upload. The page's
+job (``jobs.run_compare`` with the config the page builds) is the CLI's and gives the numbers of its golden
+(``tactic synth``: the synthetic preset), and it pickles."""
 
 from __future__ import annotations
 
-from backend.tokens.tactic_eval import builtin_text
-from tests.app.conftest import Widget, open_page
+import dataclasses
+import json
+import pickle
+
+import pytest
+
+from backend.tokens.tactic import inputs, jobs
+from backend.tokens.tactic.evaluation import builtin_text
+from tests.app.conftest import ROOT, Widget, open_page
+from tests.test_cli import same, strip
 
 
 def test_opens_without_running_anything() -> None:
@@ -49,6 +59,55 @@ def test_bad_upload_is_refused() -> None:
     at.file_uploader(key="tactic_upload").set_value(("bad.txt", b"\xff\xfe\x00binary\x00", "text/plain")).run()
     assert at.error
     assert "tactic_result" not in at.session_state
+
+
+def test_page_job_equals_cli_golden(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The page, set to the golden's settings (synthetic preset, 512 tokens, 4 queries, layer 0), hands the CLI's
+    config (plus its drawings) to the CLI's job, and stores the golden's numbers."""
+    import ui.runner
+    from backend.__main__ import main
+
+    golden = json.loads((ROOT / "tests" / "cli_golden" / "tactic.json").read_text())
+    assert golden["argv"] == ["tactic", "synth", "--tokens", "512", "--queries", "4", "--json"]
+    calls: list = []
+    real = ui.runner.run_job
+    monkeypatch.setattr("ui.runner.run_job", lambda label, fn, *a, **kw: calls.append((fn, a, kw)) or real(
+        label, fn, *a, **kw))
+    at = open_page("tactic", timeout=120)
+    at.radio(key="tactic_src").set_value("Preset: " + inputs.PRESETS["synthetic"]).run()
+    at.select_slider(key="tactic_tokens").set_value(512)
+    at.select_slider(key="tactic_queries").set_value(4)
+    at.multiselect(key="tactic_layers").set_value([0])
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    [(fn, (text, page_cfg), kw)] = calls
+    assert fn is jobs.run_compare and text is None and kw["lm"] is None
+
+    cli_calls: list = []
+    real_job = jobs.run_compare
+    monkeypatch.setattr(jobs, "run_compare", lambda text, cfg, **kw: cli_calls.append((text, cfg)) or real_job(
+        text, cfg, **kw))
+    assert main(golden["argv"]) == 0
+    capsys.readouterr()
+    [(cli_text, cli_cfg)] = cli_calls
+    assert cli_text is None and cli_cfg == dataclasses.replace(page_cfg, figures=False)
+
+    res = at.session_state["tactic_result"]
+    got = {k: res[k] for k in golden["expected"]}
+    got = strip(got, ["methods", "*", "seconds"])
+    assert same(got, golden["expected"]) is None, same(got, golden["expected"])
+
+
+def test_jobs_and_configs_pickle() -> None:
+    """The page's jobs and their configs pickle (the Ray executor sends them to a worker)."""
+    job = (jobs.run_compare, jobs.CompareConfig(preset="needle", tokens=512, layers=(3, 0), budget="64",
+                                                text_name="the upload notes.txt"))
+    assert pickle.loads(pickle.dumps(job)) == job
+    assert job[1].layers == (0, 3) and job[1].budget == 64
+    ppl = (jobs.run_perplexity, jobs.PerplexityConfig(tokens=1025, last=64, methods=("Tactic", "quest")))
+    assert pickle.loads(pickle.dumps(ppl)) == ppl
+    assert ppl[1].methods == ("tactic", "quest")
 
 
 # The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from backend.errors import InputError
-from backend.tokens import sparse_attention as sa
-from backend.tokens.tactic_eval import synthetic_layer
+from backend.tokens.tactic import sparse_attention as sa
+from backend.tokens.tactic.evaluation import synthetic_layer
 
 T, NQ = 512, 6
 
@@ -162,6 +162,24 @@ def test_bad_p_is_refused(layer, p) -> None:
         sa.select_tactic(q, pos, cache, p=p)
 
 
+@pytest.mark.parametrize(("settings", "words"), [
+    ({"p": 1.5}, "P must be in"), ({"p": 0.0}, "P must be in"), ({"budget": "lots"}, "'match' or a whole number"),
+    ({"budget": 0}, "at least 1 token"), ({"methods": ("tactic", "flash")}, "Valid names"), ({"layers": ()}, "layer"),
+    ({"tokens": 100, "queries": 64}, "prefill"), ({"preset": "novel"}, "choose one of"), ({"depth": 1.5}, "depth"),
+])
+def test_job_configs_refuse_bad_settings(settings, words) -> None:
+    """The page and the CLI build these configs: both refuse a bad setting with the same words, before any work."""
+    from backend.tokens.tactic.jobs import CompareConfig, PerplexityConfig
+
+    with pytest.raises(InputError, match=words):
+        CompareConfig(**settings)
+    if "queries" not in settings and "layers" not in settings:
+        with pytest.raises(InputError, match=words):
+            PerplexityConfig(**settings)
+    with pytest.raises(InputError, match="real text"):
+        PerplexityConfig(preset="synthetic")
+
+
 def test_same_seed_same_selection(layer) -> None:
     c, q, pos, _ = layer
     a = sa.select_tactic(q, pos, sa.LayerCache(c["k"], T - NQ, c["v"]), p=0.9)
@@ -170,7 +188,7 @@ def test_same_seed_same_selection(layer) -> None:
 
 
 def test_decode_step_reads_only_what_it_needs_and_p_one_is_exact(layer) -> None:
-    from backend.tokens.tactic_decode import cluster_layout, full_step, tactic_step
+    from backend.tokens.tactic.decode import cluster_layout, full_step, tactic_step
 
     c, _, _, _ = layer
     k, v = c["k"], c["v"]

@@ -28,8 +28,8 @@ def smollm2():
 
 
 def _analysis(lm, n_tokens, layers, n_queries, preset="pydoc", keep=False):
-    from backend.tokens import tactic_eval as te
-    from backend.tokens.tactic_model import capture
+    from backend.tokens.tactic import evaluation as te
+    from backend.tokens.tactic.model import capture
 
     prompt = te.preset_prompt(lm.tokenizer, preset, n_tokens, n_queries + te.MIN_PREFILL)
     cap = capture(lm, prompt.ids, layers, use_cache=False)
@@ -48,7 +48,7 @@ def ci_run(smollm2):
     "and 60 % ranks) averages 2-3 scores; the failing cases underestimate the total mass (median estimate 0.81 of "
     "the true total), so Tactic stops early. At 2,048 tokens the same layers reach 88-92 % (full tier)."))
 def test_tactic_mass_success_ci_subset(ci_run, record_claim) -> None:
-    from backend.tokens.tactic_eval import fixed_median_budget
+    from backend.tokens.tactic.evaluation import fixed_median_budget
 
     _, cap, an, s = ci_run
     t = s["methods"]["tactic"]
@@ -81,8 +81,8 @@ def test_tactic_error_below_quest_at_equal_tokens_ci_subset(ci_run, record_claim
 
 
 def test_model_runs_with_the_selectors_and_p_one_is_dense(smollm2) -> None:
-    from backend.tokens import tactic_eval as te
-    from backend.tokens.tactic_model import sparse_perplexity
+    from backend.tokens.tactic import evaluation as te
+    from backend.tokens.tactic.model import sparse_perplexity
 
     prompt = te.text_prompt(smollm2.tokenizer, te.builtin_text(), 113, "built-in", 113)
     res = sparse_perplexity(smollm2, prompt.ids, ["tactic", "oracle_top_p", "window"], p=1.0, budget=8, n_last=16)
@@ -99,8 +99,8 @@ def test_model_runs_with_the_selectors_and_p_one_is_dense(smollm2) -> None:
 def test_other_architecture_and_short_text_are_refused(smollm2) -> None:
     from types import SimpleNamespace
 
-    from backend.tokens import tactic_eval as te
-    from backend.tokens.tactic_model import check_model, sparse_perplexity
+    from backend.tokens.tactic import evaluation as te
+    from backend.tokens.tactic.model import check_model, sparse_perplexity
 
     fake = SimpleNamespace(config=SimpleNamespace(model_type="bert"), model=SimpleNamespace(layers=[1]))
     with pytest.raises(InputError, match="not a Llama-family"):
@@ -122,7 +122,7 @@ def full_run(smollm2):
 
 @pytest.mark.full
 def test_tactic_mass_success_2k_all_layers(full_run, record_claim) -> None:
-    from backend.tokens.tactic_eval import fixed_median_budget
+    from backend.tokens.tactic.evaluation import fixed_median_budget
 
     _, cap, an, s = full_run
     t = s["methods"]["tactic"]
@@ -137,7 +137,7 @@ def test_tactic_mass_success_2k_all_layers(full_run, record_claim) -> None:
 
 
 def _first_token_mass(cap, n_queries, layers):
-    from backend.tokens.sparse_attention import attention_weights
+    from backend.tokens.tactic.sparse_attention import attention_weights
 
     out = []
     for layer in layers:
@@ -169,7 +169,7 @@ def test_tactic_error_below_quest_2k_all_layers(full_run, record_claim) -> None:
     "51 sampled scores fell short, or the needle's cluster ranked late by q . centroid, so Tactic stopped before "
     "reaching it; the estimate's misses (the 14 % of cases below 0.85 in the 2K run) carry the needle with them."))
 def test_needle_positions_in_tactic_union_2k(smollm2, record_claim) -> None:
-    from backend.tokens.tactic_eval import needle_recall
+    from backend.tokens.tactic.evaluation import needle_recall
 
     prompt, _, an, _ = _analysis(smollm2, 2048, list(range(30)), 16, preset="needle", keep=True)
     got = needle_recall(an, prompt.needle)
@@ -187,8 +187,8 @@ def test_needle_positions_in_tactic_union_2k(smollm2, record_claim) -> None:
     "cases that end below 0.85 (14 % at 2K) and drops whole clusters of similar keys; over 30 layers and 256 "
     "positions these errors compound. On 1,024 tokens (last 128) Tactic stays within 0.6 % of dense."))
 def test_perplexity_last_256_of_4k_within_2_percent(smollm2, record_claim) -> None:
-    from backend.tokens import tactic_eval as te
-    from backend.tokens.tactic_model import sparse_perplexity
+    from backend.tokens.tactic import evaluation as te
+    from backend.tokens.tactic.model import sparse_perplexity
 
     prompt = te.text_prompt(smollm2.tokenizer, te.builtin_text(), 4097, "built-in", 4097)
     res = sparse_perplexity(smollm2, prompt.ids, ["tactic", "quest", "top_k", "window"], p=0.9, n_last=256)

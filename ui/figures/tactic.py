@@ -1,5 +1,5 @@
 """Plotly figures of the Tactic page (pure functions: data -> go.Figure; labels and colours from the selector
-registry ``backend.tokens.sparse_attention.SELECTORS``)."""
+registry ``backend.tokens.tactic.sparse_attention.SELECTORS``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from backend.tokens.sparse_attention import SELECTORS
+from backend.tokens.tactic.sparse_attention import SELECTORS
 
 
 def score_curve(c: Mapping[str, Any]) -> go.Figure:

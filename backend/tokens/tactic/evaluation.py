@@ -7,12 +7,15 @@ prefix; the tokens before them are the prefill (clustered by Tactic, paged by Qu
 - ``pydoc``: Python's reference documentation shipped with CPython (``pydoc_data.topics``), the first T tokens;
 - ``needle``: the same text with one planted sentence (a passphrase) at ``depth`` of the context and a question about
   it at the end; the needle positions are the passphrase's tokens;
-- the user's own UTF-8 text (the ``text_corpus`` input kind).
+- the user's own UTF-8 text (the ``text_corpus`` input kind);
+- ``synthetic``: seeded stand-ins of SmolLM2's shapes (:func:`synthetic_capture`; no model).
 
 For every (layer, query head, query) the analysis reports the realised mass p(I), the output error
 ||o_I - o|| and its bound, the tokens of the head's own set and of the GQA union, and the KV bytes touched with
 overheads. Fixed-budget selectors get, per layer and query, the mean per-head token count of Tactic (``"match"``: the
 paper's equal-tokens comparison) or a given budget. Shapes: captured q (Hq, T, d), k and v (Hkv, T, d) per layer.
+The drawings of one case (:func:`score_curve`, :func:`positions`) are plain lists; ``jobs.run_compare`` assembles
+all of it for the page and the CLI.
 """
 
 from __future__ import annotations
@@ -25,10 +28,13 @@ from typing import Any
 
 import torch
 
-from ..errors import InputError
-from ..runtime import Progress, report
+from ...errors import InputError
+from ...runtime import Progress, report
+from .inputs import MODEL_FREE, PRESETS
 from .sparse_attention import (
     ADAPTIVE,
+    ORACLE,
+    OURS,
     SELECTORS,
     LayerCache,
     TacticConfig,
@@ -38,7 +44,7 @@ from .sparse_attention import (
     quality,
 )
 
-PRESETS = ("pydoc", "needle")
+TEXT_PRESETS = tuple(p for p in PRESETS if p not in MODEL_FREE)  # the presets that are texts
 NEEDLE = "The secret passphrase of the archive is violet-harbor-4721."
 QUESTION = "\n\nQuestion: what is the secret passphrase of the archive? Answer: the secret passphrase is"
 NEEDLE_VALUE = "violet-harbor-4721"
@@ -105,7 +111,7 @@ def preset_prompt(tokenizer: Any, preset: str, n_tokens: int, min_tokens: int, d
         return needle_prompt(tokenizer, n_tokens, depth)
     if preset == "pydoc":
         return text_prompt(tokenizer, builtin_text(), n_tokens, "the built-in Python reference text", min_tokens)
-    raise InputError(f"Unknown preset {preset!r}; choose one of: {', '.join(PRESETS)}.")
+    raise InputError(f"Unknown preset {preset!r}; choose one of: {', '.join(TEXT_PRESETS)}.")
 
 
 # ------------------------------------------------------------------------------------------------ analysis
@@ -148,9 +154,9 @@ def analyse(captured: dict[int, dict[str, torch.Tensor]], n_queries: int = 16, p
     methods = list(methods or SELECTORS)
     for m in methods:
         SELECTORS.get(m)
-    if budget == "match" and "tactic" not in methods:
-        methods = ["tactic", *methods]
-    methods = sorted(methods, key=lambda m: m != "tactic")
+    if budget == "match" and OURS not in methods:
+        methods = [OURS, *methods]
+    methods = sorted(methods, key=lambda m: m != OURS)
     n0 = t - n_queries
     pos = torch.arange(n0, t)
     layers = sorted(captured)
@@ -166,7 +172,7 @@ def analyse(captured: dict[int, dict[str, torch.Tensor]], n_queries: int = 16, p
         q = c["q"][:, n0:t].transpose(0, 1).contiguous()
         cache = LayerCache(k, n0, v, cfg)
         w = attention_weights(q, k, pos)
-        need.append(SELECTORS["oracle_top_p"](q, pos, cache, p=p).tokens)
+        need.append(SELECTORS[ORACLE](q, pos, cache, p=p).tokens)
         dense.append((pos + 1).double() * 2 * k.shape[-1] * cfg.bytes_per_element * k.shape[0])
         matched = None
         for m in methods:
@@ -176,12 +182,12 @@ def analyse(captured: dict[int, dict[str, torch.Tensor]], n_queries: int = 16, p
             t0 = time.perf_counter()
             sel = SELECTORS[m](q, pos, cache, p=p, budget=b)
             seconds[m] += time.perf_counter() - t0
-            if m == "tactic":
+            if m == OURS:
                 matched = sel.tokens.double().mean(-1).round().long().clamp(min=1)
             qu = quality(q, k, v, pos, sel.mask, w)
             got = {"mass": qu.mass, "err": qu.err, "rel_err": qu.rel_err, "bound": qu.bound, "kl": qu.kl,
                    "tokens": sel.tokens, "union": sel.union_tokens, "bytes": sel.bytes}
-            if m == "tactic":
+            if m == OURS:
                 got["est_ratio"] = sel.extras["total_est_ratio"]
             for key, val in got.items():
                 cases[m].setdefault(key, []).append(val)
@@ -247,20 +253,20 @@ def summary(an: Analysis, threshold: float = 0.85) -> dict[str, Any]:
                  "per_layer_head_median": need.median(1).values.tolist()},
         "dense_bytes_per_query_layer": float(dense),
     }
-    if "tactic" in an.cases and "oracle_top_p" in an.cases:
-        tt, ot = an.cases["tactic"]["tokens"].double(), an.cases["oracle_top_p"]["tokens"].double()
+    if OURS in an.cases and ORACLE in an.cases:
+        tt, ot = an.cases[OURS]["tokens"].double(), an.cases[ORACLE]["tokens"].double()
         out["tactic_vs_oracle_tokens"] = {"ratio_of_means": float(tt.mean() / ot.mean()),
                                           "median_ratio": float((tt / ot).median())}
     return out
 
 
-def needle_recall(an: Analysis, needle: Sequence[int], method: str = "tactic") -> dict[str, Any]:
+def needle_recall(an: Analysis, needle: Sequence[int], method: str = OURS) -> dict[str, Any]:
     """Over (layer, query, KV head) cases where the oracle's GQA union holds a needle position: the share where
     ``method``'s union holds it too (needs ``keep_masks``)."""
-    if not needle or "oracle_top_p" not in an.masks or method not in an.masks:
+    if not needle or ORACLE not in an.masks or method not in an.masks:
         return {"positions": list(needle), "cases": 0, "found": 0, "recall": float("nan")}
     idx = torch.as_tensor(list(needle))
-    o = an.masks["oracle_top_p"][..., idx]
+    o = an.masks[ORACLE][..., idx]
     s = an.masks[method][..., idx]
     cases = int(o.sum())
     found = int((o & s).sum())
@@ -336,28 +342,6 @@ def synthetic_layer(n_tokens: int = 1024, heads: int = 9, kv_heads: int = 3, hea
     return {"q": q, "k": k, "v": v}
 
 
-def explore(lm: Any, prompt: Prompt, layers: Sequence[int], n_queries: int = 16, p: float = 0.9,
-            budget: Any = "match", progress: Progress | None = None) -> dict[str, Any]:
-    """Everything the page draws, as plain lists: the summary, the fixed-median-budget share, the needle recall,
-    per (layer, head) at the last query the sorted score curve with its fit and each selector's positions, and per
-    case (tokens, relative error, mass) per selector. Captured tensors stay in the capture cache."""
-    from .tactic_model import capture
-
-    p = check_p(p)
-    t0 = time.perf_counter()
-    cap = capture(lm, prompt.ids, layers, progress=progress)
-    capture_s = time.perf_counter() - t0
-    an = analyse(cap, n_queries, p, budget, keep_masks=True)
-    out = summary(an)
-    out["fixed_median_budget"] = fixed_median_budget(cap, an)
-    out["needle"] = needle_recall(an, prompt.needle) if prompt.needle else None
-    out["text"] = {"source": prompt.source, "tokens": int(prompt.ids.shape[1])}
-    out["capture_s"] = capture_s
-    heads = int(an.need.shape[2])
-    caches = {layer: LayerCache(cap[layer]["k"], an.n_prefill, cap[layer]["v"]) for layer in an.layers}
-    out["curves"] = {f"{layer}/{h}": score_curve(cap, layer, h, n_queries, cache=caches[layer])
-                     for layer in an.layers for h in range(heads)}
-    out["positions"] = {f"{layer}/{h}": positions(an, layer, h) for layer in an.layers for h in range(heads)}
-    out["points"] = {m: {"tokens": d["tokens"].flatten().tolist(), "rel_err": d["rel_err"].flatten().tolist(),
-                         "mass": d["mass"].flatten().tolist()} for m, d in an.cases.items()}
-    return out
+def synthetic_capture(n_tokens: int, layers: Sequence[int], seed: int = 0) -> dict[int, dict[str, torch.Tensor]]:
+    """A stand-in capture: one :func:`synthetic_layer` per layer index ``l``, drawn with seed ``seed + l``."""
+    return {int(layer): synthetic_layer(n_tokens, seed=int(seed) + int(layer)) for layer in sorted(set(layers))}

@@ -32,10 +32,11 @@ from typing import Any
 
 import torch
 
-from ..errors import InputError
-from ..runtime import Progress, cache_dir, report
+from ...errors import InputError
+from ...runtime import Progress, cache_dir, report
 from .sparse_attention import (
     ADAPTIVE,
+    OURS,
     SELECTORS,
     LayerCache,
     TacticConfig,
@@ -111,7 +112,7 @@ def _sparse_attention(state: SparseState, layer: int, query: torch.Tensor, key: 
             raise RuntimeError("budget 'match' needs a Tactic pass first")
         budget = state.matched[layer]
     sel = SELECTORS[state.method](q, pos, cache, p=state.p, budget=budget)
-    if state.method == "tactic":
+    if state.method == OURS:
         state.indices[layer] = cache.index
         state.matched[layer] = sel.tokens.double().mean(-1).round().long().clamp(min=1)
     z = logits(q, k, pos).masked_fill(~sel.mask, float("-inf"))
@@ -242,9 +243,9 @@ def sparse_perplexity(lm: Any, ids: torch.Tensor, methods: Sequence[str], p: flo
     methods = list(SELECTORS.parse_names(",".join(methods))) if not isinstance(methods, list) else methods
     for m in methods:
         SELECTORS.get(m)
-    if budget == "match" and "tactic" not in methods and any(m not in ADAPTIVE for m in methods):
-        methods = ["tactic", *methods]
-    methods = sorted(methods, key=lambda m: m != "tactic")
+    if budget == "match" and OURS not in methods and any(m not in ADAPTIVE for m in methods):
+        methods = [OURS, *methods]
+    methods = sorted(methods, key=lambda m: m != OURS)
     total = ids.shape[1] - 1
     n0 = total - int(n_last)
     if n0 < 64:

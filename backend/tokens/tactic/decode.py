@@ -3,7 +3,7 @@ arXiv 2502.12216), for timing against full attention; ``sparse_attention.select_
 (it also computes every exact score to measure the realised mass).
 
 The keys of each KV head are stored cluster-contiguous (a permutation by cluster and offsets, built once at prefill
-from :class:`~backend.tokens.sparse_attention.TacticIndex`). A step for one query per head (q (Hq, d)): centroid
+from :class:`~backend.tokens.tactic.sparse_attention.TacticIndex`). A step for one query per head (q (Hq, d)): centroid
 scores, the sampled keys' exact scores and the a/x + b fit give the estimated total; clusters are then read in
 centroid order, in rounds of tokens for all heads at once, scoring their keys exactly until P x the estimate is
 reached; the output is the softmax

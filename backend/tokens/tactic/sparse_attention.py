@@ -44,8 +44,8 @@ from typing import Any
 
 import torch
 
-from ..errors import InputError
-from ..registry import Registry
+from ...errors import InputError
+from ...registry import Registry
 
 PAGE_SIZE = 16  # Quest's page
 WINDOW_SINKS = 4  # StreamingLLM keeps four initial tokens
@@ -436,7 +436,10 @@ SELECTORS.add("top_k", select_top_k, label="Exact top-k (fixed budget)", kind="r
 SELECTORS.add("quest", select_quest, label="Quest (pages of 16)", kind="baseline",
               about="page min/max bounds, fixed budget")
 SELECTORS.add("window", select_window, label="Sinks + window", kind="baseline", about="4 sinks + recent tokens")
-ADAPTIVE = ("oracle_top_p", "tactic")  # selectors driven by P; the others take a token budget
+select_tactic.by_mass = select_oracle_top_p.by_mass = True  # type: ignore[attr-defined]
+ADAPTIVE = tuple(n for n, f in SELECTORS.items() if getattr(f, "by_mass", False))  # driven by P; others by a budget
+OURS = SELECTORS.names("ours")[0]  # Tactic: under budget "match" its mean tokens per head set the fixed budgets
+ORACLE = next(n for n in ADAPTIVE if SELECTORS.kind(n) == "reference")  # exact top-P: the oracle need
 get_selector = SELECTORS.get
 
 

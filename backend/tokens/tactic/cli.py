@@ -8,6 +8,7 @@
 - ``synth``: the selectors on seeded synthetic q, k, v of SmolLM2's shapes with planted sink and needle keys (no
   model; seconds).
 
+Each action builds the config of ``jobs`` and calls its job (``run_compare``, ``run_perplexity``), as the page does.
 Bad input (empty or non-UTF-8 text, a text too short for the context, P outside (0, 1], a checkpoint of another
 architecture) exits with code 2 before any work; nothing is written except the capture cache of the user cache folder.
 """
@@ -30,6 +31,7 @@ def add_parser(subparsers: Any) -> argparse._SubParsersAction:
     r.add_argument("--budget", default="match", help="tokens per head for top_k/quest/window, or 'match' (Tactic's "
                    "mean per layer and query)")
     r.add_argument("--methods", default=None, help="comma-separated selectors (default: all)")
+    r.add_argument("--seed", type=int, default=0, help="seed of the synthetic preset")
 
     pp = add_action(sub, "ppl", cmd_ppl, "perplexity of the last tokens attending through a selector, vs dense")
     _common(pp, tokens=1024)
@@ -48,82 +50,56 @@ def add_parser(subparsers: Any) -> argparse._SubParsersAction:
 
 def _common(a: argparse.ArgumentParser, tokens: int) -> None:
     a.add_argument("--text", default=None, help="UTF-8 text file (.txt, .md; at most 2 MB)")
-    a.add_argument("--preset", default="pydoc", help="pydoc | needle (used without --text)")
+    a.add_argument("--preset", default="pydoc", help="pydoc | needle | synthetic (run only; used without --text)")
     a.add_argument("--tokens", type=int, default=tokens, help="context length in tokens")
     a.add_argument("--p", type=float, default=0.9, help="target attention mass P in (0, 1]")
     a.add_argument("--model", default=None, help="local folder or cached hub name of a Llama-family causal LM")
     a.add_argument("--depth", type=float, default=0.4, help="needle depth in the context (needle preset)")
 
 
-def _budget(text: str) -> Any:
+def _names(text: str | None) -> tuple[str, ...] | None:
+    """Comma-separated selector names as given (the config checks them against the registry)."""
+    return None if text is None else tuple(t.strip() for t in text.split(",") if t.strip())
+
+
+def _layers(text: str, allow_all: bool = False) -> tuple[int, ...] | None:
     from backend.errors import InputError
 
-    if text == "match":
-        return "match"
+    if allow_all and text.strip().lower() == "all":
+        return None
     try:
-        b = int(text)
-    except ValueError:
-        raise InputError(f"--budget must be 'match' or a whole number of tokens; got {text!r}.") from None
-    if b < 1:
-        raise InputError("--budget must be at least 1 token.")
-    return b
+        return int_list(text)
+    except argparse.ArgumentTypeError:
+        raise InputError("--layers must be " + ("'all' or " if allow_all else "") +
+                         "comma-separated integers, e.g. 0,9,19,29.") from None
 
 
-def _prompt(args: argparse.Namespace, min_tokens: int) -> tuple[Any, Any]:
-    """Validate cheap arguments, read the text, load the model, tokenise."""
+def _text(args: argparse.Namespace) -> str | None:
     from backend.io.registry import read_path
-    from backend.models import load
 
-    from .sparse_attention import check_p
-    from .tactic_eval import preset_prompt, text_prompt
-    from .tactic_model import check_model
-
-    check_p(args.p)
-    text = read_path("text_corpus", args.text) if args.text else None
-    if text is None:
-        from .tactic_eval import PRESETS
-
-        if args.preset not in PRESETS:
-            from backend.errors import InputError
-
-            raise InputError(f"Unknown preset {args.preset!r}; choose one of: {', '.join(PRESETS)}.")
-    lm = load("smollm2", args.model)
-    check_model(lm.model)
-    if text is not None:
-        prompt = text_prompt(lm.tokenizer, text, args.tokens, f"the text {args.text}", min_tokens)
-    else:
-        prompt = preset_prompt(lm.tokenizer, args.preset, args.tokens, min_tokens, args.depth)
-    return lm, prompt
+    return read_path("text_corpus", args.text) if args.text else None
 
 
 def cmd_run(args: argparse.Namespace) -> Output:
-    from backend.errors import InputError
     from backend.runtime import provenance
 
-    from .sparse_attention import SELECTORS
-    from .tactic_eval import MIN_PREFILL, analyse, fixed_median_budget, needle_recall, summary
-    from .tactic_model import capture, check_layers, check_model
+    from .jobs import CompareConfig, run_compare
 
-    budget = _budget(args.budget)
-    methods = list(SELECTORS.parse_names(args.methods)) if args.methods else None
-    try:
-        layers = list(int_list(args.layers))
-    except argparse.ArgumentTypeError:
-        raise InputError("--layers must be comma-separated integers, e.g. 0,9,19,29.") from None
-    lm, prompt = _prompt(args, args.queries + MIN_PREFILL)
-    layers = check_layers(layers, check_model(lm.model)["layers"])
-    cap = capture(lm, prompt.ids, layers)
-    an = analyse(cap, args.queries, args.p, budget, methods, keep_masks=bool(prompt.needle))
-    out = summary(an)
-    out["fixed_median_budget"] = fixed_median_budget(cap, an)
-    out["text"] = {"source": prompt.source, "tokens": int(prompt.ids.shape[1])}
-    if prompt.needle:
-        out["needle"] = needle_recall(an, prompt.needle)
+    cfg = CompareConfig(preset=args.preset, tokens=args.tokens, queries=args.queries, p=args.p,
+                        layers=_layers(args.layers), budget=args.budget, methods=_names(args.methods) or None,
+                        model=args.model, depth=args.depth, seed=args.seed, text_name=f"the text {args.text}",
+                        figures=False)
+    res = run_compare(_text(args), cfg)
+    out = dict(res.summary)
+    out["fixed_median_budget"] = res.fixed_median_budget
+    out["text"] = res.text
+    if res.needle:
+        out["needle"] = res.needle
     out["provenance"] = provenance(None, (), model=args.model, text=args.text, preset=args.preset,
-                                   tokens=args.tokens, p=args.p, layers=layers, queries=args.queries,
+                                   tokens=args.tokens, p=args.p, layers=list(out["layers"]), queries=args.queries,
                                    budget=args.budget)
-    lines = [f"{prompt.source}: {out['text']['tokens']} tokens, layers {layers}, {args.queries} queries, P = "
-             f"{args.p:g}; tokens needed for P per (head, query): {out['need']['min']:.0f} to "
+    lines = [f"{res.text['source']}: {res.text['tokens']} tokens, layers {out['layers']}, {args.queries} queries, "
+             f"P = {args.p:g}; tokens needed for P per (head, query): {out['need']['min']:.0f} to "
              f"{out['need']['max']:.0f} (median {out['need']['median']:.0f})"]
     for r in out["methods"].values():
         lines.append(f"{r['label']:28} mass {r['mass_mean']:.3f}  >=0.85 {r['share_mass_ge_threshold']:5.1%}  "
@@ -138,34 +114,19 @@ def cmd_run(args: argparse.Namespace) -> Output:
 
 
 def cmd_ppl(args: argparse.Namespace) -> Output:
-    from backend.errors import InputError
     from backend.runtime import provenance
 
-    from .sparse_attention import SELECTORS
-    from .tactic_model import check_model, sparse_perplexity
+    from .jobs import PerplexityConfig, run_perplexity
 
-    budget = _budget(args.budget)
-    methods = list(SELECTORS.parse_names(args.method))
-    if args.last < 1:
-        raise InputError("--last must be at least 1.")
-    layers = None
-    if args.layers != "all":
-        try:
-            layers = list(int_list(args.layers))
-        except argparse.ArgumentTypeError:
-            raise InputError("--layers must be 'all' or comma-separated integers.") from None
-    lm, prompt = _prompt(args, args.last + 65)
-    if layers is not None:
-        from .tactic_model import check_layers
-
-        layers = check_layers(layers, check_model(lm.model)["layers"])
-    res = sparse_perplexity(lm, prompt.ids, methods, args.p, budget, args.last, layers)
-    res["text"] = {"source": prompt.source, "tokens": int(prompt.ids.shape[1])}
+    cfg = PerplexityConfig(preset=args.preset, tokens=args.tokens, last=args.last, p=args.p, budget=args.budget,
+                           methods=_names(args.method) or (), layers=_layers(args.layers, allow_all=True),
+                           model=args.model, depth=args.depth, text_name=f"the text {args.text}")
+    res = run_perplexity(_text(args), cfg).to_json()
     res["provenance"] = provenance(None, (), model=args.model, text=args.text, preset=args.preset,
                                    tokens=args.tokens, p=args.p, method=args.method, last=args.last,
                                    budget=args.budget, layers=args.layers)
     d = res["dense"]
-    lines = [f"{prompt.source}: perplexity of the last {args.last} tokens; dense {d['perplexity']:.3f}"]
+    lines = [f"{res['text']['source']}: perplexity of the last {args.last} tokens; dense {d['perplexity']:.3f}"]
     for r in res["methods"].values():
         lines.append(f"{r['label']:28} perplexity {r['perplexity']:.3f} ({r['ppl_ratio'] - 1:+.2%})  KV bytes "
                      f"{r['bytes_ratio']:.1%} of dense  tokens/head {r['tokens']:.1f}")
@@ -175,11 +136,11 @@ def cmd_ppl(args: argparse.Namespace) -> Output:
 def cmd_synth(args: argparse.Namespace) -> Output:
     from backend.runtime import provenance
 
-    from .tactic_eval import analyse, summary, synthetic_layer
+    from .jobs import CompareConfig, run_compare
 
-    cap = {0: synthetic_layer(args.tokens, seed=args.seed)}
-    an = analyse(cap, args.queries, args.p)
-    out = summary(an)
+    cfg = CompareConfig(preset="synthetic", tokens=args.tokens, queries=args.queries, p=args.p, layers=(0,),
+                        seed=args.seed, figures=False)
+    out = run_compare(None, cfg).summary
     for r in out["methods"].values():
         r.pop("seconds", None)
     out["provenance"] = provenance(args.seed, (), tokens=args.tokens, queries=args.queries, p=args.p)

@@ -33,7 +33,7 @@ for mid, spec in MODELS.items():
     })
 show_metrics_table(rows)
 
-tabs = st.tabs(["Text encoder", "Causal LM", "Vision encoder", "Classifier"])
+tabs = st.tabs(["Text encoder", "Causal LM", "Vision encoder", "Classifier", "Training scenes"])
 results: dict = st.session_state.setdefault("models_results", {})
 
 
@@ -111,6 +111,30 @@ with tabs[3]:
         st.plotly_chart(topk_bar([f"{n} ({i})" for i, n, _ in r["top"]], [p for *_, p in r["top"]]),
                         key="models_top5_fig")
         st.caption(f"{r['seconds']} s on CPU")
+
+with tabs[4]:
+    from backend import scenes
+
+    st.markdown(
+        "The vision miniatures train on scenes the lab renders (`backend.scenes`): shapes with colours and textures "
+        "on backgrounds with clutter, under changing light, each with exact per-pixel instance masks and depth. "
+        "Rows: the images, their instance masks, their depth (near is bright)."
+    )
+    c1, c2 = st.columns([3, 1])
+    kind = c1.radio("Show", ["Scenes", "A clip (camera pan, moving objects)", "iLLaVA scenes (held-out)"],
+                    horizontal=True, key="models_scenes_kind")
+    first = int(c2.number_input("First seed", 0, 100_000, 0, key="models_scenes_seed"))
+    if kind.startswith("iLLaVA"):
+        from backend.tokens import scenes as illava_scenes
+
+        frames = [illava_scenes.make_scene(illava_scenes.HELDOUT_SEED0 + first + i).frame() for i in range(6)]
+    elif kind.startswith("A clip"):
+        frames = scenes.make_clip(first, scenes.SceneConfig(size=96), scenes.Motion(frames=6, camera_speed=4)).frames
+    else:
+        frames = scenes.make_scenes(range(first, first + 6), scenes.SceneConfig(size=96))
+    side = frames[0].image.shape[0]
+    st.image(scenes.contact_sheet(frames), caption=f"{len(frames)} frames of {side} px, seed {first}: "
+             + "; ".join(", ".join(o.label for o in f.objects) or "no objects" for f in frames[:2]) + "; ...")
 
 from backend.models import EXTRA_MODELS  # noqa: E402 - light: presence checks look for files only
 

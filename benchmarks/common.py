@@ -74,7 +74,8 @@ def command_line(argv: list[str] | None = None) -> str:
     return f"{env}python {shlex.join([script.as_posix(), *argv[1:]])}"
 
 
-TITLES = {"startup": "Start-up and embedded models"}  # benchmarks that are not a catalog method
+TITLES = {"startup": "Start-up and embedded models",  # benchmarks that are not a catalog method
+          "scenes": "Procedural scenes and augmentations (backend.scenes)"}
 
 
 def title(method_id: str) -> str:

@@ -114,6 +114,11 @@ class Scene:
         return _render(self.seed, self.image.shape[0], self.objects)
 
 
+def object_pixels(obj: SceneObject, h: int, w: int) -> np.ndarray:
+    """Boolean ``[h, w]`` mask of every pixel of one object."""
+    return object_mask(obj.instance(), h, w)
+
+
 def _render(seed: int, size: int, objs: list[SceneObject]) -> Frame:
     """The background of scene ``seed`` (the first draws of its stream) with ``objs`` painted in list order."""
     rng = np.random.default_rng([int(seed), 7])
@@ -215,7 +220,7 @@ def patch_coverage(scene: Scene, patch: int = 14) -> np.ndarray:
     grid = size // patch
     cov = np.zeros(grid * grid)
     for o in scene.objects:
-        m = object_mask(o.instance(), size, size)[: grid * patch, : grid * patch]
+        m = object_pixels(o, size, size)[: grid * patch, : grid * patch]
         cov = np.maximum(cov, m.reshape(grid, patch, grid, patch).mean((1, 3)).reshape(-1))
     return cov
 

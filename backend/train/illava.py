@@ -122,7 +122,7 @@ def grounding_targets(scene_list, embed, tokenizer, size: int, patch: int = 14):
     targets = torch.zeros(n, 4, embed.weight.shape[1])
     for i, s in enumerate(scene_list):
         for j, o in enumerate(s.objects):
-            m = sc._mask(o, size, size)[: grid * patch, : grid * patch]
+            m = sc.object_pixels(o, size, size)[: grid * patch, : grid * patch]
             f = torch.from_numpy(m.reshape(grid, patch, grid, patch).mean((1, 3)).reshape(-1).astype(np.float32))
             obj[i, f > frac[i]] = j
             frac[i] = torch.maximum(frac[i], f)

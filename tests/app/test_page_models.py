@@ -73,6 +73,20 @@ def test_classifier_preset():
     assert len(at.get("plotly_chart")) >= 1
 
 
+def test_training_scenes_preview_shows_scenes_masks_and_depth():
+    """The scenes tab renders on opening (numpy only: no model, no torch job): one contact sheet of six frames,
+    images over instance masks over depth; the clip and the iLLaVA scenes are one click away."""
+    at = _page()
+    sheet = next(im for im in at.image if "frames of 96 px" in im.captions[0])
+    assert "seed 0" in sheet.captions[0]
+    at.radio(key="models_scenes_kind").set_value("A clip (camera pan, moving objects)").run()
+    assert not at.exception and any("6 frames of 96 px" in im.captions[0] for im in at.image)
+    at.radio(key="models_scenes_kind").set_value("iLLaVA scenes (held-out)").run()
+    at.number_input(key="models_scenes_seed").set_value(3).run()
+    assert not at.exception
+    assert any("frames of 224 px, seed 3" in im.captions[0] for im in at.image)
+
+
 # The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
 UPLOADS = [
     image_widget("models", "models_vis"),

@@ -47,7 +47,7 @@ def sweeps() -> dict[str, tuple[str, Callable[[str], object]]]:
     from backend.train.moh import train_runs
     from backend.watermark.attribution.evaluation import strength_sweep
     from backend.watermark.datasets import heldout_images
-    from backend.watermark.sigmark.cli import cmd_table
+    from backend.watermark.sigmark.jobs import TableConfig, run_table
 
     prune_cases = [SweepCase("encoder", r, c, n_calib=16, n_eval=16) for r in (0.2, 0.4)
                    for c in ("none", "ls", "rotation")]
@@ -56,9 +56,8 @@ def sweeps() -> dict[str, tuple[str, Callable[[str], object]]]:
         "pruning sweep": ("MiniLM encoder, ratios 0.2 / 0.4 x none / ls / rotation (6 cases)",
                           lambda ex: prune_sweep(prune_cases, seed=0, executor=ex)),
         "sigmark table": ("drop:2 and insert:2 x 2 videos, SIGMark without SGO (4 cases)",
-                          lambda ex: cmd_table(argparse.Namespace(attack=["drop:2", "insert:2"],
-                                                                  method=["sigmark_nosgo"], videos=2, seed=0,
-                                                                  executor=ex))["rows"]),
+                          lambda ex: run_table(TableConfig(attacks=("drop:2", "insert:2"), methods=("sigmark_nosgo",),
+                                                           videos=2, seed=0, executor=ex)).rows),
         "attribution sweep": ("jpeg 90 / 70 / 50, tinyhidden and dwtDctSvd x random codes, 6 images, 1,000 users "
                               "(2 cases)",
                               lambda ex: strength_sweep(images, "jpeg", [90.0, 70.0, 50.0], ["tinyhidden", "dwtDctSvd"],

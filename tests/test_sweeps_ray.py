@@ -5,8 +5,6 @@ attribution strength sweep and the MoH training script's multi-seed runs. Wall t
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 
 from benchmarks.sweeps_ray import numbers  # canonical JSON without timings, shared with the benchmark
@@ -44,9 +42,11 @@ def test_pruning_sweep_equal_on_ray(ray_cluster) -> None:  # noqa: ARG001
 
 
 def sigmark_table(attacks: list[str], methods: list[str] | None, videos: int, executor: str) -> dict:
-    from backend.watermark.sigmark.cli import cmd_table
+    from backend.watermark.sigmark.jobs import TableConfig, run_table
 
-    return cmd_table(argparse.Namespace(attack=attacks, method=methods, videos=videos, seed=0, executor=executor))
+    config = TableConfig(attacks=tuple(attacks), videos=videos, seed=0, executor=executor,
+                         **({"methods": tuple(methods)} if methods else {}))
+    return run_table(config).to_json()
 
 
 def test_sigmark_attack_table_equal_on_ray(ray_cluster) -> None:  # noqa: ARG001
@@ -58,12 +58,12 @@ def test_sigmark_attack_table_equal_on_ray(ray_cluster) -> None:  # noqa: ARG001
 
 @pytest.mark.full
 def test_full_sigmark_attack_table_equal_on_ray_and_to_evaluate(ray_cluster) -> None:  # noqa: ARG001
-    from backend.watermark.sigmark.cli import cmd_evaluate
+    from backend.watermark.sigmark.jobs import EvaluateConfig, run_evaluate
 
     local = sigmark_table(["none", "drop:2"], None, 2, "local")
     assert numbers(sigmark_table(["none", "drop:2"], None, 2, "ray")["rows"]) == numbers(local["rows"])
     # a row of the table is what `sigmark evaluate` reports for that attack
-    ev = cmd_evaluate(argparse.Namespace(attack="drop:2", videos=2, seed=0))
+    ev = run_evaluate(EvaluateConfig(attack="drop:2", videos=2, seed=0)).to_json()
     assert numbers(local["rows"][1]["methods"]) == numbers(ev["methods"])
 
 

@@ -6,8 +6,9 @@ Methods (each with its ``cli`` module, the catalog's ``python -m backend <id> ..
   rates), ``evaluation`` (end-to-end evaluation), ``users`` (the SQLite users database).
 - :mod:`.rewatermark`: the self-re-watermarking trap: ``core`` (victims, the attacks, evaluation), ``lipschitz``
   (the Lipschitz-constrained SRW encoder/decoder and its training step).
-- :mod:`.sigmark`: SIGMark blind video watermarking: ``gfprc``, ``sgo``, ``baselines``, ``evaluation``, ``channel``
-  (the tiny video diffusion model), ``networks`` (its network classes).
+- :mod:`.sigmark`: SIGMark blind video watermarking: ``messages``, ``gfprc``, ``sgo``, ``baselines``, ``evaluation``,
+  ``tiny``, ``channel`` (the tiny video diffusion model), ``networks`` (its network classes), ``jobs``, ``inputs``,
+  ``cli``.
 
 Shared pieces:
 

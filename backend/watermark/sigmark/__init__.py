@@ -27,14 +27,34 @@ arXiv 2410.07369), :mod:`backend.watermark.prc`.
   Levenshtein distance, :class:`VideoMarkStore`); ``sigmark_oracle_cuts`` is a diagnostic only (SGO handed the true cut positions, to separate the segmentation from
   the phase search).
 
-Shapes: videos ``[F, H, W, 3]`` float in [0, 1]; latents ``[C, 1 + Lf, h, w]``; messages uint8 bit arrays.
+Left out: the paper's video diffusion models (no such weights are available offline; a tiny causal latent video
+diffusion model trained by the project stands in, :mod:`.channel`) and its code length (n = 1024 per latent frame here,
+65536 in the paper; :class:`SIGMarkConfig`).
 
-Modules, by job: :mod:`.gfprc` (keys, messages, watermarked noise, generation, blind extraction from recovered noise),
-:mod:`.sgo` (segmentation, phase search, re-grouping and the full extraction from a video), :mod:`.baselines`
-(VideoShield-style and VideoMark-style stores), :mod:`.evaluation` (the methods table ``METHODS``, extraction costs,
-evaluation under an attack chain), :mod:`.channel` (the video diffusion channels: the tiny latent video diffusion model
-and an analytic linear one), :mod:`.networks` (the tiny model's network classes), :mod:`.cli` (``python -m backend
-sigmark ...``). Attack chains are written in the one grammar of :mod:`backend.watermark.attacks`.
+Methods (:data:`~.evaluation.METHODS`, each entry the function that evaluates the method on one
+:class:`~.evaluation.Trial`):
+
+| name | label | kind | what |
+|---|---|---|---|
+| ``sigmark`` | SIGMark (GF-PRC + SGO) | ours | GF-PRC + SGO (blind) |
+| ``sigmark_nosgo`` | SIGMark without SGO | ablation | GF-PRC, naive re-grouping (blind) |
+| ``sigmark_oracle_cuts`` | SGO given the true cuts (diagnostic) | reference | SGO given the true cut positions (not deployable) |
+| ``videoshield`` | VideoShield-style templates (non-blind) | baseline | Gaussian-Shading templates, one record per video |
+| ``videomark`` | VideoMark-style nearest stored message (non-blind) | baseline | one PRC key, nearest stored message by edit distance |
+
+Shapes: videos ``[F, H, W, 3]`` float in [0, 1] (uint8 in the jobs' results); latents ``[C, 1 + Lf, h, w]``;
+messages uint8 bit arrays ``[M]`` with ``M`` one of :func:`~.messages.message_options` (32, 64, 96 or 192 bits on
+the tiny model); Detect scores ``[Lf', Lf]``.
+
+Modules, by job: :mod:`.messages` (the valid message lengths), :mod:`.gfprc` (keys, messages, watermarked noise,
+generation, blind extraction from recovered noise), :mod:`.sgo` (segmentation, phase search, re-grouping and the full
+extraction from a video), :mod:`.baselines` (VideoShield-style and VideoMark-style stores), :mod:`.evaluation` (the
+methods table ``METHODS``, extraction costs, evaluation under an attack chain), :mod:`.tiny` (the tiny model's sizes),
+:mod:`.channel` (the video diffusion channels: the tiny latent video diffusion model and an analytic linear one),
+:mod:`.networks` (the tiny model's network classes), :mod:`.jobs` (``run_generate``, ``run_trial``, ``run_extract``,
+``run_evaluate``, ``run_table``: what the page, the CLI and the benchmark call), :mod:`.inputs` (presets; the video
+kind is the shared one), :mod:`.cli` (``python -m backend sigmark ...``). Attack chains are written in the one grammar
+of :mod:`backend.watermark.attacks`. The weights are trained by ``python -m backend.train sigmark``.
 
 The method's API is importable from this package (``from backend.watermark import sigmark as S; S.generate(...)``);
 each name is loaded from its module on first use, so importing the package (e.g. for ``--help``) stays cheap.
@@ -42,28 +62,18 @@ each name is loaded from its module on first use, so importing the package (e.g.
 
 from __future__ import annotations
 
-import importlib
+from backend.api import lazy_api
 
-_API: dict[str, str] = {
+__getattr__, __dir__, __all__ = lazy_api(__name__, {
+    **dict.fromkeys(("message_options", "check_message_bits"), "messages"),
     **dict.fromkeys(("SIGMarkConfig", "Extraction", "GlobalKeys", "Generation", "global_keys", "parse_hex",
-                     "bits_to_hex", "message_options", "frame_blocks", "initial_noise", "prc_signed_noise", "generate",
+                     "bits_to_hex", "frame_blocks", "initial_noise", "prc_signed_noise", "generate",
                      "score_frames", "detect_noise", "extract_noise", "conform_length"), "gfprc"),
     **dict.fromkeys(("segment_features", "segment_frames", "segment_group_ordering", "extract", "bit_accuracy"), "sgo"),
     **dict.fromkeys(("VideoShieldStore", "VideoMarkStore", "levenshtein_many"), "baselines"),
-    **dict.fromkeys(("METHODS", "MethodResult", "get_method", "extraction_cost", "cut_segments", "evaluate_attack",
-                     "aggregate"), "evaluation"),
-}
-
-
-def __getattr__(name: str) -> object:
-    module = _API.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_API])
-
-
-__all__ = sorted(_API)
+    **dict.fromkeys(("METHODS", "MethodResult", "Trial", "get_method", "extraction_cost", "cut_segments",
+                     "evaluate_attack", "run_methods", "aggregate"), "evaluation"),
+    **dict.fromkeys(("GenerateConfig", "GenerateResult", "run_generate", "TrialConfig", "TrialResult", "run_trial",
+                     "ExtractConfig", "ExtractResult", "run_extract", "EvaluateConfig", "EvaluateResult",
+                     "run_evaluate", "TableConfig", "TableResult", "run_table"), "jobs"),
+})

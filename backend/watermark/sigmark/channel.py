@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +44,10 @@ import numpy as np
 
 from backend.errors import InputError
 from backend.runtime import ASSETS, Progress, report
+from backend.watermark.sigmark.tiny import TEMPORAL, TinyConfig
 
 # the shipped weights; SIGMARK_WEIGHTS=<file> evaluates candidate weights (claims tests, benchmark) without replacing them
 WEIGHTS = Path(os.environ.get("SIGMARK_WEIGHTS") or ASSETS / "sigmark_tiny_vldm.safetensors")
-TEMPORAL = 4  # frames per latent frame after the first (causal VAE grouping)
 MADE_BY = "python -m backend.train sigmark"
 
 
@@ -101,29 +101,6 @@ def synthetic_clips(n: int, seed: int, frames: int = 25, size: int = 32) -> np.n
 
 
 # ----------------------------------------------------------------------------------------------------- networks
-@dataclass
-class TinyConfig:
-    """Sizes of the tiny latent video diffusion model (defaults = the shipped weights)."""
-
-    frames: int = 25
-    size: int = 32
-    spatial: int = 4  # spatial downsampling of the VAE (the first frame's 3*size^2 pixels must exceed its latents)
-    latent_channels: int = 16
-    vae_hidden: int = 32
-    vae_hidden_full: int = 16
-    den_hidden: int = 48
-    den_blocks: int = 4
-    den_temporal_attention: bool = False  # a temporal self-attention layer per denoiser block (on in the shipped weights)
-    train_timesteps: int = 1000
-    beta_schedule: str = "linear"
-    prediction_type: str = "epsilon"  # or "v_prediction" (the shipped weights; see :func:`schedulers`)
-    scaling_factor: float = 1.0  # set after VAE training: 1 / std of the latent means
-    steps: int = 25  # DDIM steps for sampling and inversion
-    fixed_point: int = 3  # inversion: 0 = diffusers' DDIMInverseScheduler; K = exact DDIM inverse, K fixed-point iters
-    decoder_inv_steps: int = 100  # > 0: refine E(x) by Adam steps on |clamp(D(z0)) - x|^2 before inversion (PRC)
-    decoder_inv_lr: float = 0.1
-
-
 def _torch():
     import torch
 

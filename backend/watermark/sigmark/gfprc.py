@@ -17,13 +17,14 @@ from backend.errors import InputError
 from backend.runtime import Progress
 from backend.watermark import prc
 from backend.watermark.sigmark.channel import Channel
+from backend.watermark.sigmark.messages import BITS_PER_FRAME, check_message_bits, message_options
 
 
 @dataclass
 class SIGMarkConfig:
     """Lab defaults (paper: n = 65536 per latent frame, 512 bits, 1 test bit; here n = C*h*w = 1024, see module doc)."""
 
-    bits_per_frame: int = 32  # m: message bits per latent frame block
+    bits_per_frame: int = BITS_PER_FRAME  # m: message bits per latent frame block
     key_fpr: float = 1e-5  # PRC KeyGen false-positive rate -> b = 17 test bits (the paper's keys use 0.5 -> 1 bit)
     noise_rate: float | None = None  # None: PRC's eta = 1 - 2^(-secpar/g^2); the paper's SIGMark uses 0
     bp_iters: int = 200
@@ -95,15 +96,14 @@ def global_keys(channel: Channel, cfg: SIGMarkConfig | None = None) -> GlobalKey
 
 
 # ------------------------------------------------------------------------------------------------------ messages
-def parse_hex(message: str, total_bits_options: tuple[int, ...]) -> np.ndarray:
-    """Hex string -> bits (MSB first); its length must give one of ``total_bits_options`` bits."""
+def parse_hex(message: str, total_bits_options: tuple[int, ...] | None = None) -> np.ndarray:
+    """Hex string -> bits (MSB first); its length must give one of ``total_bits_options`` bits (default
+    :func:`message_options`)."""
     s = message.strip().lower().removeprefix("0x")
     if not s or any(ch not in "0123456789abcdef" for ch in s):
         raise InputError(f"The message must be hexadecimal (0-9, a-f); got {message!r}.")
     bits = np.array([int(b) for ch in s for b in f"{int(ch, 16):04b}"], dtype=np.uint8)
-    if bits.size not in total_bits_options:
-        opts = ", ".join(f"{b} bits = {b // 4} hex digits" for b in total_bits_options)
-        raise InputError(f"The message has {bits.size} bits; valid lengths: {opts}.")
+    check_message_bits(bits.size, total_bits_options)
     return bits
 
 
@@ -112,11 +112,6 @@ def bits_to_hex(bits: np.ndarray) -> str:
     pad = (-b.size) % 4
     b = np.concatenate([b, np.zeros(pad, np.uint8)])
     return "".join(f"{int(''.join(map(str, b[i:i + 4])), 2):x}" for i in range(0, b.size, 4))
-
-
-def message_options(n_frames: int, m: int) -> tuple[int, ...]:
-    """Valid total message lengths: m * blocks for every ``blocks`` dividing Lf."""
-    return tuple(m * d for d in range(1, n_frames + 1) if n_frames % d == 0)
 
 
 def frame_blocks(message: np.ndarray, n_frames: int, m: int) -> np.ndarray:
@@ -216,7 +211,8 @@ def detect_noise(keys: GlobalKeys, z_hat: np.ndarray, cfg: SIGMarkConfig | None 
 
 def extract_noise(keys: GlobalKeys, z_hat: np.ndarray, cfg: SIGMarkConfig | None = None, message_bits: int | None = None
                   ) -> Extraction:
-    """Blind GF-PRC extraction from an inverted latent ``z_hat [C, 1 + L', h, w]`` (any L')."""
+    """Blind GF-PRC extraction from an inverted latent ``z_hat [C, 1 + L', h, w]`` (any L'); ``message_bits`` (default
+    m) must be one of :func:`message_options` for the key set's Lf (InputError otherwise)."""
     t0 = time.perf_counter()
     cfg = cfg or SIGMarkConfig()
     m, lf = cfg.bits_per_frame, keys.n_frames
@@ -230,7 +226,7 @@ def extract_noise(keys: GlobalKeys, z_hat: np.ndarray, cfg: SIGMarkConfig | None
         if res.message is not None and scores[i, k] > best_score[k]:
             frame_bits[k] = res.message  # out[key_idx[f]] = decoded[f]
             best_score[k] = scores[i, k]
-    total = message_bits or m
+    total = check_message_bits(message_bits or m, message_options(lf, m))
     blocks = total // m
     fr = lf // blocks
     message = np.zeros(total, dtype=np.uint8)

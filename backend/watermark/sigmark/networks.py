@@ -1,6 +1,6 @@
 """The networks of the tiny latent video diffusion model (:class:`CausalVAE3D`, :class:`SpaceTimeDenoiser`).
 
-Module-level classes, built from a :class:`~backend.watermark.sigmark.channel.TinyConfig` by
+Module-level classes, built from a :class:`~backend.watermark.sigmark.tiny.TinyConfig` by
 :func:`backend.watermark.sigmark.channel.build_models`; their state-dict keys are the tensor names of
 ``assets/sigmark_tiny_vldm.safetensors`` (prefixed ``vae.`` / ``den.``). Layout ``[B, C, F, H, W]``, videos in [-1, 1].
 """
@@ -8,16 +8,12 @@ Module-level classes, built from a :class:`~backend.watermark.sigmark.channel.Ti
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from backend.watermark.sigmark.channel import TEMPORAL
-
-if TYPE_CHECKING:
-    from backend.watermark.sigmark.channel import TinyConfig
+from backend.watermark.sigmark.tiny import TEMPORAL, TinyConfig
 
 
 class CausalTemporalConv(nn.Module):

@@ -19,7 +19,7 @@ dispatches on their names.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
@@ -150,4 +150,16 @@ class Registry(Mapping[str, T]):
         return f"Registry({self.family!r}: {', '.join(self._entries)})"
 
 
-__all__ = ["Entry", "KINDS", "PALETTE", "Registry"]
+def choose(value: object, valid: Iterable[str], what: str) -> str:
+    """``value`` as one of the ``valid`` names (case and surrounding spaces ignored); InputError listing them
+    otherwise. The lookup for fixed choices that are not methods (a constraint, a preset, an executor), so every
+    "Unknown ..." message is written once, here and in :meth:`Registry.key`."""
+    names = list(valid)
+    key = str(value).strip().lower()
+    for name in names:
+        if name.lower() == key:
+            return name
+    raise InputError(f"Unknown {what} {value!r}. Valid names: {', '.join(names)}.")
+
+
+__all__ = ["Entry", "KINDS", "PALETTE", "Registry", "choose"]

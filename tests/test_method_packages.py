@@ -9,6 +9,7 @@ For a catalog row with ``package="backend.<family>.<id>"``:
   them), and the configs ``jobs.py`` defines are frozen dataclasses;
 * every registry of the package holds callables, and neither the package, nor its page, nor its figures dispatch on
   a registry's names (``if name == "..."``) or repeat them in a literal tuple, list, set or dict;
+* every "Unknown ..." message comes from ``Registry.key`` or ``backend.registry.choose``;
 * the page runs the package's jobs through ``ui.runner.run_job`` and defines no function taking ``progress``;
   the CLI imports the jobs;
 * the input kinds the package declares (``inputs.KINDS``) are the ones the input registry discovers.
@@ -168,6 +169,24 @@ def check_no_name_dispatch(paper: catalog.Paper) -> list[str]:
     return out
 
 
+def check_unknown_names(paper: catalog.Paper) -> list[str]:
+    """Every "Unknown <name>" message comes from ``Registry.key`` or ``backend.registry.choose`` (one wording that
+    lists the valid names), never a hand-written lookup."""
+    out = []
+    for path in _modules(paper.package).values():
+        for node in ast.walk(ast.parse(path.read_text())):
+            text = None
+            if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+                text = str(node.values[0].value)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value
+            if text is not None and text.startswith("Unknown "):
+                rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+                out.append(f"{rel}:{node.lineno} writes its own 'Unknown ...' lookup: use the registry's key() or "
+                           "backend.registry.choose")
+    return out
+
+
 def check_page(paper: catalog.Paper) -> list[str]:
     path = ROOT / "app_pages" / f"{paper.id}.py"
     if not path.is_file():
@@ -242,7 +261,7 @@ def check_inputs(paper: catalog.Paper) -> list[str]:
 
 
 CHECKS = (check_files, check_docstring, check_jobs, check_registries_hold_callables, check_no_name_dispatch,
-          check_page, check_cli, check_inputs)
+          check_unknown_names, check_page, check_cli, check_inputs)
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=[c.__name__.removeprefix("check_") for c in CHECKS])
@@ -425,6 +444,9 @@ BROKEN = {  # one defect each: (file, text replaced, replacement, the check that
     "mutable config": ("jobs.py", "@dataclass(frozen=True)", "@dataclass", check_jobs),
     "job without token": ("jobs.py", "progress=None, token=None", "progress=None", check_jobs),
     "no method table": ("__init__.py", "| ``none`` | Nothing | baseline | always zero |", "", check_docstring),
+    "hand-written lookup": ("jobs.py", "        METHODS.key(self.method)",
+                            "        if self.method not in METHODS:\n"
+                            "            raise InputError(f\"Unknown method {self.method}\")", check_unknown_names),
     "cli beside the jobs": ("cli.py", "from .jobs import CountConfig, run_count",
                             "from .methods import count as run_count\n    CountConfig = dict", check_cli),
 }

@@ -254,7 +254,7 @@ def test_csv_validation_errors(data: bytes, match: str) -> None:
 def test_problem_argument_errors() -> None:
     with pytest.raises(InputError, match="unconstrained"):
         P.make_problem("powerchain", 10, constraint="box")
-    with pytest.raises(InputError, match="valid problems"):
+    with pytest.raises(InputError, match="Valid names: quadratic, l1"):
         P.make_problem("rosenbrock")
     with pytest.raises(InputError, match="dimension"):
         P.make_problem("l1", 20_000)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import InputError
+from ...registry import choose
 from ...runtime import CancelToken, Progress, sub_progress
 from .baselines import LR_GRID_DEFAULT, METHODS, RBAR_GRID_DEFAULT, RBAR_METHODS, race
 from .problems import CHAIN_VARIANTS, CONSTRAINTS, DATASETS, MAX_DIM, Problem, Table, make_problem, problem_key
@@ -58,12 +59,9 @@ class ProblemConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "problem", problem_key(self.problem))
-        if self.constraint not in CONSTRAINTS:
-            raise InputError(f"Unknown constraint {self.constraint!r}; valid constraints: {', '.join(CONSTRAINTS)}.")
-        if self.chain not in CHAIN_VARIANTS:
-            raise InputError(f"Unknown chain variant {self.chain!r}; valid: {', '.join(CHAIN_VARIANTS)}.")
-        if self.dataset not in DATASETS:
-            raise InputError(f"Unknown data set {self.dataset!r}; valid: {', '.join(DATASETS)}.")
+        object.__setattr__(self, "constraint", choose(self.constraint, CONSTRAINTS, "constraint"))
+        object.__setattr__(self, "chain", choose(self.chain, CHAIN_VARIANTS, "chain variant"))
+        object.__setattr__(self, "dataset", DATASETS.key(self.dataset))
         if not 2 <= int(self.dim) <= MAX_DIM:
             raise InputError(f"The dimension must be between 2 and {MAX_DIM} (got {self.dim}).")
         if self.constraint != "none" and not (math.isfinite(self.radius) and self.radius > 0):

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import InputError
-from ...registry import Registry
+from ...registry import Registry, choose
 
 CONSTRAINTS: tuple[str, ...] = ("none", "box", "simplex")
 MAX_DIM = 10_000
@@ -65,15 +65,15 @@ def project_simplex(x: np.ndarray, radius: float = 1.0) -> np.ndarray:
 
 
 def make_projection(constraint: str, radius: float) -> Callable[[np.ndarray], np.ndarray]:
+    """The Euclidean projection onto the feasible set of ``constraint`` (one of :data:`CONSTRAINTS`)."""
+    constraint = choose(constraint, CONSTRAINTS, "constraint")
     if constraint == "none":
         return lambda x: x
     if radius <= 0 or not np.isfinite(radius):
         raise InputError(f"The constraint radius must be a positive number (got {radius}).")
     if constraint == "box":
         return lambda x: project_box(x, radius)
-    if constraint == "simplex":
-        return lambda x: project_simplex(x, radius)
-    raise InputError(f"Unknown constraint {constraint!r}; valid constraints: {', '.join(CONSTRAINTS)}.")
+    return lambda x: project_simplex(x, radius)
 
 
 # ------------------------------------------------------------------------------------------------------- problem
@@ -243,8 +243,7 @@ def powerchain_problem(dim: int = 100, p: float = 4.0, constraint: str = "none",
         raise InputError(f"The power p must be between 2 and 12 (got {p:g}).")
     if constraint != "none":
         raise InputError("The |x|^p worst-case chain is an unconstrained construction; choose constraint 'none'.")
-    if variant not in CHAIN_VARIANTS:
-        raise InputError(f"Unknown chain variant {variant!r}; valid: {', '.join(CHAIN_VARIANTS)}.")
+    variant = choose(variant, CHAIN_VARIANTS, "chain variant")
     lin = 1.0 if variant == "nesterov" else 0.0
 
     def diff(x: np.ndarray) -> np.ndarray:  # u = A x: (x_1 - x_2, ..., x_{d-1} - x_d, x_d)
@@ -406,8 +405,6 @@ DATASETS.add("iris", iris_table, label="Iris (150 rows, 4 features, 3 classes)",
 
 def bundled_table(name: str) -> Table:
     """A scikit-learn bundled data set of :data:`DATASETS` (no download): breast_cancer, wine, iris."""
-    if name not in DATASETS:
-        raise InputError(f"Unknown data set {name!r}; valid: {', '.join(DATASETS)}.")
     return DATASETS.get(name)()
 
 
@@ -551,10 +548,7 @@ def problem_key(name: str) -> str:
     """The registered name of a problem (case, '-' and '_' ignored; ``softmax`` = ``logistic``); InputError lists
     the valid names."""
     key = str(name).lower().replace("-", "").replace("_", "")
-    key = ALIASES.get(key, key)
-    if key not in PROBLEMS:
-        raise InputError(f"Unknown problem {name!r}; valid problems: {', '.join(PROBLEMS)} (softmax = logistic).")
-    return key
+    return PROBLEMS.key(ALIASES.get(key, key))
 
 
 def make_problem(
@@ -573,7 +567,6 @@ def make_problem(
 ) -> Problem:
     """Build a problem by name (see :data:`PROBLEMS`); ``softmax`` is an alias of ``logistic``."""
     key = problem_key(name)
-    if constraint not in CONSTRAINTS:
-        raise InputError(f"Unknown constraint {constraint!r}; valid constraints: {', '.join(CONSTRAINTS)}.")
+    constraint = choose(constraint, CONSTRAINTS, "constraint")
     return PROBLEMS.get(key)(dim, constraint=constraint, radius=radius, kappa=kappa, p=p, chain=chain, lam=lam,
                              table=table, dataset=dataset, seed=seed)

@@ -29,6 +29,7 @@ from typing import Any
 import torch
 
 from ...errors import InputError
+from ...registry import choose
 from ...runtime import Progress, report
 from .inputs import MODEL_FREE, PRESETS
 from .sparse_attention import (
@@ -111,7 +112,7 @@ def preset_prompt(tokenizer: Any, preset: str, n_tokens: int, min_tokens: int, d
         return needle_prompt(tokenizer, n_tokens, depth)
     if preset == "pydoc":
         return text_prompt(tokenizer, builtin_text(), n_tokens, "the built-in Python reference text", min_tokens)
-    raise InputError(f"Unknown preset {preset!r}; choose one of: {', '.join(TEXT_PRESETS)}.")
+    raise InputError(f"No text for the preset {choose(preset, TEXT_PRESETS, 'preset')!r}.")
 
 
 # ------------------------------------------------------------------------------------------------ analysis

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ...errors import InputError
+from ...registry import choose
 from ...runtime import CancelToken, Progress, report, sub_progress
 from . import evaluation as ev
 from .evaluation import MIN_PREFILL
@@ -62,10 +63,7 @@ def check_budget(budget: Any) -> int | str:
 
 
 def _check_preset(preset: str, allowed: tuple[str, ...]) -> str:
-    name = str(preset).strip().lower()
-    if name not in allowed:
-        raise InputError(f"Unknown preset {preset!r}; choose one of: {', '.join(allowed)}.")
-    return name
+    return choose(preset, allowed, "preset")
 
 
 def _check_layers(layers: Any) -> tuple[int, ...]:

@@ -23,11 +23,14 @@ from typing import Any
 import numpy as np
 
 from backend.errors import InputError
+from backend.registry import choose
 from backend.runtime import CancelToken, Progress, report, sub_progress
 from backend.watermark.sigmark.evaluation import DEFAULT_METHODS, METHODS
 from backend.watermark.sigmark.gfprc import SIGMarkConfig, bits_to_hex, generate, parse_hex
 from backend.watermark.sigmark.inputs import DEFAULT_MESSAGE, TABLE_ATTACKS
 from backend.watermark.sigmark.messages import check_message_bits, message_options
+
+EXECUTORS = ("local", "ray")  # where run_table runs its cases
 
 DEMO_METHODS: tuple[str, ...] = (*METHODS.names("ours"), *METHODS.names("ablation"))  # SIGMark with and without SGO
 MAX_VIDEOS = 64
@@ -327,8 +330,7 @@ class TableConfig:
             _check_attack(a)
         object.__setattr__(self, "attacks", tuple(self.attacks))
         object.__setattr__(self, "methods", _method_keys(self.methods))
-        if self.executor not in ("local", "ray"):
-            raise InputError(f"Unknown executor {self.executor!r}; use local or ray.")
+        object.__setattr__(self, "executor", choose(self.executor, EXECUTORS, "executor"))
 
 
 @dataclass

@@ -75,7 +75,8 @@ def command_line(argv: list[str] | None = None) -> str:
 
 
 TITLES = {"startup": "Start-up and embedded models",  # benchmarks that are not a catalog method
-          "scenes": "Procedural scenes and augmentations (backend.scenes)"}
+          "scenes": "Procedural scenes and augmentations (backend.scenes)",
+          "sampling": "Sampling engine for causal LMs (backend.reasoning.sampling)"}
 
 
 def title(method_id: str) -> str:

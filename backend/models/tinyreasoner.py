@@ -11,7 +11,8 @@ Characters outside the vocabulary become ``<unk>``; any English question still t
 - :class:`TinyReasonerConfig`: the architecture (defaults: 4 layers, hidden 192, 3 heads of 64, SwiGLU 512, 256 positions; 1.8M parameters).
 - :func:`build` ``(cfg, vocab)`` -> (model, tokenizer); :func:`load_tinyreasoner` ``(path=None)`` -> :class:`TinyReasoner`
   from ``assets/tinyreasoner.safetensors`` (written by ``python -m backend.train tinyreasoner``).
-- :class:`TinyReasoner` ``.generate(question, max_new_tokens)`` greedy with a KV cache; ``.solve(problem)``.
+- :class:`TinyReasoner` ``.generate(question, max_new_tokens)`` greedy with a KV cache (the sampling engine,
+  :mod:`backend.reasoning.sampling`, at temperature 0); ``.prompt_ids(question)``.
 
 Shapes: ``input_ids`` [B, T] int64, logits [B, T, V].
 """
@@ -134,22 +135,16 @@ class TinyReasoner:
     def parameters(self) -> int:
         return sum(p.numel() for p in self.model.parameters())
 
-    def generate(self, question: str, max_new_tokens: int = 160) -> str:
-        """Greedy continuation of the question's prompt, with a KV cache, up to ``<eos>``."""
-        import torch
+    def prompt_ids(self, question: str) -> list[int]:
+        """``<bos>Question: ...``: the prompt the model was trained on."""
+        return self.tokenizer.encode(prompt_text(question), bos=True)
 
-        ids = torch.tensor([self.tokenizer.encode(prompt_text(question), bos=True)])
-        room = self.config.max_positions - ids.shape[1]
-        out: list[int] = []
-        with torch.inference_mode():
-            res = self.model(input_ids=ids, use_cache=True)
-            for _ in range(max(0, min(max_new_tokens, room))):
-                nxt = int(res.logits[0, -1].argmax())
-                if nxt == self.tokenizer.eos_token_id:
-                    break
-                out.append(nxt)
-                res = self.model(input_ids=torch.tensor([[nxt]]), cache=res.cache, use_cache=True)
-        return self.tokenizer.decode(out, skip_special=True)
+    def generate(self, question: str, max_new_tokens: int = 160) -> str:
+        """Greedy continuation of the question's prompt, with a KV cache, up to ``<eos>`` (and never past the
+        model's positions): :func:`backend.reasoning.sampling.greedy`."""
+        from ..reasoning.sampling import greedy
+
+        return greedy(self, question, max_new_tokens).text[0][0]
 
 
 def load_tinyreasoner(path: str | Path | None = None) -> TinyReasoner:

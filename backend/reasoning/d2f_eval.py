@@ -108,24 +108,16 @@ def prompt_ids(tok: Any, question: str, diffusion: bool = True) -> list[int]:
 
 
 def ar_decode(reasoner: Any, prompt: list[int], max_new: int) -> DecodeResult:
-    """Greedy autoregressive decoding with a KV cache: one forward pass per token (the prompt is the first)."""
-    import torch
+    """Greedy autoregressive decoding with a KV cache (:func:`backend.reasoning.sampling.greedy`): one forward pass
+    per token (the prompt is the first), up to ``<eos>`` (left out of the tokens)."""
+    from .sampling import greedy
 
-    eos = reasoner.tokenizer.eos_token_id
-    out: list[int] = []
-    t0, passes = time.perf_counter(), 0
-    room = min(max_new, reasoner.config.max_positions - len(prompt))
-    with torch.inference_mode():
-        res = reasoner.model(input_ids=torch.tensor([prompt]), use_cache=True)
-        passes += 1
-        for _ in range(max(0, room)):
-            nxt = int(res.logits[0, -1].argmax())
-            if nxt == eos:
-                break
-            out.append(nxt)
-            res = reasoner.model(input_ids=torch.tensor([[nxt]]), cache=res.cache, use_cache=True)
-            passes += 1
-    return DecodeResult("ar", out, passes, time.perf_counter() - t0, list(range(1, len(out) + 1)))
+    t0 = time.perf_counter()
+    res = greedy(reasoner, prompt, max_new)
+    out = res.tokens(0, 0)
+    if res.finish_reason[0][0] == "eos":
+        out = out[:-1]
+    return DecodeResult("ar", out, res.forward_passes, time.perf_counter() - t0, list(range(1, len(out) + 1)))
 
 
 def _check_length(models: D2FModels, prompt: list[int], new: int) -> None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from backend.bandits import dmnl as M
-from backend.bandits.agents import AGENTS
-from backend.bandits.presets import PRESETS
+from backend.bandits.dmnl import jobs as J
+from backend.bandits.dmnl.agents import AGENTS, DEFAULT_AGENTS
+from backend.bandits.dmnl.inputs import PRESET_LABELS, PRESETS, preset
+from backend.bandits.dmnl.model import APPROX, DIVERSITY
+from backend.errors import InputError
 from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.figures import dmnl as figs
@@ -38,8 +40,7 @@ res_all: dict = st.session_state.setdefault("dmnl_result", {})
 
 c1, c2 = st.columns([1, 2])
 src = bound(c1.radio, "Catalogue", [*PRESETS, "Upload a CSV"], key="dmnl_items",
-            format_func=lambda p: {"small": "Small (N = 10, 3 categories)", "medium": "Medium (N = 20, 5 categories)",
-                                   "large": "Large (N = 100, 10 categories)"}.get(p, p))
+            format_func=lambda p: PRESET_LABELS.get(p, p))
 cat = None
 if src == "Upload a CSV":
     with c2:
@@ -49,8 +50,6 @@ if src == "Upload a CSV":
     if got is not None:
         cat = got[1]
 else:
-    from backend.bandits.presets import preset
-
     cat = preset(src, seed=int(st.session_state.get("dmnl_seed", 0)))
 if cat is not None:
     c2.caption(f"{cat.source}. Categories: {', '.join(cat.category_names[:12])}"
@@ -58,52 +57,44 @@ if cat is not None:
 
 with st.form("dmnl_form"):
     c1, c2, c3, c4 = st.columns(4)
-    k = bound(c1.slider, "Assortment size K", 2, 10, 5, key="dmnl_k")
+    k = bound(c1.slider, "Assortment size K", *J.K_RANGE, 5, key="dmnl_k")
     lam = bound(c2.slider, "True diversity weight lambda*", 0.0, 3.0, 1.0, 0.25, key="dmnl_lam",
                 help="The greedy guarantee is proved for bounded parameters (lambda* <= 1 here); larger values are "
                      "allowed and the page reports the measured greedy / optimum ratio.")
-    rounds = bound(c3.select_slider, "Horizon T", [200, 500, 1000, 2000, 5000], 1000, key="dmnl_rounds")
-    diversity = bound(c4.selectbox, "Diversity g", list(M.DIVERSITY), key="dmnl_div", format_func=M.DIVERSITY.label)
+    rounds = bound(c3.select_slider, "Horizon T", list(J.ROUND_CHOICES), 1000, key="dmnl_rounds")
+    diversity = bound(c4.selectbox, "Diversity g", list(DIVERSITY), key="dmnl_div", format_func=DIVERSITY.label)
     c1, c2, c3, c4 = st.columns(4)
     rho = bound(c1.slider, "Coverage decay rho", 0.1, 0.9, 0.5, 0.1, key="dmnl_rho")
     sigma = bound(c2.slider, "Context noise sigma", 0.0, 1.0, 0.3, 0.05, key="dmnl_sigma",
                   help="Per-round perturbation of the item features (0 = a fixed catalogue).")
     seed = bound(c3.number_input, "Seed", 0, 10_000, 0, key="dmnl_seed")
-    agents = bound(st.multiselect, "Agents", list(AGENTS), ["ofu-dmnl", "ofu-dmnl-full", "ofu-mnl+", "ucb-mnl",
-                                                            "ts-mnl"], key="dmnl_agents", format_func=AGENTS.label)
+    agents = bound(st.multiselect, "Agents", list(AGENTS), list(DEFAULT_AGENTS), key="dmnl_agents",
+                   format_func=AGENTS.label)
     go = st.form_submit_button("Run the bandits", icon=":material/play_arrow:", type="primary", disabled=cat is None)
 
 
-def job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
-    from backend.bandits.agents import simulate
-
-    chosen = list(agents) or ["ofu-dmnl"]
-    if "ofu-dmnl-full" in chosen and M.n_subsets(cat.n_items, int(k)) > M.MAX_ENUMERATION:
-        chosen.remove("ofu-dmnl-full")
-        st.session_state["dmnl_note"] = (f"OFU-DMNL-FULL left out: C({cat.n_items}, {k}) assortments are past the "
-                                         f"enumeration limit of {M.MAX_ENUMERATION:,}.")
-    else:
-        st.session_state["dmnl_note"] = ""
-    sim = simulate(cat, k=int(k), lam=float(lam), rounds=int(rounds), diversity=diversity, rho=float(rho),
-                   sigma=float(sigma), agents=chosen, seed=int(seed), progress=progress)
-    return sim.to_json(cat)
-
-
 if go and cat is not None:
-    out = run_job("DMNL bandits", job, time_cap_s=300)
-    if out is not None:
-        res_all["run"] = out
+    try:
+        config = J.BanditConfig(k=int(k), lam=float(lam), rounds=int(rounds), diversity=diversity, rho=float(rho),
+                                sigma=float(sigma), agents=tuple(agents) or tuple(AGENTS.names("ours")),
+                                seed=int(seed), skip_unenumerable=True)
+    except InputError as err:
+        st.error(str(err))
+        config = None
+    res = None if config is None else run_job("DMNL bandits", J.run_bandits, cat, config, time_cap_s=300)
+    if res is not None:
+        out = res_all["run"] = res.to_json()
         record_run("dmnl", {k_: v for k_, v in out["settings"].items() if k_ not in ("config", "catalogue")},
                    {f"regret {r['agent']}": r["cumulative_regret"] for r in out["agents"]})
 
 if r := res_all.get("run"):
-    if note := st.session_state.get("dmnl_note"):
-        st.info(note)
+    if r.get("note"):
+        st.info(r["note"])
     st.plotly_chart(figs.regret(r), key="dmnl_regret_fig")
     rows = pd.DataFrame(r["agents"]).drop(columns=["agent"])
     show_metrics_table(rows, key="dmnl_table")
     st.caption(f"Greedy on the true model reached at least {r['greedy_ratio_min']:.4f} of the optimum on the sampled "
-               "rounds (bound 0.731). ms_per_round: selection + update, this machine; evaluations_per_round: "
+               f"rounds (bound {APPROX:.3f}). ms_per_round: selection + update, this machine; evaluations_per_round: "
                "candidate assortments scored per round (greedy: about N K; exhaustive: C(N, K)).")
 
     @st.fragment
@@ -126,16 +117,33 @@ if r := res_all.get("run"):
         curves[f"{a} approx_regret"] = c["approx"]
     csv_download("Download regret curves (CSV)", pd.DataFrame(curves), "dmnl_regret.csv", key="dmnl_dl_csv")
 
+with st.expander("The greedy guarantee on random small instances"):
+    st.caption(f"Greedy item-by-item construction against the enumerated optimum on random instances of the bounded "
+               f"regime (N = 4-10, K = 2-4, |x theta| <= 1, lambda <= 1; coverage and facility location in turn), "
+               f"and a hand-built instance where greedy is strictly suboptimal. The paper's bound: {APPROX:.4f}.")
+    c1, c2 = st.columns(2)
+    instances = c1.select_slider("Random instances", list(J.INSTANCE_CHOICES), 300, key="dmnl_instances")
+    greedy_seed = c2.number_input("Seed of the instances", 0, 10_000, 0, key="dmnl_greedy_seed")
+    if st.button("Check greedy", key="dmnl_greedy_go", icon=":material/rule:"):
+        g = run_job("DMNL greedy", J.run_greedy, J.GreedyConfig(int(instances), int(greedy_seed)), time_cap_s=120)
+        if g is not None:
+            res_all["greedy"] = g.to_json()
+    if g := res_all.get("greedy"):
+        rnd, hard = g["random"], g["hard_instance"]
+        c1, c2, c3 = st.columns(3)
+        c1.metric("Min greedy / optimum", f"{rnd['min_ratio']:.4f}", help=f"bound {rnd['bound']:.4f}")
+        c2.metric("Greedy suboptimal", f"{rnd['greedy_suboptimal']} of {rnd['instances']}")
+        c3.metric("Hard instance ratio", f"{hard['ratio']:.4f}",
+                  help=f"greedy {hard['greedy']} vs optimum {hard['optimum']}")
+
 with st.expander("Runtime per round vs the catalogue size N"):
     st.caption("OFU-DMNL (greedy, O(NK)) measured up to N = 100; the exhaustive variant measured up to N = 20 at "
                "K = 5 and extrapolated beyond (dashed). 30 rounds per point on this machine.")
     if st.button("Measure runtime", key="dmnl_runtime_go", icon=":material/timer:"):
-        from backend.bandits.agents import runtime_vs_n
-
-        rt = run_job("DMNL runtime", runtime_vs_n, [10, 15, 20, 50, 100], k=5, rounds=30, time_cap_s=120)
+        rt = run_job("DMNL runtime", J.run_runtime, J.RuntimeConfig(), time_cap_s=120)
         if rt is not None:
-            res_all["runtime"] = rt
+            res_all["runtime"] = rt.rows
     if rt := res_all.get("runtime"):
-        st.plotly_chart(figs.runtime(rt, 5), key="dmnl_runtime_fig")
+        st.plotly_chart(figs.runtime(rt, J.RuntimeConfig.k), key="dmnl_runtime_fig")
         show_metrics_table(pd.DataFrame(rt), key="dmnl_runtime_table")
 show_history("dmnl")

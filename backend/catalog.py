@@ -290,7 +290,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F0, 11),
         icon=":material/shopping_cart:",
         status="available",
-        cli="backend.bandits.dmnl_cli",
+        package="backend.bandits.dmnl",
     ),
     Paper(
         id="dualrs",
@@ -301,7 +301,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F0, 8),
         icon=":material/verified_user:",
         status="available",
-        cli="backend.robustness.cli",
+        package="backend.robustness.dualrs",
     ),
     Paper(
         id="moh",
@@ -342,7 +342,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F4, 18),
         icon=":material/smart_toy:",
         status="available",
-        cli="backend.icrl.vintix_cli",
+        package="backend.icrl.vintix",
     ),
     # --- Reasoning ---
     Paper(
@@ -354,7 +354,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F4, 10),
         icon=":material/leaderboard:",
         status="available",
-        cli="backend.alignment.cli",
+        package="backend.alignment.softbon",
     ),
     Paper(
         id="catalystbench",

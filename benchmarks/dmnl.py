@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT))
 def main() -> int:
     import numpy as np
 
-    from backend.bandits import agents as A
-    from backend.bandits.items import synthetic
+    from backend.bandits.dmnl import agents as A
+    from backend.bandits.dmnl.items import synthetic
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=2000)

@@ -165,23 +165,6 @@ def series_odd() -> dict[str, bytes]:
             "one_row.csv": _lines(["value", "1.0"]), "bom.txt": b"\xef\xbb\xbf" + _lines(x)}
 
 
-# -------------------------------------------------------------------------------------------------- item_table
-def item_table(seed: int = 0) -> bytes:
-    """An item table for the DMNL bandit: 12 items, 2 features, 3 categories."""
-    r = _rng(seed)
-    rows = ["price,rating,category"]
-    for i in range(12):
-        rows.append(f"{r.normal(i % 3, 0.4):.3f},{r.normal(0, 1):.3f},{'xyz'[i % 3]}")
-    return _lines(rows)
-
-
-def item_table_odd() -> dict[str, bytes]:
-    base = item_table(1).decode().splitlines()
-    first = [",".join([ln.split(",")[2], *ln.split(",")[:2]]) for ln in base]
-    return {"crlf.csv": _lines(base, crlf=True), "category_first.csv": _lines(first),
-            "semicolons.csv": _lines([ln.replace(",", ";") for ln in base]), "one_item.csv": _lines(base[:2])}
-
-
 # ------------------------------------------------------------------------------------------------ facility_csv
 def facility_csv(seed: int = 0) -> bytes:
     """A facility-location instance: 4 facilities, 8 customers."""
@@ -198,25 +181,6 @@ def facility_csv_odd() -> dict[str, bytes]:
     no_fixed = [",".join(ln.split(",")[:4]) for ln in base]
     return {"crlf.csv": _lines(base, crlf=True), "upper_header.csv": _lines(upper), "no_fixed_cost.csv":
             _lines(no_fixed), "customers_first.csv": _lines([base[0], *base[5:], *base[1:5]])}
-
-
-# ---------------------------------------------------------------------------------------------------- points2d
-def points2d(seed: int = 0) -> bytes:
-    """A 2-D classification CSV ``x,y,label``: 24 points of two classes."""
-    r = _rng(seed)
-    rows = ["x,y,label"]
-    for i in range(24):
-        c = i % 2
-        rows.append(f"{r.normal(2 * c, 0.5):.3f},{r.normal(0, 0.5):.3f},{'pq'[c]}")
-    return _lines(rows)
-
-
-def points2d_odd() -> dict[str, bytes]:
-    base = points2d(1).decode().splitlines()
-    return {"crlf.csv": _lines(base, crlf=True), "no_header.csv": _lines(base[1:]), "one_row.csv": _lines(base[:2]),
-            "formula_labels.csv": _lines([base[0]] + [ln.rsplit(",", 1)[0] + ",=cmd|' /C calc'!A0" if i % 2 else ln
-                                                      for i, ln in enumerate(base[1:])]),
-            "tabs.csv": _lines([ln.replace(",", "\t") for ln in base])}
 
 
 # ---------------------------------------------------------------------------------------------- labelled_texts
@@ -253,36 +217,6 @@ def text_corpus_odd() -> dict[str, bytes]:
     return {"crlf.txt": t.replace("\n", "\r\n").encode(), "bom.txt": b"\xef\xbb\xbf" + t.encode(),
             "unicode.md": "# Überschrift\n\nZürich, 東京, emoji 🙂, =SUM(A1) stays text.\n".encode(),
             "one_char.txt": b"a"}
-
-
-# -------------------------------------------------------------------------------------------------- candidates
-def candidates(seed: int = 0) -> bytes:
-    """Three candidate answers separated by blank lines."""
-    r = _rng(seed)
-    answers = ["Paris is the capital of France.", "The capital is Lyon.", "France's capital city is Paris.",
-               "I am not sure."]
-    order = r.permutation(len(answers))[:3]
-    return "\n\n".join(answers[i] for i in order).encode()
-
-
-def candidates_odd() -> dict[str, bytes]:
-    return {"crlf.txt": b"First answer.\r\n\r\nSecond answer.\r\n", "one_per_line.txt": b"yes\nno\nmaybe\n",
-            "one_answer.txt": b"Only one answer here.", "formula.txt": b"=1+1\n\n-2\n\n@home\n"}
-
-
-# ------------------------------------------------------------------------------------------------- bandit_task
-def bandit_task(seed: int = 0) -> bytes:
-    """Five arm means of a K-armed bandit task (``mean`` column)."""
-    return _lines(["mean"] + [f"{m:.3f}" for m in _rng(seed).uniform(0.1, 0.9, 5)])
-
-
-def bandit_task_odd() -> dict[str, bytes]:
-    curve = ["a,r"] + [f"{a:.3f},{np.exp(-(a - 0.3) ** 2 / 0.02):.4f}" for a in np.linspace(-1, 1, 41)]
-    return {"crlf.csv": _lines(bandit_task(1).decode().splitlines(), crlf=True),
-            "bom.csv": b"\xef\xbb\xbf" + bandit_task(2),
-            "peaks.csv": _lines(["center,width,height", "-0.5,0.08,0.8", "0.5,0.08,0.8"]),
-            "curve.csv": _lines(curve), "two_arms.csv": _lines(["mean", "0", "1"]),
-            "formula.csv": _lines(["mean", "=1+1", "0.5"])}
 
 
 # ------------------------------------------------------------------------------------------------ model_folder

@@ -7,14 +7,10 @@
 | ``radar`` | ``backend.forecast.precip.io.load_radar`` | NPZ, NetCDF classic, ZIP of PNG | 20 MB (160 MB unpacked), 3-96 frames, 0-500 mm/h | nowcast page; ``nowcast run --input`` |
 | ``trajectories`` | ``backend.forecast.crowd.csvio.read_trajectories`` | CSV ``frame,id,x,y`` | 5 MB, 600 pedestrians, 180 s | crowd page; ``crowd simulate --input`` |
 | ``series`` | ``backend.generation.futurefill.load_series`` | text / CSV of numbers | 5 MB, 16-65,536 finite values | futurefill page; ``futurefill generate --series`` |
-| ``points2d`` | ``backend.robustness.data2d.load_csv`` | CSV ``x,y,label`` | 5 MB, 20-20,000 rows, 2-10 classes | dualrs page; ``dualrs certify --csv`` |
 | ``labelled_texts`` | ``backend.tokens.stress.parse_labelled_csv`` | CSV ``text,label`` | 2 MB, 10-4,000 rows, 2-20 classes | glot page; ``glot train --csv`` |
 | ``text_corpus`` | ``backend.compression.corpus.decode_upload`` | UTF-8 text | 2 MB | pruning, stamp, tactic pages; ``pruning run --calib/--eval``, ``pruning encoder --text``, ``stamp eval --text``, ``tactic run/ppl --text`` |
-| ``candidates`` | ``backend.alignment.softbon.read_candidates`` | UTF-8 text, answers split by blank lines | 0.5 MB, 2-64 answers of 2,000 characters | softbon page; ``softbon text --candidates`` |
 | ``multiseries`` | ``backend.forecast.adapter.data.read_csv`` | CSV, time column then numeric channels | 10 MB, 20,000 rows, 1-16 channels, long enough for input + horizon + splits | deltaadapter page; ``deltaadapter run/calibrate/select --data FILE`` |
 | ``backbone_state`` | ``backend.forecast.adapter.backbones.read_state`` | safetensors of float tensors | 16 MB, 256 tensors, 8M values | deltaadapter page; ``deltaadapter ... --backbone-file`` |
-| ``bandit_task`` | ``backend.icrl.taskfile.read_task_csv`` | CSV ``mean`` / ``center,width[,height]`` / ``a,r`` | 256 KB, 2-10 arms, 1-3 peaks or 8-2,001 curve points | vintix page; ``vintix run --task-file`` |
-| ``item_table`` | ``backend.bandits.items.decode_item_table`` | CSV, numeric features + category | 2 MB, 10-500 items, 1-20 features, 2-50 categories | dmnl page; ``dmnl run --items FILE`` |
 | ``mdp_json`` | ``backend.rl.mdps.read_mdp_json`` | JSON: states, actions, ``P[s][a][s']``, ``R[s][a]``, gamma | 2 MB, 2-200 states, 1-10 actions, rows sum to 1 | spectralbellman page; ``spectralbellman run/spectrum/represent --mdp`` |
 | ``facility_csv`` | ``backend.search.facility.read_facility_csv`` | CSV ``kind,x,y,amount,fixed_cost`` | 2 MB, 2-40 facilities, 2-200 customers | mathmo page; ``mathmo search/grid --instance`` |
 | ``tsplib`` | ``backend.heuristics.problems.read_tsplib`` | TSPLIB ``.tsp`` text (``tsplib95``) | 2 MB, 5-1,000 cities, EUC_2D / CEIL_2D / ATT, finite coordinates | moh page; ``moh solve --instance`` |
@@ -102,27 +98,17 @@ _SHARED: tuple[InputKind, ...] = (
        5 * MB, "UTF-8 CSV with columns frame, id, x, y (metres); at most 5 MB, 600 pedestrians, 180 s", "csv"),
     _k("series", "a 1-D series", "backend.generation.futurefill:load_series", ("txt", "csv"), 5 * MB,
        "UTF-8 text or CSV, one number per line (or one numeric column); 16 to 65,536 finite values, 5 MB", "csv"),
-    _k("points2d", "2-D labelled points", "backend.robustness.data2d:load_csv", ("csv", "txt"), 5 * MB,
-       "CSV x, y, label (header optional); 20-20,000 rows, 2-10 classes of at least 5 rows; 5 MB", "csv"),
     _k("labelled_texts", "labelled texts", "backend.tokens.stress:parse_labelled_csv", ("csv", "txt"), 2 * MB,
        "UTF-8 CSV with header text,label; 10-4,000 rows, 2-20 classes, texts of at most 2,000 characters; 2 MB",
        "csv"),
     _k("text_corpus", "a text corpus", "backend.compression.corpus:decode_upload", ("txt", "md"), 2 * MB,
        "UTF-8 text (.txt, .md), at most 2 MB", "text"),
-    _k("candidates", "candidate answers", "backend.alignment.softbon:read_candidates", ("txt",), MB // 2,
-       "UTF-8 text, 2-64 answers separated by blank lines (or one per line), 2,000 characters each; 0.5 MB", "text"),
     _k("multiseries", "a multichannel series", "backend.forecast.adapter.data:read_csv", ("csv", "txt"), 10 * MB,
        "UTF-8 CSV: a header, a time column first, then 1-16 numeric channels (target first), no gaps; at most "
        "20,000 rows and 10 MB, at least 4 (input + horizon) + 3 (2 horizon + 8) rows", "csv"),
     _k("backbone_state", "a backbone state", "backend.forecast.adapter.backbones:read_state", ("safetensors",),
        16 * MB, "a safetensors file of float tensors (a DLinear, PatchTST-style or MLP state_dict); at most 16 MB",
        "archive"),
-    _k("bandit_task", "a bandit task", "backend.icrl.taskfile:read_task_csv", ("csv", "txt"), 256 * 1024,
-       "UTF-8 CSV with a header: mean (2-10 arm means), center,width[,height] (1-3 peaks) or a,r (8-2,001 points of "
-       "a reward curve on [-1, 1]); at most 256 KB", "csv"),
-    _k("item_table", "an item table", "backend.bandits.items:decode_item_table", ("csv", "txt"), 2 * MB,
-       "CSV with a header row: numeric feature columns and a category column (named 'category', else the last); "
-       "10-500 items, 1-20 features, 2-50 categories; 2 MB", "csv"),
     _k("mdp_json", "an MDP file", "backend.rl.mdps:read_mdp_json", ("json",), 2 * MB,
        "JSON object with states (2-200), actions (1-10), P[s][a][s'] (rows sum to 1, no negatives), R[s][a], gamma "
        "in [0, 1]; optional start, horizon (1-500), terminal; at most 2 MB", "json",

@@ -1,9 +1,16 @@
 """AppTest of the DMNL page: opens instantly, runs the bandits on the small preset, redraws the assortment chips
-without recomputing, runs on an uploaded item table and refuses bad tables."""
+without recomputing, runs on an uploaded item table and refuses bad tables. The page's greedy check (``jobs.run_greedy``)
+gives the numbers of the CLI golden, and the page's jobs and configs pickle."""
 
 from __future__ import annotations
 
-from tests.app.conftest import Widget, open_page
+import json
+import pickle
+
+from backend.bandits.dmnl import jobs
+from backend.bandits.dmnl.inputs import preset
+from tests.app.conftest import ROOT, Widget, open_page
+from tests.test_cli import same, strip
 
 
 def test_page_opens_without_running_anything() -> None:
@@ -54,6 +61,33 @@ def test_upload_item_table_and_errors() -> None:
     assert not at.exception, at.exception
     r = at.session_state["dmnl_result"]["run"]
     assert r["settings"]["catalogue"]["n_items"] == 15 and r["category_names"] == ["a", "b", "c"]
+
+
+def test_page_greedy_check_equals_cli_golden() -> None:
+    """``tests/cli_golden/dmnl.json`` records ``dmnl greedy --instances 100``; the page's greedy section, set to 100
+    instances, runs the same job and shows the same numbers."""
+    golden = json.loads((ROOT / "tests" / "cli_golden" / "dmnl.json").read_text())
+    assert golden["argv"] == ["dmnl", "greedy", "--instances", "100", "--json"]
+    at = open_page("dmnl", timeout=60)
+    at.select_slider(key="dmnl_instances").set_value(100)
+    at.button(key="dmnl_greedy_go").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    got = at.session_state["dmnl_result"]["greedy"]
+    expected = {k: v for k, v in golden["expected"].items() if k not in ("method", "action")}
+    for path in golden["volatile"]:
+        expected = strip(expected, path.split("."))
+    assert same(got, expected) is None, same(got, expected)
+
+
+def test_jobs_and_configs_pickle() -> None:
+    """The page's jobs, their configs and a catalogue pickle (the Ray executor sends them to a worker)."""
+    cat = preset("small", seed=3)
+    config = jobs.BanditConfig(k=3, rounds=200, agents=("ofu-dmnl", "ucb-mnl"), seed=3, skip_unenumerable=True)
+    fn, back_cat, back_cfg = pickle.loads(pickle.dumps((jobs.run_bandits, cat, config)))
+    assert fn is jobs.run_bandits and back_cfg == config and (back_cat.features == cat.features).all()
+    for job, cfg in ((jobs.run_greedy, jobs.GreedyConfig(100)), (jobs.run_runtime, jobs.RuntimeConfig())):
+        assert pickle.loads(pickle.dumps((job, cfg))) == (job, cfg)
 
 
 # The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).

@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from backend.bandits import agents as A
-from backend.bandits import dmnl as M
-from backend.bandits import items
+from backend.bandits.dmnl import agents as A
+from backend.bandits.dmnl import items
+from backend.bandits.dmnl import model as M
 from backend.errors import InputError
 
 

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from backend.bandits.agents import AGENTS
+from backend.bandits.dmnl.agents import AGENTS
 
 
 def _cat_colour(c: int) -> str:
@@ -102,7 +102,7 @@ def runtime(rows: Sequence[Mapping[str, object]], k: int, n_max: int = 100) -> g
         xs = [int(p["n_items"]) for p in pts]
         fig.add_trace(go.Scatter(x=xs, y=[p["ms_per_round"] for p in pts], mode="lines+markers",
                                  name=f"{AGENTS.label(a)} (measured)", line=dict(color=AGENTS.color(a))))
-        if a == "ofu-dmnl-full" and pts:
+        if AGENTS.get(a).enumerates and pts:
             last = pts[-1]
             per = float(last["ms_per_round"]) / max(1, int(last["assortments"]))
             ext = [n for n in range(xs[-1], n_max + 1, 5)] or [xs[-1]]

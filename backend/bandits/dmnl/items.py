@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ...errors import InputError
 
 MAX_ITEMS = 500
 MAX_FEATURES = 20
@@ -87,7 +87,7 @@ def synthetic(n_items: int = 20, n_categories: int = 5, dim: int = 5, spread: fl
 def read_item_table(data: bytes, name: str = "the item table", category_column: str | None = None,
                     seed: int = 0) -> Catalogue:
     """Decode and validate a CSV item table (see the module docstring); InputError says what to fix."""
-    from ..optim.dada.problems import load_csv_table
+    from ...optim.dada.problems import load_csv_table
 
     if len(data) > MAX_BYTES:
         raise InputError(f"{name} is {len(data) / 2**20:.1f} MB; the limit is {MAX_BYTES // 2**20} MB.")

@@ -1,7 +1,7 @@
 """OFU-DMNL and the assortment-bandit baselines, and the round-by-round simulation that compares them.
 
 Paper: H. Ann, T. Hwang, M. Oh, "Diversified Multinomial Logit Contextual Bandits" (ICLR 2026); the model is in
-:mod:`backend.bandits.dmnl`.
+:mod:`backend.bandits.dmnl.model`.
 
 | name | what | reference |
 |------|------|-----------|
@@ -48,11 +48,11 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ..errors import InputError, JobCancelled
-from ..registry import Registry
-from ..runtime import CancelToken, Progress, report
-from . import dmnl as M
-from .items import Catalogue
+from ...errors import InputError, JobCancelled
+from ...registry import Registry
+from ...runtime import CancelToken, Progress, report
+from . import model as M
+from .items import Catalogue, synthetic
 
 
 @dataclass
@@ -241,23 +241,65 @@ class RandomAgent(Agent):
         return np.sort(self.rng.choice(self.n, self.k, replace=False))
 
 
-AgentFactory = Callable[..., Agent]
+@dataclass(frozen=True)
+class AgentFactory:
+    """One entry of :data:`AGENTS`: ``make(env, rng)`` builds the agent for one run; ``enumerates`` marks the agents
+    that score every assortment (they need ``C(N, K) <= MAX_ENUMERATION``)."""
+
+    make: Callable[[Env, np.random.Generator], Agent]
+    enumerates: bool = False
+
+    def __call__(self, env: Env, rng: np.random.Generator) -> Agent:
+        return self.make(env, rng)
+
+
+def _ofu_dmnl(env: Env, rng: np.random.Generator) -> Agent:
+    return OMDLearner(env.d, env.k, env.div, env.cfg, diverse=True, search="greedy", rng=rng)
+
+
+def _ofu_dmnl_full(env: Env, rng: np.random.Generator) -> Agent:
+    return OMDLearner(env.d, env.k, env.div, env.cfg, diverse=True, search="exhaustive", rng=rng)
+
+
+def _ofu_mnl_plus(env: Env, rng: np.random.Generator) -> Agent:
+    return OMDLearner(env.d, env.k, env.div, env.cfg, diverse=False, search="topk", rng=rng)
+
+
+def _ucb_mnl(env: Env, rng: np.random.Generator) -> Agent:
+    return MLELearner(env.d, env.k, env.cfg, thompson=False, rng=rng, rounds=env.rounds)
+
+
+def _ts_mnl(env: Env, rng: np.random.Generator) -> Agent:
+    return MLELearner(env.d, env.k, env.cfg, thompson=True, rng=rng, rounds=env.rounds)
+
+
+def _oracle(env: Env, rng: np.random.Generator) -> Agent:  # noqa: ARG001 - the oracle draws nothing
+    return OracleAgent(env.cat, env.lam, env.div, env.k, env.subsets, env.g_all)
+
+
+def _random(env: Env, rng: np.random.Generator) -> Agent:
+    return RandomAgent(env.cat.n_items, env.k, rng)
+
+
 AGENTS: Registry[AgentFactory] = Registry("assortment agent")
-AGENTS.add("ofu-dmnl", lambda env, rng: OMDLearner(env.d, env.k, env.div, env.cfg, diverse=True, search="greedy",
-                                                    rng=rng), label="OFU-DMNL (ours)", kind="ours")
-AGENTS.add("ofu-dmnl-full", lambda env, rng: OMDLearner(env.d, env.k, env.div, env.cfg, diverse=True,
-                                                         search="exhaustive", rng=rng),
-           label="OFU-DMNL-FULL (exhaustive)", kind="ablation")
-AGENTS.add("ofu-mnl+", lambda env, rng: OMDLearner(env.d, env.k, env.div, env.cfg, diverse=False, search="topk",
-                                                    rng=rng), label="OFU-MNL+ (no diversity)", kind="baseline")
-AGENTS.add("ucb-mnl", lambda env, rng: MLELearner(env.d, env.k, env.cfg, thompson=False, rng=rng, rounds=env.rounds),
-           label="UCB-MNL", kind="baseline")
-AGENTS.add("ts-mnl", lambda env, rng: MLELearner(env.d, env.k, env.cfg, thompson=True, rng=rng, rounds=env.rounds),
-           label="TS-MNL (Thompson)", kind="baseline")
-AGENTS.add("oracle", lambda env, rng: OracleAgent(env.cat, env.lam, env.div, env.k, env.subsets, env.g_all),
-           label="Oracle (true model)", kind="reference")
-AGENTS.add("random", lambda env, rng: RandomAgent(env.cat.n_items, env.k, rng), label="Random assortment",
-           kind="reference", color="#7f7f7f")
+AGENTS.add("ofu-dmnl", AgentFactory(_ofu_dmnl), label="OFU-DMNL (ours)", kind="ours")
+AGENTS.add("ofu-dmnl-full", AgentFactory(_ofu_dmnl_full, enumerates=True), label="OFU-DMNL-FULL (exhaustive)",
+           kind="ablation")
+AGENTS.add("ofu-mnl+", AgentFactory(_ofu_mnl_plus), label="OFU-MNL+ (no diversity)", kind="baseline")
+AGENTS.add("ucb-mnl", AgentFactory(_ucb_mnl), label="UCB-MNL", kind="baseline")
+AGENTS.add("ts-mnl", AgentFactory(_ts_mnl), label="TS-MNL (Thompson)", kind="baseline")
+AGENTS.add("oracle", AgentFactory(_oracle), label="Oracle (true model)", kind="reference")
+AGENTS.add("random", AgentFactory(_random), label="Random assortment", kind="reference", color="#7f7f7f")
+
+# the learners compared by default (the page's and the CLI's default): every agent but the references
+DEFAULT_AGENTS: tuple[str, ...] = tuple(a for a in AGENTS if AGENTS.kind(a) != "reference")
+# the OFU-DMNL variants timed by ``runtime_vs_n``: ours and its exhaustive ablation
+TIMED_AGENTS: tuple[str, ...] = (*AGENTS.names("ours"), *AGENTS.names("ablation"))
+
+
+def enumerating(names: list[str] | tuple[str, ...]) -> list[str]:
+    """The agents among ``names`` that score every assortment."""
+    return [a for a in names if AGENTS.get(a).enumerates]
 
 
 # ------------------------------------------------------------------------------------------------ simulation
@@ -330,8 +372,23 @@ class Simulation:
                                     if AGENTS.kind(a) != "reference"}}
 
 
+MAX_ROUNDS = 20_000
+MAX_LAMBDA = 5.0
+MAX_SIGMA = 2.0
+
+
+def check_settings(*, rounds: int, lam: float, sigma: float) -> None:
+    """The ranges of a run's settings (InputError saying what to change); :func:`simulate` and the job's config."""
+    if not 10 <= rounds <= MAX_ROUNDS:
+        raise InputError(f"The horizon T must be 10 to 20,000 rounds (got {rounds}).")
+    if not 0.0 <= lam <= MAX_LAMBDA:
+        raise InputError(f"lambda* must be in [0, 5] (got {lam}).")
+    if not 0.0 <= sigma <= MAX_SIGMA:
+        raise InputError(f"The context noise sigma must be in [0, 2] (got {sigma}).")
+
+
 def simulate(cat: Catalogue, *, k: int = 5, lam: float = 1.0, rounds: int = 2000, diversity: str = "coverage",
-             rho: float = 0.5, sigma: float = 0.3, agents: list[str] | tuple[str, ...] = ("ofu-dmnl", "ucb-mnl"),
+             rho: float = 0.5, sigma: float = 0.3, agents: list[str] | tuple[str, ...] = DEFAULT_AGENTS,
              seed: int = 0, cfg: DMNLConfig | None = None, progress: Progress | None = None,
              cancel: CancelToken | None = None) -> Simulation:
     """Run the agents on the same contexts for ``rounds`` rounds (each agent's choices drawn from its own stream)."""
@@ -339,15 +396,10 @@ def simulate(cat: Catalogue, *, k: int = 5, lam: float = 1.0, rounds: int = 2000
     n = cat.n_items
     if not 1 <= k <= n:
         raise InputError(f"K = {k} must be between 1 and the number of items N = {n}.")
-    if not 10 <= rounds <= 20_000:
-        raise InputError(f"The horizon T must be 10 to 20,000 rounds (got {rounds}).")
-    if not 0.0 <= lam <= 5.0:
-        raise InputError(f"lambda* must be in [0, 5] (got {lam}).")
-    if not 0.0 <= sigma <= 2.0:
-        raise InputError(f"The context noise sigma must be in [0, 2] (got {sigma}).")
+    check_settings(rounds=rounds, lam=lam, sigma=sigma)
     names = [AGENTS.key(a) for a in agents]
     enumerable = M.n_subsets(n, k) <= M.MAX_ENUMERATION
-    if "ofu-dmnl-full" in names and not enumerable:
+    if enumerating(names) and not enumerable:
         M.all_subsets(n, k)  # raises the InputError with the limit
     div = M.make_diversity(diversity, categories=cat.categories, features=cat.features, k=k, rho=rho)
     subsets = M.all_subsets(n, k) if enumerable else None
@@ -410,8 +462,8 @@ def growth_exponent(cumulative: np.ndarray, start_fraction: float = 0.1) -> floa
     return float(np.polyfit(np.log(t[m]), np.log(cumulative[m]), 1)[0])
 
 
-def runtime_vs_n(ns: list[int], *, k: int = 5, rounds: int = 30, seed: int = 0,
-                 agents: tuple[str, ...] = ("ofu-dmnl", "ofu-dmnl-full"), full_max_n: int = 20,
+def runtime_vs_n(ns: list[int] | tuple[int, ...], *, k: int = 5, rounds: int = 30, seed: int = 0,
+                 agents: tuple[str, ...] = TIMED_AGENTS, full_max_n: int = 20,
                  progress: Progress | None = None) -> list[dict[str, object]]:
     """Milliseconds per round (median of ``rounds`` rounds of selection + update, every round searching: the
     random-assortment rule is switched off for timing) and candidate sets scored per round, on synthetic
@@ -424,13 +476,13 @@ def runtime_vs_n(ns: list[int], *, k: int = 5, rounds: int = 30, seed: int = 0,
         X = cat.contexts(rounds, 0.3, seed)
         U = X @ cat.theta
         uni = np.random.default_rng([seed, 5]).random(rounds)
+        env = Env(cat, 1.0, div, kk, rounds, DMNLConfig(), None, None)
         for a in agents:
-            if a == "ofu-dmnl-full" and n > full_max_n:
+            factory = AGENTS.get(a)
+            if factory.enumerates and n > full_max_n:
                 continue
-            agent = OMDLearner(cat.dim, kk, div, DMNLConfig(), diverse=True,
-                               search="exhaustive" if a == "ofu-dmnl-full" else "greedy",
-                               rng=np.random.default_rng(seed))
-            agent.force_search = True
+            agent = factory(env, np.random.default_rng(seed))
+            agent.force_search = True  # type: ignore[attr-defined]
             secs = []
             for t in range(rounds):
                 t0 = time.perf_counter()
@@ -444,6 +496,4 @@ def runtime_vs_n(ns: list[int], *, k: int = 5, rounds: int = 30, seed: int = 0,
 
 
 def _synthetic_for(n: int, seed: int) -> Catalogue:
-    from .items import synthetic
-
     return synthetic(n_items=n, n_categories=max(2, min(10, n // 4)), seed=seed)

@@ -1,7 +1,7 @@
 """The diversified multinomial logit (DMNL) choice model, its diversity functions and assortment optimisation.
 
 Paper: H. Ann, T. Hwang, M. Oh, "Diversified Multinomial Logit Contextual Bandits" (ICLR 2026). The learners that
-use this model are in :mod:`backend.bandits.agents`.
+use this model are in :mod:`backend.bandits.dmnl.agents`.
 
 Choice model. A user shown an assortment ``S`` (at most ``K`` of ``N`` items, item features ``x_i`` in ``R^d``) buys
 item ``i in S`` with probability::
@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
-from ..registry import Registry
+from ...errors import InputError
+from ...registry import Registry
 
 APPROX = 1.0 - 1.0 / (math.e + 1.0)  # the greedy guarantee, about 0.731
 MAX_ENUMERATION = 200_000  # assortments an exhaustive search may enumerate (C(20, 5) = 15,504; C(20, 7) = 77,520)
@@ -77,8 +77,7 @@ class Diversity:
 
     def enumerate_values(self, subsets: np.ndarray) -> np.ndarray:
         subsets = np.asarray(subsets, dtype=np.int64)
-        if self.name == "coverage":
-            assert self.categories is not None
+        if self.categories is not None:  # category coverage
             cats = self.categories[subsets]  # [M, m]
             n_cat = int(self.categories.max()) + 1
             counts = np.zeros((len(subsets), n_cat))
@@ -104,17 +103,49 @@ def facility(features: np.ndarray, k: int) -> Diversity:
     return Diversity("facility", len(f), int(k), similarity=np.exp(-d2 / max(h, 1e-12)))
 
 
-DIVERSITY: Registry[Callable[..., Diversity]] = Registry("diversity function")
-DIVERSITY.add("coverage", coverage, label="Category coverage (exponential decay)", kind="ours",
+@dataclass(frozen=True)
+class DiversityFunction:
+    """One entry of :data:`DIVERSITY`: ``build(categories=, features=, k=, rho=)`` makes the function for a catalogue
+    (each builder reads what it needs), ``sample(rng, n, k)`` draws it on a random small instance of ``n`` items
+    (the instances of :func:`random_instances_ratio`)."""
+
+    build: Callable[..., Diversity]
+    sample: Callable[[np.random.Generator, int, int], Diversity]
+
+    def __call__(self, *, categories: np.ndarray, features: np.ndarray, k: int, rho: float = 0.5) -> Diversity:
+        return self.build(categories=categories, features=features, k=k, rho=rho)
+
+
+def _coverage_of(*, categories: np.ndarray, features: np.ndarray, k: int, rho: float) -> Diversity:  # noqa: ARG001
+    return coverage(categories, k, rho)
+
+
+def _facility_of(*, categories: np.ndarray, features: np.ndarray, k: int, rho: float) -> Diversity:  # noqa: ARG001
+    return facility(features, k)
+
+
+def _random_coverage(rng: np.random.Generator, n: int, k: int) -> Diversity:
+    """2-4 categories, rho in (0.1, 0.9)."""
+    return coverage(rng.integers(0, int(rng.integers(2, 5)), n), k, float(rng.uniform(0.1, 0.9)))
+
+
+def _random_facility(rng: np.random.Generator, n: int, k: int) -> Diversity:
+    """Standard normal features in R^3."""
+    return facility(rng.standard_normal((n, 3)), k)
+
+
+DIVERSITY: Registry[DiversityFunction] = Registry("diversity function")
+DIVERSITY.add("coverage", DiversityFunction(_coverage_of, _random_coverage),
+              label="Category coverage (exponential decay)", kind="ours",
               about="the k-th item of a category adds rho^(k-1)/K")
-DIVERSITY.add("facility", facility, label="Facility location (feature similarity)", kind="baseline",
+DIVERSITY.add("facility", DiversityFunction(_facility_of, _random_facility),
+              label="Facility location (feature similarity)", kind="baseline",
               about="(1/N) sum_j max_{i in S} exp(-||f_i - f_j||^2 / h)")
 
 
 def make_diversity(name: str, *, categories: np.ndarray, features: np.ndarray, k: int, rho: float = 0.5) -> Diversity:
     """The diversity function ``name`` of :data:`DIVERSITY` for one catalogue."""
-    key = DIVERSITY.key(name)
-    return coverage(categories, k, rho) if key == "coverage" else facility(features, k)
+    return DIVERSITY.get(name)(categories=categories, features=features, k=k, rho=rho)
 
 
 # ------------------------------------------------------------------------------------------------ the model
@@ -248,7 +279,9 @@ class RatioCheck:
 def random_instances_ratio(n_instances: int = 300, *, seed: int = 0, max_items: int = 10,
                            diversity: str = "both") -> RatioCheck:
     """Greedy vs exhaustive on random small instances in the bounded regime: ``|u| <= 1``, ``0 <= lambda <= 1``,
-    N in 4..``max_items``, K in 2..4, coverage (2-4 categories, rho in (0.1, 0.9)) or facility location."""
+    N in 4..``max_items``, K in 2..4, each function of :data:`DIVERSITY` in turn (``diversity="both"``) or the one
+    named: coverage (2-4 categories, rho in (0.1, 0.9)) or facility location (features in R^3)."""
+    kinds = list(DIVERSITY.values()) if diversity == "both" else [DIVERSITY.get(diversity)]
     rng = np.random.default_rng([seed, 31])
     ratios, sub = [], 0
     for i in range(n_instances):
@@ -256,11 +289,7 @@ def random_instances_ratio(n_instances: int = 300, *, seed: int = 0, max_items: 
         k = int(rng.integers(2, min(4, n - 1) + 1))
         u = rng.uniform(-1.0, 1.0, n)
         lam = float(rng.uniform(0.0, 1.0))
-        kind = diversity if diversity != "both" else ("coverage", "facility")[i % 2]
-        if kind == "coverage":
-            div = coverage(rng.integers(0, int(rng.integers(2, 5)), n), k, float(rng.uniform(0.1, 0.9)))
-        else:
-            div = facility(rng.standard_normal((n, 3)), k)
+        div = kinds[i % len(kinds)].sample(rng, n, k)
         subsets = all_subsets(n, k)
         opt = exhaustive_true(u, lam, subsets, div.enumerate_values(subsets)).value
         got = greedy_true(u, lam, div, k).value

@@ -5,9 +5,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from backend.icrl import tasks as T
-from backend.icrl.evaluate import AGENTS, MAX_HORIZON
-from backend.icrl.heads import HEADS
+from backend.errors import InputError
+from backend.icrl.vintix import jobs as J
+from backend.icrl.vintix import tasks as T
+from backend.icrl.vintix.evaluate import AGENTS
+from backend.icrl.vintix.heads import HEADS
+from backend.icrl.vintix.inputs import PRESETS
 from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.figures import vintix as figs
@@ -48,15 +51,8 @@ models share the trunk architecture and get as many continuous-task training ste
 claims_panel("vintix")
 res_all: dict = st.session_state.setdefault("vintix_result", {})
 
-CHOICES = {
-    "bimodal": "Two equal peaks (held-out prior)",
-    "unimodal": "One peak (training prior)",
-    "karm": "K-armed bandit (held-out prior)",
-    "darkroom": "Dark room (held-out goals)",
-    "peaks": "Your peaks",
-    "means": "Your arm means",
-    "upload": "Upload a task (CSV)",
-}
+YOURS = {"peaks": "Your peaks", "means": "Your arm means", "upload": "Upload a task (CSV)"}
+CHOICES = {**{name: p.label for name, p in PRESETS.items()}, **YOURS}
 choice = bound(st.radio, "Task", list(CHOICES), format_func=CHOICES.get, horizontal=True, key="vintix_task")
 uploaded = None
 if choice == "peaks":
@@ -93,57 +89,53 @@ with st.form("vintix_form"):
         c1.slider,
         "Context tuples",
         0,
-        64,
-        64,
+        J.MAX_CONTEXT,
+        J.MAX_CONTEXT,
         key="vintix_context",
         help="Uniformly random actions and their noisy rewards (the model's context holds 0-64).",
     )
     horizon = bound(
         c2.select_slider,
         "Online rounds (K-armed)",
-        [16, 32, 64, 128, MAX_HORIZON],
+        list(J.HORIZON_CHOICES),
         64,
         key="vintix_horizon",
         help="Past 64 rounds the transformer keeps its last 64 pulls (FIFO).",
     )
-    replicas = bound(c3.select_slider, "Online runs (K-armed)", [8, 16, 32, 64], 32, key="vintix_replicas")
+    replicas = bound(c3.select_slider, "Online runs (K-armed)", list(J.REPLICA_CHOICES), 32, key="vintix_replicas")
     seed = bound(c4.number_input, "Seed", 0, 10_000, 0, key="vintix_seed")
     go = st.form_submit_button(
         "Run", icon=":material/play_arrow:", type="primary", disabled=choice == "upload" and uploaded is None
     )
 
 
-def job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
-    from backend.icrl.run import run
-
-    if choice == "peaks":
-        task = T.parse_peaks(peaks_text)
-    elif choice == "means":
-        task = T.parse_means(means_text)
-    elif choice == "upload":
-        task = uploaded[1]
-    else:
-        task = choice
-    out = run(
-        task, context=int(context), horizon=int(horizon), replicas=int(replicas), seed=int(seed), progress=progress
-    )
-    out["params"] = {
-        "task": choice,
-        "context": int(context),
-        "horizon": int(horizon),
-        "replicas": int(replicas),
-        "upload": uploaded[0] if uploaded else None,
-    }
-    return out
-
-
 if go:
-    out = run_job("DPT run", job, time_cap_s=120)
-    if out is not None:
-        res_all["run"] = out
-        if out["family"] == "cont":
+    try:
+        if choice == "peaks":
+            task = T.parse_peaks(peaks_text)
+        elif choice == "means":
+            task = T.parse_means(means_text)
+        elif choice == "upload":
+            task = uploaded[1]
+        else:
+            task = choice
+        config = J.RunConfig(context=int(context), horizon=int(horizon), replicas=int(replicas), seed=int(seed))
+    except InputError as err:
+        st.error(str(err))
+        config = None
+    res = None if config is None else run_job("DPT run", J.run_task, task, config, time_cap_s=120)
+    if res is not None:
+        out = res_all["run"] = res.to_json()
+        out["params"] = {
+            "task": choice,
+            "context": int(context),
+            "horizon": int(horizon),
+            "replicas": int(replicas),
+            "upload": uploaded[0] if uploaded else None,
+        }
+        if res.family == "cont":
             metrics = {f"mass near a peak, {h}": v["mass"] for h, v in out["heads"].items()}
-        elif out["family"] == "karm":
+        elif res.family == "karm":
             metrics = {f"regret {a}": v["final"] for a, v in out["regret"]["agents"].items()}
         else:
             metrics = {"return, last episode": out["returns"][-1]}

@@ -33,8 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
-    from backend.icrl import evaluate as E
-    from backend.icrl.heads import HEADS
+    from backend.icrl.vintix import evaluate as E
+    from backend.icrl.vintix.heads import HEADS
 
     flow = E.load_model("flow")
     models = {h: E.load_model(h) for h in HEADS}

@@ -1,7 +1,7 @@
 """``python -m backend.train vintix``: pretrain the decision-pretrained transformers of the ``vintix`` page.
 
 Writes ``assets/vintix_flow.safetensors`` (the rectified-flow head; trained on all three task families of
-:mod:`backend.icrl.tasks`, round robin: K-armed bandits, continuous bandits, dark room), and
+:mod:`backend.icrl.vintix.tasks`, round robin: K-armed bandits, continuous bandits, dark room), and
 ``assets/vintix_gaussian.safetensors`` / ``assets/vintix_mixture.safetensors`` (the same trunk with the Gaussian and
 the Gaussian-mixture heads, trained on the continuous bandits only with as many continuous-bandit steps as the flow
 model gets: the heads are compared on equal continuous-task data), plus ``assets/vintix_training.json`` (loss curves).
@@ -40,8 +40,8 @@ def train_one(head: str, steps: int, batch: int, seed: int, lr: float = 1e-3, fl
     import numpy as np
     import torch
 
-    from backend.icrl.dpt import DPT, DPTConfig
-    from backend.icrl.tasks import make_batch
+    from backend.icrl.vintix.dpt import DPT, DPTConfig
+    from backend.icrl.vintix.tasks import make_batch
 
     torch.manual_seed(seed)
     cfg = DPTConfig(head=head, flow_draws=flow_draws)
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from backend import weights
-    from backend.icrl.dpt import count_parameters
+    from backend.icrl.vintix.dpt import count_parameters
 
     ap = argparse.ArgumentParser(prog="python -m backend.train vintix", description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=3000, help="steps per task family")
@@ -114,8 +114,8 @@ def main(argv: list[str] | None = None) -> int:
             config=cfg.to_dict(),
             command=command,
             data_seeds={
-                "train": "seed * 1_000_000 + step, training priors of backend.icrl.tasks",
-                "heldout": "held-out priors of backend.icrl.tasks",
+                "train": "seed * 1_000_000 + step, training priors of backend.icrl.vintix.tasks",
+                "heldout": "held-out priors of backend.icrl.vintix.tasks",
             },
             quality={
                 "train_seconds": info["train_seconds"],

@@ -1,4 +1,4 @@
-"""Invariants of the decision-pretrained transformer (``backend/icrl``): the attention mask, exact permutation
+"""Invariants of the decision-pretrained transformer (``backend/icrl/vintix``): the attention mask, exact permutation
 invariance, the all-prefix forward pass equals one pass per prefix, the heads, the task priors and demonstrators,
 seeds, and bad input. Model-level tests use the shipped flow model (``python -m backend.train vintix``)."""
 
@@ -9,13 +9,13 @@ import pytest
 import torch
 
 from backend.errors import InputError
-from backend.icrl import tasks as T
-from backend.icrl.dpt import DPT, DPTConfig, invariant_mask
+from backend.icrl.vintix import tasks as T
+from backend.icrl.vintix.dpt import DPT, DPTConfig, invariant_mask
 
 
 @pytest.fixture(scope="module")
 def flow():
-    from backend.icrl.evaluate import load_model
+    from backend.icrl.vintix.evaluate import load_model
 
     return load_model("flow")
 
@@ -44,7 +44,7 @@ def test_all_prefix_pass_equals_one_pass_per_prefix(flow) -> None:
 
 
 def test_outputs_exactly_invariant_to_a_shuffle_float64(flow) -> None:
-    from backend.icrl.evaluate import permutation_gap
+    from backend.icrl.vintix.evaluate import permutation_gap
 
     gap = permutation_gap(flow, length=32, n_tasks=4, seed=3)
     assert gap["max"] <= 1e-9, gap
@@ -53,7 +53,7 @@ def test_outputs_exactly_invariant_to_a_shuffle_float64(flow) -> None:
     b = T.make_batch("cont", 2, 16, np.random.default_rng(0))
     ctx = b.context.double()
     perm = torch.randperm(16, generator=torch.Generator().manual_seed(0))
-    import backend.icrl.dpt as D
+    import backend.icrl.vintix.dpt as D
 
     orig = D.invariant_mask
     try:
@@ -67,7 +67,7 @@ def test_outputs_exactly_invariant_to_a_shuffle_float64(flow) -> None:
 
 
 def test_flow_head_heun_and_baseline_likelihoods() -> None:
-    from backend.icrl.heads import FlowHead, GaussianHead, MixtureHead
+    from backend.icrl.vintix.heads import FlowHead, GaussianHead, MixtureHead
 
     torch.manual_seed(0)
     h = torch.randn(4, 8)
@@ -131,7 +131,7 @@ def test_demonstrator_noise_rises_and_labels_are_optimal() -> None:
 def test_run_is_seeded_and_summaries_are_small(flow) -> None:  # noqa: ARG001 - loads the model once
     import json
 
-    from backend.icrl.run import run
+    from backend.icrl.vintix.run import run
 
     a = run("bimodal", context=16, n_samples=64, seed=2)
     b = run("bimodal", context=16, n_samples=64, seed=2)
@@ -154,7 +154,7 @@ def test_run_is_seeded_and_summaries_are_small(flow) -> None:  # noqa: ARG001 - 
     ],
 )
 def test_bad_settings_are_refused_with_a_message(flow, kwargs, match) -> None:  # noqa: ARG001
-    from backend.icrl.run import run
+    from backend.icrl.vintix.run import run
 
     with pytest.raises(InputError, match=match):
         run(**kwargs)

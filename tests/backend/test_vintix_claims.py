@@ -1,6 +1,6 @@
 """Claims of Vintix II / DPT on the shipped models (``python -m backend.train vintix``), on held-out task priors.
 
-ci tier (one ``backend.icrl.claims.measure`` call for the module, 64 held-out tasks per measurement, context 64,
+ci tier (one ``backend.icrl.vintix.claims.measure`` call for the module, 64 held-out tasks per measurement, context 64,
 horizon 64, seed 0): the mean policy entropy on held-out K-armed tasks decreases with context length (0, 4, 16, 64)
 and the flow head's sample entropy on held-out bimodal tasks is lower at 64 tuples than at none; on held-out bimodal
 tasks the flow head puts more mass within +-0.1 of a peak than the Gaussian head and at least as much as the mixture
@@ -29,7 +29,7 @@ XFAIL_MIXTURE = (
 
 @pytest.fixture(scope="module")
 def ci():
-    from backend.icrl.claims import measure
+    from backend.icrl.vintix.claims import measure
 
     return measure(n_tasks=64, context=64, horizon=64, seed=0)
 
@@ -95,7 +95,7 @@ def test_permutation_invariance_of_the_shipped_model(ci, record_claim) -> None:
 
 @pytest.fixture(scope="module")
 def full():
-    from backend.icrl.claims import measure
+    from backend.icrl.vintix.claims import measure
 
     return [measure(n_tasks=256, context=64, horizon=128, seed=s) for s in (1, 2, 3)]
 

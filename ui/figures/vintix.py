@@ -1,6 +1,6 @@
 """Figures of the Vintix II / DPT page (pure plotly builders: data in, Figure out; no streamlit).
 
-They read the dictionaries of :func:`backend.icrl.run.run`: for continuous tasks ``grid`` (histogram edges),
+They read the dictionaries of :func:`backend.icrl.vintix.run.run`: for continuous tasks ``grid`` (histogram edges),
 ``heads[name]["density"]``, ``reward_curve``, ``centers``, ``entropy_curve`` (``lengths``, ``entropy``,
 ``densities``); for K-armed tasks ``entropy_curve`` (``entropy``, ``p_best`` per context length), ``policy``,
 ``means`` and ``regret["agents"][name]["cum_regret"]``; for the dark room ``returns`` per episode.
@@ -14,8 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from backend.icrl.evaluate import AGENTS
-from backend.icrl.heads import HEADS
+from backend.icrl.vintix.evaluate import AGENTS
+from backend.icrl.vintix.heads import HEADS
 
 RADIUS = 0.1
 

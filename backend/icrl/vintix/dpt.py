@@ -40,7 +40,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .heads import make_head
+from .heads import HEADS, make_head
 from .tasks import CONTEXT_FEATURES, N_ACTIONS, QUERY_FEATURES, Batch
 
 
@@ -113,7 +113,7 @@ class DPT(nn.Module):
         self.cont_head = make_head(
             cfg.head,
             d,
-            hidden=cfg.flow_hidden if cfg.head == "flow" else cfg.head_hidden,
+            hidden=cfg.flow_hidden if HEADS.kind(cfg.head) == "ours" else cfg.head_hidden,
             layers=cfg.flow_layers,
             x_freq=cfg.x_freq,
             n_freq=cfg.n_freq,

@@ -13,6 +13,8 @@ Examples::
     python -m backend vintix run --peaks -0.5:0.08,0.5:0.08 --context 64 --json
     python -m backend vintix run --task-file task.csv --json
     python -m backend vintix eval --tasks 64 --json
+
+Each action builds the config of ``jobs`` and calls its job (``run_task``, ``run_eval``), as the page does.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli_common import Output, add_action, add_group
+from ...cli_common import Output, add_action, add_group
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
@@ -46,9 +48,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     return acts
 
 
-def _task(args: argparse.Namespace):
-    from ..errors import InputError
-    from ..io.registry import read_path
+def _task(args: argparse.Namespace):  # noqa: ANN202 - a preset name or a task object
+    from ...errors import InputError
+    from ...io.registry import read_path
     from . import tasks as T
 
     given = [x is not None for x in (args.means, args.peaks, args.task_file)]
@@ -64,47 +66,28 @@ def _task(args: argparse.Namespace):
 
 
 def cmd_run(args: argparse.Namespace) -> Output:
-    from .run import run
+    from .jobs import RunConfig, run_task
 
-    res = run(
-        _task(args),
-        context=args.context,
-        horizon=args.horizon,
-        n_samples=args.samples,
-        replicas=args.replicas,
-        seed=args.seed,
-    )
-    lines = [f"task {res['task']} ({res['family']})"]
-    if res["family"] == "cont":
-        res["entropy_curve"].pop("densities")
-        for h, v in res["heads"].items():
+    cfg = RunConfig(context=args.context, horizon=args.horizon, n_samples=args.samples, replicas=args.replicas,
+                    seed=args.seed)
+    res = run_task(_task(args), cfg)
+    out = res.compact()
+    lines = [f"task {out['task']} ({out['family']})"]
+    if "heads" in out:
+        for h, v in out["heads"].items():
             lines.append(f"{h:9s} mass within 0.1 of a peak {v['mass']:.3f}  entropy {v['entropy']:.3f}")
-    elif res["family"] == "karm":
-        for a, v in res["regret"]["agents"].items():
-            lines.append(f"{a:9s} cumulative regret {v['final']:.2f}")
-    else:
-        lines.append("returns per episode " + ", ".join(f"{x:.2f}" for x in res["returns"]))
-    return Output(_compact(res), lines=lines)
-
-
-def _compact(res: dict) -> dict:
-    """The JSON without long arrays (densities, samples, curves are kept only as summaries)."""
-    out = dict(res)
-    out.pop("context_points", None)
-    out.pop("reward_curve", None)
-    out.pop("grid", None)
-    for v in out.get("heads", {}).values():
-        v.pop("density", None)
     if "regret" in out:
-        for v in out["regret"]["agents"].values():
-            v["cum_regret"] = v["cum_regret"][:: max(1, len(v["cum_regret"]) // 8)]
-    return out
+        for a, v in out["regret"]["agents"].items():
+            lines.append(f"{a:9s} cumulative regret {v['final']:.2f}")
+    if "returns" in out:
+        lines.append("returns per episode " + ", ".join(f"{x:.2f}" for x in out["returns"]))
+    return Output(out, lines=lines)
 
 
 def cmd_eval(args: argparse.Namespace) -> Output:
-    from .claims import measure
+    from .jobs import EvalConfig, run_eval
 
-    res = measure(n_tasks=args.tasks, context=args.context, horizon=args.horizon, seed=args.seed)
+    res = run_eval(EvalConfig(n_tasks=args.tasks, context=args.context, horizon=args.horizon, seed=args.seed)).summary
     lines = [
         f"entropy at context 0 / {args.context}: {res['entropy']['first']:.3f} / {res['entropy']['last']:.3f}",
         "peak mass " + ", ".join(f"{h} {v:.3f}" for h, v in res["peak_mass"].items()),

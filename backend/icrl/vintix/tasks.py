@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from backend.errors import InputError
+from backend.registry import choose
 
 K_MAX = 10
 SIGMA_KARM = 0.3
@@ -56,6 +57,13 @@ class Batch:
     query: torch.Tensor  # (B, Q)
     target: torch.Tensor  # (B,) long (discrete) or float (cont)
     mask: torch.Tensor | None = None  # (B, A) bool, valid discrete actions
+
+
+@dataclass(frozen=True)
+class DarkRoomTask:
+    """The dark room on its held-out goals: episodes in a row from the centre cell, the goal unknown to the agent."""
+
+    goals: tuple[int, ...] = DARK_HELDOUT
 
 
 # ---------------------------------------------------------------------------------------------------------- k-armed
@@ -284,6 +292,7 @@ def dark_query(s: int) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------------------- batches
 def make_batch(family: str, batch: int, length: int, rng: np.random.Generator, heldout: bool = False) -> Batch:
     """A batch of ``batch`` tasks of one family, each with a context of ``length`` tuples and its optimal action."""
+    family = choose(family, FAMILIES, "task family")
     ctx, qry, tgt, msk = [], [], [], []
     for _ in range(batch):
         if family == "karm":
@@ -298,15 +307,13 @@ def make_batch(family: str, batch: int, length: int, rng: np.random.Generator, h
             ctx.append(cont_context(t, length, rng, target=star))
             qry.append(np.ones(1, np.float32))
             tgt.append(star)
-        elif family == "dark":
+        else:  # dark
             goal = int(rng.choice(dark_goals(heldout)))
             s = int(rng.integers(0, N_DARK * N_DARK))
             ctx.append(dark_context(goal, length, rng))
             qry.append(dark_query(s))
             tgt.append(dark_optimal(s, goal))
             msk.append(np.ones(DARK_ACTIONS, bool))
-        else:
-            raise InputError(f"Unknown task family {family!r}; use one of {', '.join(FAMILIES)}.")
     target = torch.tensor(np.asarray(tgt), dtype=torch.float32 if family == "cont" else torch.long)
     mask = torch.from_numpy(np.stack(msk)) if msk else None
     return Batch(family, torch.from_numpy(np.stack(ctx)), torch.from_numpy(np.stack(qry)), target, mask)

@@ -19,6 +19,7 @@ from . import evaluate as E
 from .heads import HEADS
 
 CHECK_LENGTHS = (0, 4, 16, 64)
+PARTS = ("entropy", "peak_mass", "regret", "invariance")
 
 
 def measure(
@@ -27,7 +28,7 @@ def measure(
     horizon: int = 64,
     seed: int = 0,
     n_samples: int = 256,
-    parts: tuple[str, ...] = ("entropy", "peak_mass", "regret", "invariance"),
+    parts: tuple[str, ...] = PARTS,
 ) -> dict:
     flow = E.load_model("flow")
     out: dict = {"n_tasks": n_tasks, "context": context, "horizon": horizon, "seed": seed, "seconds": {}}

@@ -1,9 +1,10 @@
 """One interactive run of the shipped decision-pretrained transformers on one task (the ``vintix`` page and
 ``python -m backend vintix run``), summarised as small JSON-able dictionaries.
 
-Tasks: ``bimodal`` (a held-out two-peak continuous task), ``unimodal`` (a one-peak task of the training prior),
-``karm`` (a held-out K-armed task), ``darkroom`` (held-out goals), or a user task (:class:`tasks.KArmTask`,
-:class:`tasks.ContTask`, :class:`tasks.CurveTask`) from arm means, peaks or a task file (``taskfile.py``).
+Tasks: a named task of ``inputs.PRESETS`` (``bimodal``: a held-out two-peak continuous task, ``unimodal``: a one-peak
+task of the training prior, ``karm``: a held-out K-armed task, ``darkroom``: held-out goals), or a user task
+(:class:`tasks.KArmTask`, :class:`tasks.ContTask`, :class:`tasks.CurveTask`) from arm means, peaks or a task file
+(``taskfile.py``).
 
 Continuous tasks: a context of ``context`` uniformly random actions and their noisy rewards; every head samples
 ``n_samples`` actions given the whole context (histogram densities on one grid, mass within +-0.1 of a peak, sampling
@@ -25,22 +26,23 @@ from backend.runtime import Progress, report
 from . import evaluate as E
 from . import tasks as T
 from .heads import HEADS
+from .inputs import make_task, preset_key
 
-TASKS = ("bimodal", "unimodal", "karm", "darkroom")
 GRID = np.linspace(-1, 1, 81)  # histogram edges (bin 0.025) of the densities
+MAX_SAMPLES = 4096
+MAX_REPLICAS = 256
 
 
-def make_task(name: str, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    if name == "bimodal":
-        return T.draw_cont(rng, heldout=True)
-    if name == "unimodal":
-        return T.draw_cont(rng, heldout=False, peaks=1)
-    if name == "karm":
-        return T.draw_karm(rng, heldout=True)
-    if name == "darkroom":
-        return "darkroom"
-    raise InputError(f"Unknown task {name!r}; use one of {', '.join(TASKS)}, or give arm means, peaks or a task file.")
+def check_samples(n_samples: int) -> int:
+    if not 1 <= int(n_samples) <= MAX_SAMPLES:
+        raise InputError(f"Samples per head must be 1 to 4,096; got {n_samples}.")
+    return int(n_samples)
+
+
+def check_replicas(replicas: int) -> int:
+    if not 1 <= int(replicas) <= MAX_REPLICAS:
+        raise InputError(f"Replicas must be 1 to 256; got {replicas}.")
+    return int(replicas)
 
 
 def _density(samples: np.ndarray) -> list[float]:
@@ -128,19 +130,19 @@ def run(
     seed: int = 0,
     progress: Progress | None = None,
 ) -> dict:
-    """Run one task (a name of :data:`TASKS` or a task object); see the module docstring."""
-    if not 1 <= int(n_samples) <= 4096:
-        raise InputError(f"Samples per head must be 1 to 4,096; got {n_samples}.")
-    if not 1 <= int(replicas) <= 256:
-        raise InputError(f"Replicas must be 1 to 256; got {replicas}.")
-    name = task if isinstance(task, str) else "custom"
+    """Run one task (a name of :data:`backend.icrl.vintix.inputs.PRESETS` or a task object); see the module
+    docstring."""
+    check_samples(n_samples)
+    check_replicas(replicas)
+    name = preset_key(task) if isinstance(task, str) else "custom"
     obj = make_task(task, seed) if isinstance(task, str) else task
     t0 = time.perf_counter()
-    if obj == "darkroom":
+    if isinstance(obj, T.DarkRoomTask):
         E.check_context(context, E.load_model("flow"))
         out = {
             "family": "dark",
-            **E.dark_online(E.load_model("flow"), episodes=max(1, horizon // T.DARK_HORIZON), seed=seed),
+            **E.dark_online(E.load_model("flow"), goals=list(obj.goals), episodes=max(1, horizon // T.DARK_HORIZON),
+                            seed=seed),
         }
     elif isinstance(obj, T.KArmTask):
         out = run_karm(obj, context, horizon, replicas, seed, progress)

@@ -40,6 +40,9 @@ class FlowHead(nn.Module):
     hidden width so that neither input dominates the first layer. ``layers`` hidden layers of width ``hidden``.
     """
 
+    # the keyword options ``make_head`` passes on
+    OPTIONS: tuple[str, ...] = ("hidden", "n_freq", "steps", "draws", "x_freq", "layers")
+
     def __init__(
         self,
         d: int,
@@ -98,6 +101,8 @@ class FlowHead(nn.Module):
 
 
 class GaussianHead(nn.Module):
+    OPTIONS: tuple[str, ...] = ("hidden",)  # the keyword options ``make_head`` passes on
+
     def __init__(self, d: int, hidden: int = 128):
         super().__init__()
         self.net = nn.Sequential(nn.Linear(d, hidden), nn.GELU(), nn.Linear(hidden, 2))
@@ -117,6 +122,8 @@ class GaussianHead(nn.Module):
 
 
 class MixtureHead(nn.Module):
+    OPTIONS: tuple[str, ...] = ("hidden", "components")  # the keyword options ``make_head`` passes on
+
     def __init__(self, d: int, hidden: int = 128, components: int = 5):
         super().__init__()
         self.c = components
@@ -154,10 +161,7 @@ get_head = HEADS.get
 
 
 def make_head(name: str, d: int, **kw) -> nn.Module:
+    """The head ``name`` of :data:`HEADS` on a trunk of width ``d``; of ``kw`` it takes the options it has
+    (``OPTIONS`` of its class; ``None`` values leave the class defaults)."""
     cls = get_head(name)
-    allowed = {
-        "flow": ("hidden", "n_freq", "steps", "draws", "x_freq", "layers"),
-        "gaussian": ("hidden",),
-        "mixture": ("hidden", "components"),
-    }
-    return cls(d, **{k: v for k, v in kw.items() if k in allowed[name.lower()] and v is not None})
+    return cls(d, **{k: v for k, v in kw.items() if k in cls.OPTIONS and v is not None})

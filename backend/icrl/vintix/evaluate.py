@@ -7,7 +7,7 @@
   peak for every head of :data:`heads.HEADS`, and the fraction at the less-visited peak (both modes hit or not).
 * :func:`online_regret`: the DPT acting online on held-out K-armed tasks (posterior sampling: an action sampled from
   the policy given the FIFO context of its own last ``max_context`` pulls) against UCB1 and Thompson sampling, both on
-  the same tasks and reward draws; :data:`AGENTS` is the registry of the three.
+  the same tasks and reward draws; :data:`AGENTS` is the registry of the three (each entry picks the arms).
 * :func:`dark_online`: the DPT in the dark room on held-out goals, episodes in a row with its own history as context.
 
 Shapes: curves are lists of length ``L + 1`` (entropy) or ``horizon`` (cumulative regret, mean over tasks).
@@ -16,12 +16,14 @@ Shapes: curves are lists of length ``L + 1`` (entropy) or ``horizon`` (cumulativ
 |------|-------|------|----------|
 | dpt | DPT, flow model (ours) | ours | Lee et al. 2023; Vintix II |
 | ucb | UCB1 | baseline | Auer et al. 2002, bonus sigma sqrt(2 ln t / n) |
-| thompson | Thompson sampling | baseline | Gaussian prior N(0.5, 0.5^2), known noise sigma |
+| thompson | Thompson sampling | baseline | Gaussian prior N(0.5, 0.5^2), known noise sigma; the posterior sampler the DPT approximates |
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -196,10 +198,43 @@ def _thompson(state, k_mask, t, rng):  # noqa: ARG001
     return np.argmax(draw, -1)
 
 
-AGENTS: Registry[str] = Registry("bandit agent")
-AGENTS.add("dpt", "dpt", label="DPT, flow model (ours)", kind="ours", about="posterior sampling from the policy")
-AGENTS.add("ucb", "ucb", label="UCB1", kind="baseline", about="mean + sigma sqrt(2 ln t / n)")
-AGENTS.add("thompson", "thompson", label="Thompson sampling", kind="baseline", about="Gaussian prior N(0.5, 0.5^2)")
+def _act_dpt(model: DPT, state: dict, t: int, rng: np.random.Generator, g: torch.Generator) -> np.ndarray:  # noqa: ARG001
+    """Posterior sampling: an arm sampled from the policy given the FIFO context of the last ``max_context`` pulls."""
+    lo = max(0, t - model.cfg.max_context)
+    p = model.action_probs("karm", torch.from_numpy(state["hist"][:, lo:t]), state["qry"], state["tmask"])
+    return torch.multinomial(p, 1, generator=g)[:, 0].numpy()
+
+
+def _act_ucb(model: DPT, state: dict, t: int, rng: np.random.Generator, g: torch.Generator) -> np.ndarray:  # noqa: ARG001
+    return _ucb(state, state["k_mask"], t, rng)
+
+
+def _act_thompson(model: DPT, state: dict, t: int, rng: np.random.Generator,
+                  g: torch.Generator) -> np.ndarray:  # noqa: ARG001
+    return _thompson(state, state["k_mask"], t, rng)
+
+
+@dataclass(frozen=True)
+class OnlineAgent:
+    """One entry of :data:`AGENTS`: ``act(model, state, t, rng, g) -> arms (B,)`` picks this round's arm of every task
+    (``state``: pull counts ``n`` and reward sums ``s`` (B, K_MAX), the token history ``hist`` (B, horizon, 11), the
+    arm mask ``k_mask``, the DPT's query ``qry`` and mask ``tmask``; ``rng`` / ``g`` the agent's own numpy and torch
+    streams). ``posterior_sampling`` marks the exact posterior sampler the DPT approximates: the online result's
+    ``ratio_<ours>_<it>`` divides the ours agent's regret by its regret."""
+
+    act: Callable[[DPT, dict, int, np.random.Generator, torch.Generator], np.ndarray]
+    posterior_sampling: bool = False
+
+    def __call__(self, model: DPT, state: dict, t: int, rng: np.random.Generator, g: torch.Generator) -> np.ndarray:
+        return self.act(model, state, t, rng, g)
+
+
+AGENTS: Registry[OnlineAgent] = Registry("bandit agent")
+AGENTS.add("dpt", OnlineAgent(_act_dpt), label="DPT, flow model (ours)", kind="ours",
+           about="posterior sampling from the policy")
+AGENTS.add("ucb", OnlineAgent(_act_ucb), label="UCB1", kind="baseline", about="mean + sigma sqrt(2 ln t / n)")
+AGENTS.add("thompson", OnlineAgent(_act_thompson, posterior_sampling=True), label="Thompson sampling",
+           kind="baseline", about="Gaussian prior N(0.5, 0.5^2)")
 
 
 def heldout_karm(n_tasks: int, seed: int) -> list[T.KArmTask]:
@@ -232,22 +267,16 @@ def online_regret(
     tmask = torch.from_numpy(k_mask)
     out: dict = {"horizon": horizon, "n_tasks": b, "agents": {}}
     for ai, name in enumerate(agents):
-        AGENTS.get(name)
+        agent = AGENTS.get(name)
         rng = np.random.default_rng(seed + 1 + ai)
         g = torch.Generator().manual_seed(seed + 1 + ai)
-        state = {"n": np.zeros((b, T.K_MAX)), "s": np.zeros((b, T.K_MAX))}
         hist = np.zeros((b, horizon, T.K_MAX + 1), np.float32)
+        state = {"n": np.zeros((b, T.K_MAX)), "s": np.zeros((b, T.K_MAX)), "hist": hist, "k_mask": k_mask,
+                 "qry": qry, "tmask": tmask}
         regret = np.zeros((b, horizon))
         t0 = time.perf_counter()
         for t in range(horizon):
-            if name == "dpt":
-                lo = max(0, t - model.cfg.max_context)
-                p = model.action_probs("karm", torch.from_numpy(hist[:, lo:t]), qry, tmask)
-                arm = torch.multinomial(p, 1, generator=g)[:, 0].numpy()
-            elif name == "ucb":
-                arm = _ucb(state, k_mask, t, rng)
-            else:
-                arm = _thompson(state, k_mask, t, rng)
+            arm = agent(model, state, t, rng, g)
             r = means[np.arange(b), arm] + noise[np.arange(b), t, arm]
             state["n"][np.arange(b), arm] += 1
             state["s"][np.arange(b), arm] += r
@@ -261,8 +290,10 @@ def online_regret(
             "final_sem": float(cum[:, -1].std(ddof=1) / np.sqrt(b)) if b > 1 else 0.0,
             "seconds_per_round": (time.perf_counter() - t0) / horizon,
         }
-    if "dpt" in out["agents"] and "thompson" in out["agents"]:
-        out["ratio_dpt_thompson"] = out["agents"]["dpt"]["final"] / max(1e-12, out["agents"]["thompson"]["final"])
+    ref = [a for a in out["agents"] if AGENTS.get(a).posterior_sampling]
+    for ours in (a for a in out["agents"] if AGENTS.kind(a) == "ours"):
+        for other in ref:
+            out[f"ratio_{ours}_{other}"] = out["agents"][ours]["final"] / max(1e-12, out["agents"][other]["final"])
     return out
 
 

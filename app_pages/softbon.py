@@ -5,7 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from backend.alignment import softbon as sb
+from backend.alignment.softbon import inputs as I
+from backend.alignment.softbon import jobs as J
+from backend.alignment.softbon.softbon import REWARDS, InstanceConfig, SweepConfig, split_candidates
+from backend.errors import InputError
 from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.figures import softbon as figs
@@ -36,58 +39,48 @@ as the proxy, with $\pi_{ref}$ uniform over them.
 )
 claims_panel("softbon")
 res_all: dict = st.session_state.setdefault("softbon_result", {})
-PRESETS = {
-    "3% hackable items (reward hacking)": {"noise": 0.0, "hack": 0.03},
-    "Clean proxy (proxy = true reward)": {"noise": 0.0, "hack": 0.0},
-    "Noisy proxy (Gaussian noise 0.3)": {"noise": 0.3, "hack": 0.0},
-}
-EXAMPLE = (
-    "Paris is the capital of France.\n\nThe capital of France is Paris, on the Seine.\n\n"
-    "France's capital? Definitely Lyon.\n\nParis.\n\nI am not sure, maybe Marseille or Paris.\n\n"
-    "The capital of France is the capital of France."
-)
 
 
 def apply_preset() -> None:
-    p = PRESETS[st.session_state["softbon_preset"]]
-    st.session_state["softbon_noise"], st.session_state["softbon_hack"] = p["noise"], p["hack"]
+    p = I.PRESETS[st.session_state["softbon_preset"]]
+    st.session_state["softbon_noise"], st.session_state["softbon_hack"] = p["noise"], p["hack_frac"]
 
 
 mode = bound(st.radio,
     "Input", ["Random discrete instance", "Your candidate answers (text)"], horizontal=True, key="softbon_mode"
 )
 if mode.startswith("Random"):
-    bound(st.selectbox, "Preset", list(PRESETS), key="softbon_preset", on_change=apply_preset)
-    chosen = PRESETS[st.session_state["softbon_preset"]]  # a link may name the preset only: its knobs start there
+    bound(st.selectbox, "Preset", list(I.PRESETS), key="softbon_preset", on_change=apply_preset)
+    chosen = I.PRESETS[st.session_state["softbon_preset"]]  # a link may name the preset only: its knobs start there
     st.session_state.setdefault("softbon_noise", chosen["noise"])
-    st.session_state.setdefault("softbon_hack", chosen["hack"])
+    st.session_state.setdefault("softbon_hack", chosen["hack_frac"])
     with st.form("softbon_form"):
         c1, c2, c3, c4, c5 = st.columns(5)
-        k = bound(c1.select_slider, "Responses K", [50, 100, 200, 500, 1000], 200, key="softbon_k")
-        alpha = bound(c2.select_slider, "Dirichlet alpha of pi_ref", [0.1, 0.3, 1.0, 3.0], 1.0, key="softbon_alpha")
+        k = bound(c1.select_slider, "Responses K", list(J.K_CHOICES), 200, key="softbon_k")
+        alpha = bound(c2.select_slider, "Dirichlet alpha of pi_ref", list(J.ALPHA_CHOICES), 1.0, key="softbon_alpha")
         noise = bound(c3.slider, "Proxy noise std", 0.0, 1.0, key="softbon_noise", step=0.05)
         hack = bound(c4.slider, "Hackable fraction", 0.0, 0.2, key="softbon_hack", step=0.01)
         seed = bound(c5.number_input, "Seed", 0, 10_000, 0, key="softbon_seed")
         reward = bound(st.radio,
             "SBoN selects with",
-            ["calibrated", "proxy", "true"],
+            sorted(REWARDS, key=lambda name: REWARDS.kind(name) != "ours"),  # the paper's calibrated reward first
             horizontal=True,
             key="softbon_reward",
             help="calibrated = the proxy's CDF under pi_ref; true = an oracle (the KL claim's setting).",
         )
         go = st.form_submit_button("Compute the exact sweep", icon=":material/play_arrow:", type="primary")
 
-    def job(progress):
-        knobs = {"k": int(k), "dirichlet_alpha": float(alpha), "noise": float(noise), "hack_frac": float(hack)}
-        inst = sb.make_instance(sb.InstanceConfig(**knobs), int(seed))
-        res = sb.sweep(inst, sb.SweepConfig(ns=(1, 2, 4, 8, 16, 32, 64), reward=reward), progress=progress)
-        return {**res.to_dict(), "regret": sb.regret_table(inst, res), "seed": int(seed),
-                "params": {**knobs, "reward": reward}, "hack_mass": float(inst.pi_ref[inst.hackable].sum())}
-
     if go:
-        out = run_job("Soft BoN sweep", job, time_cap_s=120)
-        if out is not None:
-            res_all["random"] = out
+        try:
+            config = J.RandomConfig(InstanceConfig(k=int(k), dirichlet_alpha=float(alpha), noise=float(noise),
+                                                   hack_frac=float(hack)),
+                                    SweepConfig(ns=J.NS, reward=reward), int(seed))
+        except InputError as err:
+            st.error(str(err), icon=":material/error:")
+            config = None
+        res = None if config is None else run_job("Soft BoN sweep", J.run_random, config, time_cap_s=120)
+        if res is not None:
+            out = res_all["random"] = res.to_json()
             n_max = out["ns"][-1]
             record_run("softbon", out["params"], {
                 f"true reward, best beta (N={n_max})": out["best_true_per_n"][-1],
@@ -128,7 +121,7 @@ if mode.startswith("Random"):
 else:
     got = file_input("candidates", "Or upload candidates (.txt, answers separated by blank lines)",
                      key="softbon_upload", help="UTF-8 text, 2..64 answers, 2,000 characters each; 0.5 MB.")
-    text = EXAMPLE
+    text = I.EXAMPLE_CANDIDATES
     if got is not None:
         text = "\n\n".join(got[1])
         st.caption(f"Using {got[0]}: {len(got[1])} answers.")
@@ -136,24 +129,23 @@ else:
         cands = st.text_area("Candidate answers (separate by blank lines)", text, height=220, key="softbon_cands",
                              disabled=got is not None)
         ref = bound(st.text_input, "Reference answer (the proxy is cosine similarity to it)",
-                            "The capital of France is Paris.", key="softbon_ref")
+                    I.EXAMPLE_REFERENCE, key="softbon_ref")
         scores = bound(st.text_input, "Optional true scores, comma-separated, one per answer", "", key="softbon_scores")
-        n_text = bound(st.select_slider, "N draws", [1, 2, 4, 8, 16, 32], 4, key="softbon_text_n")
+        n_text = bound(st.select_slider, "N draws", list(J.TEXT_N_CHOICES), 4, key="softbon_text_n")
         go_t = st.form_submit_button("Score and select", icon=":material/play_arrow:", type="primary")
     if go_t:
         try:
-            true = [float(v) for v in scores.split(",") if v.strip()] or None
-        except ValueError:
-            st.error("True scores must be numbers separated by commas.", icon=":material/error:")
+            config = J.TextConfig(ref, SweepConfig(ns=(int(n_text),), betas=J.TEXT_BETAS),
+                                  true_scores=J.parse_scores(scores))
+        except InputError as err:
+            st.error(str(err), icon=":material/error:")
         else:
             from ui.models import get_model
 
-            enc = get_model("minilm")
-            out = run_job("Score candidates with MiniLM", sb.select_texts, sb.split_candidates(
-                text if got is not None else cands), ref, lambda xs: enc.embed(xs).numpy(), int(n_text), true,
-                time_cap_s=120)
-            if out is not None:
-                res_all["text"] = {**out, "encoder": enc.source}
+            res = run_job("Score candidates with MiniLM", J.run_text, split_candidates(
+                text if got is not None else cands), config, get_model("minilm"), time_cap_s=120)
+            if res is not None:
+                out = res_all["text"] = res.to_json()
                 record_run("softbon", {"mode": "text", "reference": ref, "N": int(n_text),
                                        "answers": len(out["labels"])},
                            {f"P(select best proxy), beta={b}": max(p) for b, p in out["probs"].items()})

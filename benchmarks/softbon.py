@@ -40,7 +40,7 @@ def main() -> int:
 
     import numpy as np
 
-    from backend.alignment import softbon as sb
+    from backend.alignment.softbon import softbon as sb
     from backend.runtime import package_versions
 
     med = statistics.median

@@ -263,7 +263,7 @@ def soft_bon_choices(scores: np.ndarray, ns: Sequence[int], beta: float, h: floa
 
 
 def _curve(scores: Any, values: Any, ns: Sequence[int] | None, beta: float, replace: bool) -> np.ndarray:
-    from ..alignment import softbon
+    from ..alignment.softbon import softbon
 
     s, v, ns = _check(scores, values, ns)
     if not (beta >= 0):

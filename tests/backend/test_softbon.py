@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from backend.alignment import softbon as sb
+from backend.alignment.softbon import softbon as sb
 from backend.errors import InputError
 
 

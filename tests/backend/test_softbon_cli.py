@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from backend.alignment import cli
+from backend.alignment.softbon import cli
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:

@@ -14,22 +14,22 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
-from ..cli_common import Output, add_action, add_group, float_list, int_list
+from ...cli_common import Output, add_action, add_group, float_list, int_list
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
     """Add the ``softbon`` group to ``python -m backend``."""
+    from .jobs import BETAS, NS
+    from .softbon import REWARDS
+
     acts = add_group(subparsers, "softbon", "Soft Best-of-N: KL bound, reward hacking and the best beta per N")
 
     def common(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--ns", type=int_list, default=(1, 2, 4, 8, 16, 32, 64), help="values of N (default 1,2,...,64)")
-        q.add_argument(
-            "--betas", type=float_list, default=(0, 0.5, 1, 2, 4, 8, 16, 32, 64, 128), help="finite betas; BoN is added"
-        )
-        q.add_argument("--reward", choices=("proxy", "calibrated", "true"), default="proxy", help="selection reward")
+        q.add_argument("--ns", type=int_list, default=NS, help="values of N (default 1,2,...,64)")
+        q.add_argument("--betas", type=float_list, default=BETAS, help="finite betas; BoN is added")
+        q.add_argument("--reward", choices=list(REWARDS), default="proxy", help="selection reward")
 
     s = add_action(acts, "sweep", cmd_sweep, "exact SBoN over an (N, beta) grid on a random discrete instance")
     s.add_argument("--k", type=int, default=200, help="number of responses (default 200)")
@@ -49,35 +49,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     return acts
 
 
-def _report(inst, args: argparse.Namespace, seed: int | None, extra: dict) -> dict:
-    from ..runtime import provenance
-    from . import softbon as sb
+def _grid(args: argparse.Namespace):  # noqa: ANN202 - SweepConfig
+    from .softbon import SweepConfig
 
-    res = sb.sweep(inst, sb.SweepConfig(ns=args.ns, betas=args.betas, reward=args.reward))
-    out = {"method": "softbon", **extra, **res.to_dict()}
-    if inst.true_reward is not None:
-        tc = sb.calibrate(inst.true_reward, inst.pi_ref)
-        pc = sb.calibrate(inst.proxy, inst.pi_ref)
-        n_max = max(res.ns)
-        out["regret_terms_at_max_n"] = {
-            (f"beta={b:g}" if math.isfinite(b) else "beta=inf"): {
-                "regret": round(float(tc.max() - sb.sbon_policy(inst.pi_ref, pc, n_max, b) @ tc), 6),
-                **{k: round(v, 6) for k, v in sb.regret_terms(tc, pc, inst.pi_ref, n_max, b).items()},
-            }
-            for b in res.betas
-            if b > 0 and math.isfinite(b)
-        }
-    if inst.labels:
-        out["selection_probability_at_max_n"] = {
-            (f"beta={b:g}" if math.isfinite(b) else "beta=inf"): [round(float(v), 6) for v in res.policies[-1, j]]
-            for j, b in enumerate(res.betas)
-        }
+    return SweepConfig(ns=args.ns, betas=args.betas, reward=args.reward)
+
+
+def _output(out: dict, args: argparse.Namespace, seed: int | None) -> Output:
+    from ...runtime import provenance
+
     params = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k not in ("func", "seed")}
     out["provenance"] = provenance(seed, **params)
-    return out
-
-
-def _output(out: dict) -> Output:
     if not out["best_beta_per_n"]:
         lines = [f"{key} " + " ".join(f"{p:.3f}" for p in probs)
                  for key, probs in out.get("selection_probability_at_max_n", {}).items()]
@@ -89,22 +71,28 @@ def _output(out: dict) -> Output:
 
 
 def cmd_sweep(args: argparse.Namespace) -> Output:
-    from . import softbon as sb
+    from .jobs import RandomConfig, run_random
+    from .softbon import InstanceConfig
 
-    cfg = sb.InstanceConfig(k=args.k, dirichlet_alpha=args.dirichlet_alpha, noise=args.noise, hack_frac=args.hack_frac)
-    inst = sb.make_instance(cfg, seed=args.seed)
-    return _output(_report(inst, args, args.seed, {"instance": vars(cfg)}))
+    config = RandomConfig(InstanceConfig(k=args.k, dirichlet_alpha=args.dirichlet_alpha, noise=args.noise,
+                                         hack_frac=args.hack_frac), _grid(args), args.seed)
+    res = run_random(config)
+    out = {"method": "softbon", "instance": res.instance, **res.sweep,
+           "regret_terms_at_max_n": res.regret_at_max_n()}
+    return _output(out, args, args.seed)
 
 
 def cmd_text(args: argparse.Namespace) -> Output:
-    from ..io.registry import read_path
-    from ..models.text import load_text_encoder
-    from . import softbon as sb
+    from ...io.registry import read_path
+    from .jobs import TextConfig, run_text
 
     cands = read_path("candidates", args.candidates)
-    enc = load_text_encoder(args.encoder)
-    inst = sb.text_instance(
-        cands, args.reference, lambda xs: enc.embed(xs).numpy(), true_scores=args.scores
-    )
-    extra = {"encoder": enc.source, "candidates": inst.labels, "proxy_cosine": [round(float(v), 6) for v in inst.proxy]}
-    return _output(_report(inst, args, None, extra))
+    config = TextConfig(args.reference, _grid(args), true_scores=args.scores, encoder=args.encoder)
+    res = run_text(cands, config)
+    out = {"method": "softbon", "encoder": res.encoder, "candidates": res.labels,
+           "proxy_cosine": [round(float(v), 6) for v in res.proxy], **res.sweep}
+    if res.true is not None:
+        out["regret_terms_at_max_n"] = res.regret_at_max_n()
+    out["selection_probability_at_max_n"] = {f"beta={b}": [round(float(v), 6) for v in p]
+                                             for b, p in res.probs().items()}
+    return _output(out, args, None)

@@ -40,20 +40,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
-from ..registry import Registry
-from ..runtime import Progress, report
+from ...errors import InputError
+from ...registry import Registry
+from ...runtime import Progress, report
 
 # ----------------------------------------------------------------------------------------------------- instances
 
 
-@dataclass
+MAX_K = 5000
+
+
+@dataclass(frozen=True)
 class InstanceConfig:
-    """A random discrete alignment problem.
+    """A random discrete alignment problem, checked on construction (InputError).
 
     ``k`` responses; ``dirichlet_alpha`` the concentration of pi_ref ~ Dirichlet(alpha 1_K) (1 = uniform on the
     simplex); ``noise`` the proxy's Gaussian noise std; ``hack_frac`` the fraction of hackable items (proxy in
@@ -66,6 +69,12 @@ class InstanceConfig:
     hack_frac: float = 0.0
     hack_gap: float = 0.1
     hack_true_max: float = 0.2
+
+    def __post_init__(self) -> None:
+        if not 2 <= self.k <= MAX_K:
+            raise InputError(f"The response space must have 2..{MAX_K} items; got {self.k}.")
+        if not (self.dirichlet_alpha > 0 and self.noise >= 0 and 0 <= self.hack_frac < 1):
+            raise InputError("Need dirichlet_alpha > 0, noise >= 0 and a hackable fraction in [0, 1).")
 
 
 @dataclass
@@ -86,10 +95,6 @@ class Instance:
 def make_instance(cfg: InstanceConfig | None = None, seed: int = 0) -> Instance:
     """Draw a random instance (deterministic in ``seed``)."""
     cfg = cfg or InstanceConfig()
-    if not 2 <= cfg.k <= 5000:
-        raise InputError(f"The response space must have 2..5000 items; got {cfg.k}.")
-    if cfg.dirichlet_alpha <= 0 or cfg.noise < 0 or not 0 <= cfg.hack_frac < 1:
-        raise InputError("Need dirichlet_alpha > 0, noise >= 0 and a hackable fraction in [0, 1).")
     rng = np.random.default_rng(seed)
     pi_ref = rng.dirichlet(np.full(cfg.k, cfg.dirichlet_alpha))
     pi_ref = np.maximum(pi_ref, 1e-300)
@@ -121,7 +126,7 @@ CANDIDATES_MAX_BYTES = 512 * 1024
 def read_candidates(data: bytes, name: str = "the upload", max_candidates: int = 64, max_chars: int = 2000) -> list[str]:
     """Candidate answers from an uploaded UTF-8 text file (see :func:`split_candidates`): 2..``max_candidates``
     answers of at most ``max_chars`` characters, else InputError."""
-    from ..io.text import decode_text
+    from ...io.text import decode_text
 
     cands = split_candidates(decode_text(data, max_bytes=CANDIDATES_MAX_BYTES, name=name))
     if len(cands) < 2:
@@ -294,16 +299,20 @@ def tilted_policy(pi_ref: np.ndarray, reward: np.ndarray, n: int, beta: float) -
     return p / p.sum()
 
 
+def hard_bon_policy(pi_ref: np.ndarray, reward: np.ndarray, n: int, beta: float = math.inf) -> np.ndarray:
+    """Hard Best-of-N in the registry's signature (``beta`` is ignored: it is infinite)."""
+    return bon_policy(pi_ref, reward, n)
+
+
 POLICIES: Registry[Callable[[np.ndarray, np.ndarray, int, float], np.ndarray]] = Registry("selection policy")
 POLICIES.add("sbon", sbon_policy, label="Soft Best-of-N", kind="ours",
              about="Soft Best-of-N (softmax over N proxy rewards at inverse temperature beta)")
-POLICIES.add("bon", lambda pi, r, n, beta=math.inf: bon_policy(pi, r, n), label="hard Best-of-N", kind="baseline",
+POLICIES.add("bon", hard_bon_policy, label="hard Best-of-N", kind="baseline",
              about="hard Best-of-N (beta = infinity)")
 POLICIES.add("sampling", sampling_policy, label="plain sampling", kind="reference",
              about="plain sampling from pi_ref (beta = 0, or N = 1)")
 POLICIES.add("tilted", tilted_policy, label="tilted policy", kind="reference",
              about="tilted policy pi_ref exp(beta r)/Z (the N = infinity limit)")
-POLICY_TABLE = {e.name: e.about for e in POLICIES.entries()}
 
 # A selection policy by name (case-insensitive): ``f(pi_ref, reward, n, beta) -> policy [K]``; an unknown name raises
 # InputError listing the valid ones.
@@ -428,14 +437,54 @@ def regret_terms(true_cal: np.ndarray, proxy_cal: np.ndarray, pi_ref: np.ndarray
 # --------------------------------------------------------------------------------------------------------- sweep
 
 
-@dataclass
+def proxy_reward(inst: Instance) -> np.ndarray:
+    """The raw proxy reward ``[K]``."""
+    return inst.proxy
+
+
+def calibrated_reward(inst: Instance) -> np.ndarray:
+    """The proxy's CDF under pi_ref ``[K]`` (:func:`calibrate`)."""
+    return calibrate(inst.proxy, inst.pi_ref)
+
+
+def true_reward(inst: Instance) -> np.ndarray:
+    """The true reward ``[K]`` (an oracle selection); InputError when the instance has none."""
+    if inst.true_reward is None:
+        raise InputError("This instance has no true reward to select with.")
+    return inst.true_reward
+
+
+REWARDS: Registry[Callable[[Instance], np.ndarray]] = Registry("selection reward")
+REWARDS.add("proxy", proxy_reward, label="raw proxy", kind="baseline", about="the proxy reward as it is")
+REWARDS.add("calibrated", calibrated_reward, label="calibrated proxy", kind="ours",
+            about="the proxy's CDF under pi_ref (Theorem 5.2's setting)")
+REWARDS.add("true", true_reward, label="true reward (oracle)", kind="reference",
+            about="selection with the true reward (the KL claim's setting)")
+
+MAX_N = 4096
+MAX_BETA = 1e5
+
+
+@dataclass(frozen=True)
 class SweepConfig:
-    """Grid of a sweep. ``reward``: what SBoN selects with: ``proxy`` (raw), ``calibrated`` (proxy CDF under pi_ref)
-    or ``true`` (oracle selection). ``betas`` are finite inverse temperatures; hard BoN is added as beta = inf."""
+    """Grid of a sweep, checked on construction (InputError). ``reward``: what SBoN selects with (:data:`REWARDS`):
+    ``proxy`` (raw), ``calibrated`` (proxy CDF under pi_ref) or ``true`` (oracle selection). ``betas`` are inverse
+    temperatures (the finite ones are used); hard BoN is added as beta = inf."""
 
     ns: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
     betas: tuple[float, ...] = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0)
     reward: str = "proxy"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ns", tuple(self.ns))
+        object.__setattr__(self, "betas", tuple(self.betas))
+        object.__setattr__(self, "reward", REWARDS.key(self.reward))
+        ns = sorted({int(n) for n in self.ns})
+        betas = sorted({float(b) for b in self.betas if math.isfinite(b)})
+        if not ns or ns[0] < 1 or ns[-1] > MAX_N:
+            raise InputError(f"N must lie in 1..{MAX_N}.")
+        if not betas or betas[0] < 0 or betas[-1] > MAX_BETA:
+            raise InputError(f"beta must lie in [0, {MAX_BETA:g}].")
 
 
 @dataclass
@@ -484,16 +533,8 @@ class SweepResult:
 
 
 def selection_reward(inst: Instance, which: str) -> np.ndarray:
-    """The reward SBoN selects with: ``proxy``, ``calibrated`` (proxy CDF under pi_ref) or ``true``."""
-    if which == "proxy":
-        return inst.proxy
-    if which == "calibrated":
-        return calibrate(inst.proxy, inst.pi_ref)
-    if which == "true":
-        if inst.true_reward is None:
-            raise InputError("This instance has no true reward to select with.")
-        return inst.true_reward
-    raise ValueError(f"Unknown selection reward {which!r}; valid: proxy, calibrated, true.")
+    """The reward SBoN selects with (a name of :data:`REWARDS`)."""
+    return REWARDS.get(which)(inst)
 
 
 def regret_table(inst: Instance, res: SweepResult) -> dict[int, list[dict]]:
@@ -516,40 +557,11 @@ def regret_table(inst: Instance, res: SweepResult) -> dict[int, list[dict]]:
     }
 
 
-def select_texts(
-    candidates: Sequence[str],
-    reference: str,
-    embed: Callable[[list[str]], np.ndarray],
-    n: int,
-    true_scores: Sequence[float] | None = None,
-    betas: Sequence[float] = (0.0, 4.0, 16.0, 64.0),
-    progress: Progress | None = None,
-) -> dict:
-    """Text mode in one call: proxy = cosine to the reference, exact SBoN selection probabilities per beta (and hard
-    BoN) for N draws from the uniform pi_ref over the candidates; JSON-friendly."""
-    inst = text_instance(candidates, reference, embed, true_scores=true_scores)
-    res = sweep(inst, SweepConfig(ns=(int(n),), betas=tuple(betas)), progress)
-    return {
-        "labels": inst.labels,
-        "proxy": inst.proxy.tolist(),
-        "calibrated": calibrate(inst.proxy, inst.pi_ref).tolist(),
-        "true": None if inst.true_reward is None else inst.true_reward.tolist(),
-        "n": int(n),
-        "reference": reference,
-        "probs": {("inf" if math.isinf(b) else f"{b:g}"): res.policies[0, j].tolist() for j, b in enumerate(res.betas)},
-        "expected_true": res.to_dict()["expected_true_reward"],
-    }
-
-
 def sweep(inst: Instance, cfg: SweepConfig | None = None, progress: Progress | None = None) -> SweepResult:
     """Exact SBoN over the (N, beta) grid plus hard BoN: expected true/proxy reward, KL(pi || pi_ref) and Lemma 4.1."""
     cfg = cfg or SweepConfig()
     ns = sorted({int(n) for n in cfg.ns})
     betas = sorted({float(b) for b in cfg.betas if math.isfinite(b)})
-    if not ns or ns[0] < 1 or ns[-1] > 4096:
-        raise InputError("N must lie in 1..4096.")
-    if not betas or betas[0] < 0 or betas[-1] > 1e5:
-        raise InputError("beta must lie in [0, 1e5].")
     r_sel = selection_reward(inst, cfg.reward)
     rng_r = float(r_sel.max() - r_sel.min())
     all_betas = [*betas, math.inf]
@@ -583,5 +595,5 @@ def sweep(inst: Instance, cfg: SweepConfig | None = None, progress: Progress | N
         sampling_true=float(inst.pi_ref @ inst.true_reward) if inst.true_reward is not None else None,
         reward_range=rng_r,
         policies=pols,
-        config={"ns": ns, "betas": betas, **asdict(cfg)},
+        config={"ns": list(cfg.ns), "betas": list(cfg.betas), "reward": cfg.reward},
     )

@@ -7,7 +7,9 @@ import pandas as pd
 import streamlit as st
 
 from backend.errors import InputError
-from backend.robustness import data2d
+from backend.robustness.dualrs import inputs as I
+from backend.robustness.dualrs import jobs as J
+from backend.robustness.dualrs.configs import CertifyConfig, TrainConfig
 from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.figures import dualrs as figs
@@ -46,7 +48,7 @@ res_all: dict = st.session_state.setdefault("dualrs_result", {})
 c1, c2 = st.columns([1, 2])
 source = bound(c1.radio,
     "Data",
-    [*data2d.PRESETS, "Upload a CSV"],
+    [*I.PRESETS, "Upload a CSV"],
     key="dualrs_source",
     format_func=lambda s: s if s == "Upload a CSV" else f"preset: {s}",
 )
@@ -67,7 +69,7 @@ if source == "Upload a CSV":
             f"{', '.join(data.class_names)}; scale {data.scale:.4g} (radius x scale = your units)."
         )
 else:
-    c2.caption(data2d.PRESETS[source])
+    c2.caption(I.PRESETS.entry(source).about)
 
 SIZES = {
     "Light: 100 test points, no attack check": {"dualrs_test": 100, "dualrs_attack": False},
@@ -80,17 +82,17 @@ preset_choice("dualrs", SIZES, horizontal=True,
 with st.form("dualrs_form"):
     c1, c2, c3, c4 = st.columns(4)
     sigmas = bound(c1.multiselect,
-        "Noise levels Sigma", [0.06, 0.12, 0.25, 0.5, 1.0, 2.0], [0.12, 0.25, 0.5, 1.0], key="dualrs_sigmas"
+        "Noise levels Sigma", list(J.SIGMA_CHOICES), list(TrainConfig.sigmas), key="dualrs_sigmas"
     )
     n = bound(c2.select_slider,
         "CERTIFY samples n",
-        [500, 1000, 2000, 4000, 10_000, 20_000],
+        list(J.N_CHOICES),
         2000,
         key="dualrs_n",
         help="The paper uses n = 10,000 (slower here: about 5x the time of 2,000).",
     )
-    alpha = bound(c3.select_slider, "alpha", [0.01, 0.001, 0.0001], 0.001, key="dualrs_alpha")
-    n_test = bound(c4.select_slider, "Test points", [50, 100, 200, 300, 500], 100, key="dualrs_test")
+    alpha = bound(c3.select_slider, "alpha", list(J.ALPHA_CHOICES), 0.001, key="dualrs_alpha")
+    n_test = bound(c4.select_slider, "Test points", list(J.TEST_CHOICES), 100, key="dualrs_test")
     c1, c2 = st.columns(2)
     seed = bound(c1.number_input, "Seed", 0, 10_000, 0, key="dualrs_seed")
     do_attack = bound(c2.checkbox,
@@ -104,22 +106,19 @@ with st.form("dualrs_form"):
     )
 
 
-def job(progress):  # torch is imported here, so that opening the page stays instant
-    from backend.robustness import attack
-    from backend.robustness import dualrs as dr
-
-    if len(sigmas) < 1:
-        raise InputError("Pick at least one noise level.")
-    ds = data if data is not None else data2d.make_dataset(source, seed=int(seed))
-    train = dr.TrainConfig(sigmas=tuple(sorted(float(s) for s in sigmas)))
-    return attack.certify_and_attack(ds, train, dr.CertifyConfig(n=int(n), alpha=float(alpha)), int(seed),
-                                     int(n_test), do_attack, progress=progress)
-
-
 if go:
-    out = run_job("Dual RS: train and certify", job, time_cap_s=600)
-    if out is not None:
-        res_all["run"] = out
+    try:  # the job imports torch when it runs, so that opening the page stays instant
+        config = J.RunConfig(J.RunConfig.data if data is not None else source,
+                             TrainConfig(sigmas=tuple(sorted(float(s) for s in sigmas))),
+                             CertifyConfig(n=int(n), alpha=float(alpha)), max_test=int(n_test),
+                             attack=bool(do_attack), seed=int(seed))
+    except InputError as err:
+        st.error(str(err), icon=":material/error:")
+        config = None
+    res = None if config is None else run_job("Dual RS: train and certify", J.run_certify, data, config,
+                                              time_cap_s=600)
+    if res is not None:
+        out = res_all["run"] = res.to_dict()
         acc = {f"{row['method']} ACR": row["average_certified_radius"] for row in out["summary"]["table"]}
         record_run("dualrs", {"data": source, "sigmas": sorted(sigmas), "n": int(n), "alpha": float(alpha),
                               "test points": int(n_test), "attack check": bool(do_attack)},
@@ -127,7 +126,7 @@ if go:
                     out["summary"]["dual_vs_best_single"]["share_of_radii_where_dual_ge_best"]}, seed=int(seed))
 
 if r := res_all.get("run"):
-    from backend.robustness.dualrs import METHODS  # torch: already loaded by the job that made the result
+    from backend.robustness.dualrs.dualrs import METHODS  # torch: already loaded by the job that made the result
 
     s = r["summary"]
     st.markdown(
@@ -176,9 +175,7 @@ if r := res_all.get("run"):
     plane_view()
     st.plotly_chart(figs.curves(r["radii"], r["curves"]), key="dualrs_curves")
     table = pd.DataFrame(s["table"])
-    table["samples per point"] = [
-        s["samples"]["dual (per point)" if m == "dual" else "global (per point)"] for m in table["method"]
-    ]
+    table["samples per point"] = [r["samples_per_point"][m] for m in table["method"]]
     show_metrics_table(table, key="dualrs_table")
     st.caption(
         f"Training: {s['timings_s']['train experts']:.1f} s for {len(r['sigmas'])} experts, "

@@ -36,8 +36,8 @@ def main() -> int:
     import numpy as np
     import torch
 
-    from backend.robustness import attack, data2d
-    from backend.robustness import dualrs as dr
+    from backend.robustness.dualrs import attack, data2d
+    from backend.robustness.dualrs import dualrs as dr
     from backend.runtime import package_versions
 
     torch.set_num_threads(1)
@@ -65,7 +65,7 @@ def main() -> int:
             runs.append((res, att))
         first = runs[0][0]
         methods = list(first.curves)
-        print(f"### {name}: {data2d.PRESETS[name]}\n")
+        print(f"### {name}: {data2d.DATASETS.entry(name).about}\n")
         head = " | ".join(f"acc@{r:g}" for r in RADII)
         print(f"| method | {head} | ACR | certify ms/point | samples/point |")
         print("|---|" + "---|" * (len(RADII) + 3))

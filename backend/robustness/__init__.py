@@ -1,2 +1,8 @@
-"""Certified robustness. ``dualrs``: Cohen et al.'s CERTIFY and dual randomized smoothing; ``attack``: the empirical
-check of certificates (PGD + random search); ``data2d``: 2-D presets and validated CSV uploads."""
+"""Certified robustness methods, one package per method:
+
+- ``backend.robustness.dualrs``: dual randomized smoothing (arXiv 2512.01782): Cohen et al.'s CERTIFY with one global
+  noise level against a per-input noise level chosen and certified by a second smoothed model, the empirical attack
+  check of the certificates and the 2-D data it runs on (CLI group ``dualrs``).
+
+Nothing is shared between methods yet.
+"""

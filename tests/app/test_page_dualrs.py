@@ -1,11 +1,20 @@
 """AppTest of the dual randomized smoothing page: opens instantly, trains and certifies the moons preset with the attack
-check, inspects a test point without recomputing, certifies an uploaded CSV and refuses bad uploads."""
+check, inspects a test point without recomputing, certifies an uploaded CSV and refuses bad uploads. The page's job
+(``jobs.run_certify`` with the config the page builds) gives the numbers of the CLI golden, and pickles."""
 
 from __future__ import annotations
 
-import numpy as np
+import dataclasses
+import json
+import pickle
 
-from tests.app.conftest import Widget, open_page
+import numpy as np
+import pytest
+
+from backend.robustness.dualrs import jobs
+from backend.robustness.dualrs.configs import CertifyConfig, TrainConfig
+from tests.app.conftest import ROOT, Widget, open_page
+from tests.test_cli import same, strip
 
 
 def test_opens_without_running_anything() -> None:
@@ -61,6 +70,43 @@ def test_csv_upload_and_bad_uploads() -> None:
     assert r["class_names"] == ["left", "right"] and "attack" not in r
     assert r["summary"]["table"][-1]["clean_accuracy"] > 0.8
     assert len(at.get("plotly_chart")) == 2
+
+
+def test_page_job_equals_cli_golden(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page builds the run of ``tests/cli_golden/dualrs.json`` (moons, Sigma = {0.25, 1}, no attack) and hands it
+    to the job the CLI runs. The page offers n >= 500 and 50 test points at least, so the captured config runs with
+    the golden's n = 300 and 30 test points."""
+    golden = json.loads((ROOT / "tests" / "cli_golden" / "dualrs.json").read_text())
+    assert golden["argv"] == ["dualrs", "certify", "--data", "moons", "--n", "300", "--max-test", "30", "--sigmas",
+                              "0.25,1", "--json"]
+    calls = []
+    monkeypatch.setattr("ui.runner.run_job", lambda label, fn, *args, **kw: calls.append((fn, args)))
+    at = open_page("dualrs")
+    at.multiselect(key="dualrs_sigmas").set_value([1.0, 0.25])
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    [(fn, (data, config))] = calls
+    assert fn is jobs.run_certify and data is None
+    assert config.data == "moons" and config.train == TrainConfig(sigmas=(0.25, 1.0)) and not config.attack
+    assert config.seed == 0 and config.certify.alpha == 0.001 and config.certify.n0 == 100  # the CLI's defaults
+    assert pickle.loads(pickle.dumps((fn, config))) == (jobs.run_certify, config)
+    res = fn(data, dataclasses.replace(config, certify=dataclasses.replace(config.certify, n=300), max_test=30))
+    got = json.loads(json.dumps({**res.summary, "curves": res.curves_every(10)}))  # as the CLI prints it
+    expected = golden["expected"]
+    for path in golden["volatile"]:
+        got, expected = strip(got, path.split(".")), strip(expected, path.split("."))
+    assert same(got, expected) is None, same(got, expected)
+
+
+def test_job_and_config_pickle() -> None:
+    """The job, its config and an uploaded data set pickle (the Ray executor sends them to a worker)."""
+    from backend.robustness.dualrs.data2d import make_dataset
+
+    config = jobs.RunConfig("circles", TrainConfig(sigmas=(0.12, 0.5)), CertifyConfig(n=500), max_test=50,
+                            attack=True, seed=4)
+    data = make_dataset("moons", 40, 10)
+    back = pickle.loads(pickle.dumps((jobs.run_certify, data, config)))
+    assert back[0] is jobs.run_certify and back[2] == config and np.array_equal(back[1].x_train, data.x_train)
 
 
 # The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).

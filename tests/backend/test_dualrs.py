@@ -8,8 +8,8 @@ import torch
 from scipy.stats import norm
 
 from backend.errors import InputError
-from backend.robustness import attack, data2d
-from backend.robustness import dualrs as dr
+from backend.robustness.dualrs import attack, data2d
+from backend.robustness.dualrs import dualrs as dr
 
 
 class Linear(dr.MLP):

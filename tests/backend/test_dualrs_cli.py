@@ -8,15 +8,16 @@ import json
 
 import pytest
 
-from backend.robustness import cli
-from backend.robustness import dualrs as dr
+from backend.robustness.dualrs import cli, configs, jobs  # jobs binds the real TrainConfig before the patch below
 
 
 def test_certify_json(capsys: pytest.CaptureFixture[str], monkeypatch, tmp_path) -> None:
     quick = dataclasses.make_dataclass(
-        "QuickTrain", [("expert_steps", int, 80), ("estimator_steps", int, 80)], bases=(dr.TrainConfig,)
+        "QuickTrain", [("expert_steps", int, 80), ("estimator_steps", int, 80)], bases=(configs.TrainConfig,),
+        frozen=True,
     )
-    monkeypatch.setattr(dr, "TrainConfig", quick)
+    monkeypatch.setattr(configs, "TrainConfig", quick)  # the CLI builds its TrainConfig from configs when it runs
+    assert jobs.TrainConfig is not quick
     parser = argparse.ArgumentParser()
     cli.add_parser(parser.add_subparsers(dest="group"))
     args = parser.parse_args(

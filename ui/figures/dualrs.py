@@ -120,11 +120,11 @@ def plane(r: dict, selected: int | None = None) -> go.Figure:
 
 def curves(radii: Sequence[float], curves_: dict[str, Sequence[float]]) -> go.Figure:
     """Certified accuracy vs radius: one line per global sigma, dual RS in bold."""
-    from backend.robustness.dualrs import METHODS  # torch: loaded by the job that made the curves
+    from backend.robustness.dualrs.dualrs import METHODS  # torch: loaded by the job that made the curves
 
     fig = go.Figure()
     for i, (name, c) in enumerate(curves_.items()):
-        dual = name == "dual"
+        dual = name in METHODS and METHODS.kind(name) == "ours"  # the global baselines are keyed sigma=<s>
         fig.add_trace(
             go.Scatter(
                 x=list(radii),

@@ -31,9 +31,8 @@ import numpy as np
 import torch
 from scipy.stats import beta as beta_dist
 
-from ..runtime import Progress, report, sub_progress, timed
-from .data2d import Dataset2D
-from .dualrs import ABSTAIN, MLP, CertifyConfig, DualRSResult, TrainConfig, run, sample_counts
+from ...runtime import Progress, report, timed
+from .dualrs import ABSTAIN, MLP, DualRSResult, sample_counts
 
 
 @dataclass
@@ -270,54 +269,3 @@ def attack_run(
         seed=seed,
         progress=progress,
     )
-
-def certify_and_attack(
-    data: Dataset2D,
-    train: TrainConfig,
-    cert: CertifyConfig,
-    seed: int = 0,
-    max_test: int = 500,
-    with_attack: bool = True,
-    attack_cfg: AttackConfig | None = None,
-    progress: Progress | None = None,
-) -> dict:
-    """:func:`dualrs.run` plus (optionally) :func:`attack_dual` on its certificates, as a dict of small arrays and
-    numbers (no models): what the page keeps in its session state and what the JSON report summarises."""
-    res = run(
-        data,
-        train,
-        cert,
-        seed=seed,
-        max_test=max_test,
-        keep_models=with_attack,
-        progress=sub_progress(progress, 0.0, 0.8 if with_attack else 1.0),
-    )
-    keys = (
-        "sigmas",
-        "sigma_e",
-        "x_test",
-        "y_test",
-        "x_train",
-        "y_train",
-        "baselines",
-        "dual",
-        "radii",
-        "curves",
-        "map_x",
-        "map_y",
-        "map_sigma_idx",
-        "map_vote",
-    )
-    out = {k: getattr(res, k) for k in keys}
-    out.update(summary=res.summary(), class_names=data.class_names, seed=seed, dataset=data.name)
-    if with_attack:
-        a = attack_run(res, attack_cfg, seed=seed + 1, progress=sub_progress(progress, 0.8, 1.0))
-        out["attack"] = {
-            "summary": a.summary(),
-            "index": a.index,
-            "radius": a.radius,
-            "flipped": a.flipped,
-            "class_vote": a.min_class_vote,
-            "sigma_vote": a.min_sigma_vote,
-        }
-    return out

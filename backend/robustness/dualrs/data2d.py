@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
-from ..io.text import decode_text
+from ...errors import InputError
+from ...io.text import decode_text
+from ...registry import Registry
 
 
 @dataclass
@@ -49,7 +51,7 @@ class Dataset2D:
         return float(lo[0]), float(hi[0]), float(lo[1]), float(hi[1])
 
 
-def _moons(n: int, rng: np.random.Generator, noise: float, size: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+def _moons(n: int, rng: np.random.Generator, noise: float = 0.05, size: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
     n0 = n // 2
     t0, t1 = rng.uniform(0, np.pi, n0), rng.uniform(0, np.pi, n - n0)
     a = np.stack([np.cos(t0), np.sin(t0)], 1)
@@ -58,7 +60,7 @@ def _moons(n: int, rng: np.random.Generator, noise: float, size: float = 0.5) ->
     return x, np.concatenate([np.zeros(n0, int), np.ones(n - n0, int)])
 
 
-def _circles(n: int, rng: np.random.Generator, noise: float) -> tuple[np.ndarray, np.ndarray]:
+def _circles(n: int, rng: np.random.Generator, noise: float = 0.04) -> tuple[np.ndarray, np.ndarray]:
     n0 = n // 2
     t = rng.uniform(0, 2 * np.pi, n)
     radius = np.where(np.arange(n) < n0, 0.8, 0.4)
@@ -71,27 +73,29 @@ def _blobs(n: int, rng: np.random.Generator, centers: np.ndarray, std: float) ->
     return centers[y] + std * rng.standard_normal((n, 2)), y
 
 
-PRESETS = {
-    "moons": "two half-size moons (noise 0.05) whose classes meet closely, plus two blobs about 9 units away "
-    "(70% / 30% of points)",
-    "circles": "two concentric rings (radii 0.4 and 0.8, noise 0.04) plus two blobs about 9 units away (70% / 30%)",
-}
+# The presets: each entry draws the near part ``(n, rng) -> (x [n, 2], y [n])``; the far blobs are added by
+# make_dataset.
+DATASETS: Registry[Callable[[int, np.random.Generator], tuple[np.ndarray, np.ndarray]]] = Registry("dataset")
+DATASETS.add("moons", _moons, label="moons", kind="reference",
+             about="two half-size moons (noise 0.05) whose classes meet closely, plus two blobs about 9 units away "
+                   "(70% / 30% of points)")
+DATASETS.add("circles", _circles, label="circles", kind="reference",
+             about="two concentric rings (radii 0.4 and 0.8, noise 0.04) plus two blobs about 9 units away "
+                   "(70% / 30%)")
 
 
 def make_dataset(name: str = "moons", n_train: int = 1500, n_test: int = 500, seed: int = 0) -> Dataset2D:
-    """A synthetic preset (see :data:`PRESETS`); train and test come from independent draws of the same generator."""
-    if name not in PRESETS:
-        raise InputError(f"Unknown dataset {name!r}; presets: {', '.join(PRESETS)} (or upload a CSV).")
+    """A synthetic preset (see :data:`DATASETS`); train and test come from independent draws of the same
+    generator."""
+    near = DATASETS.get(name)
+    name = DATASETS.key(name)
     if not (20 <= n_train <= 50_000 and 1 <= n_test <= 20_000):
         raise InputError("Need 20..50,000 training points and 1..20,000 test points.")
     centers = np.array([[-8.5, 0.1], [9.0, 0.1]])  # class 0 far left, class 1 far right
 
     def draw(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         n_near = round(0.7 * n)
-        if name == "moons":
-            xa, ya = _moons(n_near, rng, 0.05)
-        else:
-            xa, ya = _circles(n_near, rng, 0.04)
+        xa, ya = near(n_near, rng)
         xb, yb = _blobs(n - n_near, rng, centers, 0.4)
         x, y = np.concatenate([xa, xb]), np.concatenate([ya, yb])
         perm = rng.permutation(n)
@@ -100,7 +104,8 @@ def make_dataset(name: str = "moons", n_train: int = 1500, n_test: int = 500, se
     rng = np.random.default_rng(seed)
     x_tr, y_tr = draw(n_train, rng)
     x_te, y_te = draw(n_test, np.random.default_rng(seed + 10_007))
-    return Dataset2D(name, x_tr, y_tr, x_te, y_te, ["class 0", "class 1"], notes={"preset": PRESETS[name]})
+    return Dataset2D(name, x_tr, y_tr, x_te, y_te, ["class 0", "class 1"],
+                     notes={"preset": DATASETS.entry(name).about})
 
 
 def load_csv(

@@ -15,14 +15,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli_common import Output, add_action, add_group, float_list
+from ...cli_common import Output, add_action, add_group, float_list
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
     """Add the ``dualrs`` group to ``python -m backend``."""
+    from .data2d import DATASETS
+
     acts = add_group(subparsers, "dualrs", "dual randomized smoothing: per-input sigma with certified radii")
     c = add_action(acts, "certify", cmd_certify, "certify test points with each global sigma and with dual RS")
-    c.add_argument("--data", default="moons", help="preset: moons or circles (ignored with --csv)")
+    c.add_argument("--data", default="moons", help=f"preset: {' or '.join(DATASETS)} (ignored with --csv)")
     c.add_argument("--csv", type=Path, default=None, help="a 2-D CSV with columns x, y, label")
     c.add_argument("--sigmas", type=float_list, default=(0.12, 0.25, 0.5, 1.0), help="the set Sigma")
     c.add_argument("--sigma-e", type=float, default=None, help="estimator noise level (default max Sigma)")
@@ -37,26 +39,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
 
 
 def cmd_certify(args: argparse.Namespace) -> Output:
-    from ..io.registry import read_path
-    from ..runtime import provenance
-    from . import attack, data2d
-    from . import dualrs as dr
+    from ...io.registry import read_path
+    from ...runtime import provenance
+    from .configs import CertifyConfig, TrainConfig
+    from .jobs import RunConfig, run_certify
 
-    if args.csv is not None:
-        data = read_path("points2d", args.csv, seed=args.seed)
-    else:
-        data = data2d.make_dataset(args.data, seed=args.seed)
-    train = dr.TrainConfig(sigmas=args.sigmas, sigma_e=args.sigma_e, finetune_steps=args.finetune_steps)
-    cert = dr.CertifyConfig(n0=args.n0, n=args.n, alpha=args.alpha)
-    res = dr.run(data, train, cert, seed=args.seed, max_test=args.max_test, keep_models=args.attack)
-    out = res.summary()
-    out["curves"] = {
-        "radius": [round(float(r), 4) for r in res.radii[::10]],
-        **{k: [round(float(v), 4) for v in c[::10]] for k, c in res.curves.items()},
-    }
-    if args.attack:
-        a = attack.attack_run(res, seed=args.seed + 1)
-        out["attack"] = a.summary()
+    config = RunConfig(args.data, TrainConfig(sigmas=args.sigmas, sigma_e=args.sigma_e,
+                                              finetune_steps=args.finetune_steps),
+                       CertifyConfig(n0=args.n0, n=args.n, alpha=args.alpha), max_test=args.max_test,
+                       attack=args.attack, seed=args.seed)
+    data = None if args.csv is None else read_path("points2d", args.csv, seed=args.seed)
+    res = run_certify(data, config)
+    out = dict(res.summary)
+    out["curves"] = res.curves_every(10)
+    if res.attack is not None:
+        out["attack"] = res.attack["summary"]
     params = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k not in ("func", "seed")}
     out["provenance"] = provenance(args.seed, **params)
     keys = ["method", "clean_accuracy", "acc@0.25", "acc@0.5", "acc@1", "acc@2", "average_certified_radius"]

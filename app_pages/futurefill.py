@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from backend.generation import futurefill as ff
+from backend.generation.futurefill import jobs
+from backend.generation.futurefill.futurefill import FILTER_KINDS, METHODS, preset_series
+from backend.generation.futurefill.inputs import PRESETS
 from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.figures import futurefill as figs
@@ -40,9 +41,9 @@ c1, c2 = st.columns([1, 2])
 source = bound(c1.radio, "Series", ["Preset", "Upload a series"], key="futurefill_source", horizontal=True)
 series, series_name = None, ""
 if source == "Preset":
-    preset = bound(c2.selectbox, "Preset", list(ff.PRESETS), key="futurefill_preset")
+    preset = bound(c2.selectbox, "Preset", list(PRESETS), key="futurefill_preset")
     n_preset = bound(c2.select_slider, "Preset length", [128, 256, 512, 1024, 2048], 512, key="futurefill_plen")
-    series, series_name = ff.preset_series(preset, n_preset, seed=0), f"preset:{preset}"
+    series, series_name = preset_series(preset, n_preset, seed=0), f"preset:{preset}"
 else:
     with c2:
         got = file_input("series", "A 1-D series: .txt or .csv, one number per line (or one numeric column)",
@@ -58,7 +59,7 @@ with st.form("futurefill_form"):
     n_new = bound(c1.select_slider, "Values to generate", [256, 512, 1024, 2048, 4096, 8192, 16384], 2048,
                              key="futurefill_new")
     n_filters = bound(c2.slider, "Filters F", 1, 32, 16, key="futurefill_filters")
-    kind = bound(c3.selectbox, "Filters", ["spectral", "random"], key="futurefill_kind")
+    kind = bound(c3.selectbox, "Filters", list(FILTER_KINDS), key="futurefill_kind")
     epoch = bound(c4.number_input, "Epoch K (0 = sqrt(L log L))", 0, 16384, 0, key="futurefill_epoch")
     c1, c2, c3 = st.columns(3)
     max_len = bound(c1.select_slider, "Cost chart: longest length", [2048, 4096, 8192, 16384], 8192, key="futurefill_maxlen")
@@ -68,40 +69,13 @@ with st.form("futurefill_form"):
                                disabled=series is None)
 
 
-def job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
-    from backend.runtime import sub_progress
-
-    total = len(series) + int(n_new)
-    model, fit = ff.fit_model(series, total, int(n_filters), kind, seed=int(seed))
-    prompt = (series - model.mean) / model.std
-    cmp = ff.compare_methods(model, prompt, int(n_new), epoch=int(epoch) or None, seed=int(seed),
-                             progress=sub_progress(progress, 0.0, 0.55))
-    lengths = [2**k for k in range(8, int(np.log2(max_len)) + 1)]
-    bench = ff.bench(lengths, n_filters=int(n_filters), kind="random", seed=int(seed),
-                     progress=sub_progress(progress, 0.55, 0.95))
-    anim = {}
-    small = ff.make_model(int(anim_len), 2, "random", seed=int(seed))
-    for m in ff.METHODS.names(kind="ours"):  # the FutureFill methods (naive fills no cache)
-        p_len = int(anim_len) // 4 if m == "prompted" else 1
-        r = ff.generate(small, np.ones(p_len), int(anim_len) - p_len, m, record=True)
-        anim[m] = {"events": [{"step": e.step, "src": e.src, "dst": e.dst, "fft_size": e.fft_size} for e in r.events],
-                   "length": int(anim_len), "prompt_len": p_len, "epoch": r.epoch}
-    rows = []
-    for m, r in cmp.results.items():
-        rows.append({"method": m, "seconds": round(r.seconds, 4), "MACs": r.macs, "setup MACs": r.setup_macs,
-                     "FFT calls": r.fft_calls, "state floats / filter": r.cache_floats, "epoch K": r.epoch,
-                     "max |u - naive|": cmp.max_err_u[m], "max |y - naive|": cmp.max_err_y[m]})
-    scale = lambda v: (np.asarray(v) * model.std + model.mean).tolist()  # noqa: E731 - back to the series' units
-    return {"u": {m: scale(r.u) for m, r in cmp.results.items()}, "prompt_len": len(series), "n_new": int(n_new),
-            "metrics": rows, "fit": fit, "bench": {"rows": bench.rows, "slopes": bench.slopes,
-                                                  "mac_ratios": bench.mac_ratios}, "anim": anim,
-            "params": {"series": series_name, "n_new": int(n_new), "filters": int(n_filters), "kind": kind,
-                       "epoch": int(epoch) or None, "seed": int(seed), "bench_lengths": lengths}}
-
-
 if go and series is not None:
-    out = run_job("FutureFill: every method on your series", job, time_cap_s=300)
+    config = jobs.PageConfig(jobs.GenerateConfig(n_new=int(n_new), n_filters=int(n_filters), kind=kind,
+                                                 epoch=int(epoch) or None, seed=int(seed)),
+                             max_len=int(max_len), anim_len=int(anim_len))
+    out = run_job("FutureFill: every method on your series", jobs.run_page, series, config, time_cap_s=300)
     if out is not None:
+        out["params"] = {"series": series_name, **out["params"]}
         res_all["run"] = out
         costs = {f"MACs {row['method']}": row["MACs"] for row in out["metrics"]}
         record_run("futurefill", {k: v for k, v in out["params"].items() if k != "seed"},
@@ -124,10 +98,10 @@ if r := res_all.get("run"):
     @st.fragment
     def animation() -> None:
         names = list(r["anim"])
-        m = st.radio("Method", names, index=names.index("continuous") if "continuous" in names else 0,
-                     format_func=ff.METHODS.label, horizontal=True, key="futurefill_anim_method")
+        m = st.radio("Method", names, index=names.index(jobs.HEADLINE) if jobs.HEADLINE in names else 0,
+                     format_func=METHODS.label, horizontal=True, key="futurefill_anim_method")
         a = r["anim"][m]
-        st.plotly_chart(figs.fill_animation(a["events"], a["length"], m, a["prompt_len"] if m == "prompted" else 0),
+        st.plotly_chart(figs.fill_animation(a["events"], a["length"], m, a["shaded"]),
                         key="futurefill_anim_fig")
         st.caption("Press Play or drag the slider. Continuous: after input t the last lowbit(t) inputs fill the next "
                    "lowbit(t) slots (blocks 1, 2, 1, 4, 1, 2, 1, 8, ...); every pair is filled exactly once, before "

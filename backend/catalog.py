@@ -162,7 +162,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F0, 1),
         icon=":material/fast_forward:",
         status="available",
-        cli="backend.generation.cli",
+        package="backend.generation.futurefill",
     ),
     Paper(
         id="tactic",
@@ -226,7 +226,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F4, 15),
         icon=":material/science:",
         status="available",
-        cli="backend.physics.pbfm_cli",
+        package="backend.physics.pbfm",
     ),
     Paper(
         id="nowcast",

@@ -33,7 +33,8 @@ def main() -> int:
 
     import numpy as np
 
-    from backend.generation import futurefill as ff
+    from backend.generation.futurefill.futurefill import METHODS
+    from backend.generation.futurefill.jobs import BenchConfig, run_bench
     from backend.runtime import package_versions
 
     lengths = []
@@ -41,12 +42,12 @@ def main() -> int:
     while n <= args.max_len:
         lengths.append(n)
         n *= 2
-    res = ff.bench(lengths, ("naive", "epoched", "continuous", "prompted"), n_filters=args.filters, kind="random",
-                   repeats=args.repeats)
+    res = run_bench(BenchConfig(tuple(lengths), tuple(METHODS), n_filters=args.filters, kind="random",
+                                repeats=args.repeats))
     extra = None
     if args.direct_below:
-        extra = ff.bench(lengths, ("continuous",), n_filters=args.filters, kind="random", repeats=args.repeats,
-                         direct_below=args.direct_below)
+        extra = run_bench(BenchConfig(tuple(lengths), ("continuous",), n_filters=args.filters, kind="random",
+                                      repeats=args.repeats, direct_below=args.direct_below))
     rows = {(r["method"], r["length"]): r for r in res.rows}
     if extra:
         rows.update({("continuous*", r["length"]): r for r in extra.rows})
@@ -56,7 +57,7 @@ def main() -> int:
           f"numpy {np.__version__}, "
           f"python {platform.python_version()}; {args.filters} random filters, prompt 16, median of {args.repeats}.")
     print(f"Versions: {package_versions(('numpy', 'scipy'))}\n")
-    meths = ["naive", "epoched", "continuous", "prompted"] + (["continuous*"] if extra else [])
+    meths = METHODS.names() + (["continuous*"] if extra else [])
     head = "| L | " + " | ".join(f"{m} s" for m in meths) + " | naive/continuous time | naive/continuous* time | " \
         "naive MACs | continuous MACs | MAC ratio | max abs err vs naive |"
     print(head)
@@ -65,7 +66,7 @@ def main() -> int:
         secs = [rows[(m, L)]["seconds"] for m in meths]
         nv, ct = rows[("naive", L)], rows[("continuous", L)]
         cs = rows.get(("continuous*", L))
-        err = max(float(rows[(m, L)]["max_err"]) for m in ("epoched", "continuous", "prompted"))
+        err = max(float(rows[(m, L)]["max_err"]) for m in METHODS.names(kind="ours"))
         print(f"| {L} | " + " | ".join(f"{s:.3f}" for s in secs)
               + f" | {nv['seconds'] / ct['seconds']:.2f}x | "
               + (f"{nv['seconds'] / cs['seconds']:.2f}x" if cs else "-")

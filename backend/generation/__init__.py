@@ -1,3 +1,8 @@
-"""Generation from sequence models. ``futurefill``: exact fast decoding for convolutional sequence models (FutureFill,
-ICLR 2026): naive / epoched / continuous / prompted online convolution, a small spectral-filter model, the cost model.
-CLI group ``futurefill`` (``backend.generation.cli``)."""
+"""Generation from sequence models, one package per method:
+
+- ``backend.generation.futurefill``: FutureFill (arXiv 2410.03766): exact fast decoding for convolutional sequence
+  models: naive / epoched / continuous / prompted online convolution, a small spectral-filter model, the cost model
+  (CLI group ``futurefill``).
+
+Nothing is shared between methods yet.
+"""

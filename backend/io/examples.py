@@ -150,21 +150,6 @@ def trajectories_odd() -> dict[str, bytes]:
                                                        for f in range(4) for i in range(2)])}
 
 
-# ------------------------------------------------------------------------------------------------------ series
-def series(seed: int = 0) -> bytes:
-    """A 1-D series of 40 numbers, one per line, with a header."""
-    r = _rng(seed)
-    x = np.sin(np.arange(40) / 3.0) + r.normal(0, 0.05, 40)
-    return _lines(["value"] + [f"{v:.4f}" for v in x])
-
-
-def series_odd() -> dict[str, bytes]:
-    x = [f"{np.sin(i / 2):.3f}" for i in range(20)]
-    return {"crlf.txt": _lines(x, crlf=True), "one_line.txt": " ".join(x).encode(),
-            "negative_semicolons.csv": _lines([f"{i};-{v.lstrip('-')}" for i, v in enumerate(x)]),
-            "one_row.csv": _lines(["value", "1.0"]), "bom.txt": b"\xef\xbb\xbf" + _lines(x)}
-
-
 # ------------------------------------------------------------------------------------------------ facility_csv
 def facility_csv(seed: int = 0) -> bytes:
     """A facility-location instance: 4 facilities, 8 customers."""

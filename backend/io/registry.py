@@ -6,7 +6,6 @@
 | ``video`` | ``backend.io.video.decode_video`` | MP4, WebM, GIF, NPZ, ZIP of PNG | 20 MB, 5-240 frames, 1,024 px per side | sigmark page; ``sigmark extract FILE`` |
 | ``radar`` | ``backend.forecast.precip.io.load_radar`` | NPZ, NetCDF classic, ZIP of PNG | 20 MB (160 MB unpacked), 3-96 frames, 0-500 mm/h | nowcast page; ``nowcast run --input`` |
 | ``trajectories`` | ``backend.forecast.crowd.csvio.read_trajectories`` | CSV ``frame,id,x,y`` | 5 MB, 600 pedestrians, 180 s | crowd page; ``crowd simulate --input`` |
-| ``series`` | ``backend.generation.futurefill.load_series`` | text / CSV of numbers | 5 MB, 16-65,536 finite values | futurefill page; ``futurefill generate --series`` |
 | ``labelled_texts`` | ``backend.tokens.stress.parse_labelled_csv`` | CSV ``text,label`` | 2 MB, 10-4,000 rows, 2-20 classes | glot page; ``glot train --csv`` |
 | ``text_corpus`` | ``backend.compression.corpus.decode_upload`` | UTF-8 text | 2 MB | pruning, stamp, tactic pages; ``pruning run --calib/--eval``, ``pruning encoder --text``, ``stamp eval --text``, ``tactic run/ppl --text`` |
 | ``multiseries`` | ``backend.forecast.adapter.data.read_csv`` | CSV, time column then numeric channels | 10 MB, 20,000 rows, 1-16 channels, long enough for input + horizon + splits | deltaadapter page; ``deltaadapter run/calibrate/select --data FILE`` |
@@ -15,7 +14,6 @@
 | ``facility_csv`` | ``backend.search.facility.read_facility_csv`` | CSV ``kind,x,y,amount,fixed_cost`` | 2 MB, 2-40 facilities, 2-200 customers | mathmo page; ``mathmo search/grid --instance`` |
 | ``tsplib`` | ``backend.heuristics.problems.read_tsplib`` | TSPLIB ``.tsp`` text (``tsplib95``) | 2 MB, 5-1,000 cities, EUC_2D / CEIL_2D / ATT, finite coordinates | moh page; ``moh solve --instance`` |
 | ``bin_items`` | ``backend.heuristics.problems.read_bin_items`` | CSV / text, one item size per line | 1 MB, 5-2,000 items in (0, capacity] | moh page |
-| ``pde_field`` | ``backend.physics.pdes.read_field`` | NPZ / CSV of one PDE field | 2 MB, Darcy [2, 64] or heat [1, 8, 32], finite | pbfm page; ``pbfm residual --field`` |
 | ``channel_stack`` | ``backend.imputation.stack.read_stack`` | NPZ of one (12, H, W) array (TIFF not read) | 4 MB, 12 channels, 8-96 px per side, real dtype, finite, no constant channel | mcd page; ``mcd impute --stack`` |
 | ``model_folder`` | ``backend.io.folders.check_model_folder`` | a folder with ``config.json`` | config.json 1 MB, a JSON object | every local model folder a loader is given (``backend.models._common.resolve_source``): models page source boxes, ``models check --source``, ``glot --backbone``, ``softbon text --encoder`` |
 
@@ -96,8 +94,6 @@ _SHARED: tuple[InputKind, ...] = (
        "archive"),
     _k("trajectories", "pedestrian trajectories", "backend.forecast.crowd.csvio:read_trajectories", ("csv", "txt"),
        5 * MB, "UTF-8 CSV with columns frame, id, x, y (metres); at most 5 MB, 600 pedestrians, 180 s", "csv"),
-    _k("series", "a 1-D series", "backend.generation.futurefill:load_series", ("txt", "csv"), 5 * MB,
-       "UTF-8 text or CSV, one number per line (or one numeric column); 16 to 65,536 finite values, 5 MB", "csv"),
     _k("labelled_texts", "labelled texts", "backend.tokens.stress:parse_labelled_csv", ("csv", "txt"), 2 * MB,
        "UTF-8 CSV with header text,label; 10-4,000 rows, 2-20 classes, texts of at most 2,000 characters; 2 MB",
        "csv"),
@@ -122,9 +118,6 @@ _SHARED: tuple[InputKind, ...] = (
     _k("bin_items", "bin-packing item sizes", "backend.heuristics.problems:read_bin_items", ("csv", "txt"), MB,
        "CSV or text, one item size per line (optional header), 5-2,000 items, each in (0, capacity], capacity 100 "
        "unless set; 1 MB", "csv"),
-    _k("pde_field", "a PDE field", "backend.physics.pdes:read_field", ("npz", "csv", "txt"), 2 * MB,
-       "NPZ with a float array 'field' (or CSV rows): Darcy [2, 64] (log k, u) or heat [1, 8, 32]; finite values, "
-       "no object arrays; 2 MB", "archive", example="backend.physics.pbfm_inputs:pde_field"),
     _k("channel_stack", "a multi-channel image stack", "backend.imputation.stack:read_stack", ("npz",), 4 * MB,
        "NPZ with one float or integer array 'stack' of shape (12, H, W), channels in the page's order, 8-96 px per "
        "side, finite values, no object arrays (TIFF is not read: save it as NPZ); 4 MB", "archive",

@@ -1,4 +1,4 @@
-"""FutureFill (backend/generation/futurefill.py): exactness of every engine, the binary-carry schedule, the cost model
+"""FutureFill (backend/generation/futurefill/): exactness of every engine, the binary-carry schedule, the cost model
 and its growth claim, prompted generation's cache, the spectral filters, uploads and the CLI.
 
 Claims checked here:
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from backend.errors import InputError
-from backend.generation import futurefill as ff
+from backend.generation.futurefill import futurefill as ff
 from tests.cli_json import run_cli_json
 
 
@@ -177,7 +177,7 @@ def test_bad_inputs_raise_input_error() -> None:
         ff.generate(model, np.ones(10), 100)
     with pytest.raises(InputError, match="Valid names: naive, epoched, continuous, prompted"):
         ff.generate(model, np.ones(10), 10, "fast")
-    with pytest.raises(InputError, match="valid kinds"):
+    with pytest.raises(InputError, match="Valid names: spectral, random"):
         ff.make_model(64, 2, "hyena")
 
 

@@ -1,7 +1,8 @@
 """The online-convolution engines of FutureFill, their cost model and the method table.
 
 For every filter ``phi`` the online convolution ``y_t = sum_{j=0}^{t} u_{t-j} phi_j`` is computed token by token
-(``u_{t+1}`` may depend on ``y_t``). The four methods (registry :data:`METHODS`):
+(``u_{t+1}`` may depend on ``y_t``). The four methods (the engines of the first three are the registry
+:data:`ENGINES`; all four are ``futurefill.METHODS``):
 
 - ``naive``: every step takes the inner product of the whole history with the filter: ``O(L^2)`` multiply-adds.
 - ``epoched`` (paper: Epoched-FutureFill): a cache ``C`` of the next ``K`` outputs; ``y_t = C_t + (direct sum over the
@@ -28,19 +29,20 @@ per FFT size and counted once (``setup_macs``). Small blocks may be done directl
 (``direct_below``); their cost is then ``F m^2`` MACs.
 
 The model that generates with these engines, the comparison and the benchmark are in
-:mod:`backend.generation.futurefill`.
+:mod:`backend.generation.futurefill.futurefill`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from ..errors import InputError
-from ..registry import Registry
+from ...errors import InputError
+from ...registry import Registry
 
 MAX_TOTAL_LENGTH = 1 << 17  # prompt + generated tokens
 
@@ -265,29 +267,38 @@ def naive_macs(length: int, n_filters: int = 1) -> int:
 
 
 # ------------------------------------------------------------------------------------------------------- registry
-METHODS: Registry[type[OnlineConv]] = Registry("FutureFill method")
-METHODS.add("naive", NaiveConv, label="Naive online conv.", kind="baseline", color="#7f7f7f",
+def naive_engine(filters: np.ndarray, *, epoch: int | None = None, direct_below: int = 0,
+                 record: bool = False) -> NaiveConv:
+    """The naive engine over ``filters`` ``[F, T]`` (``epoch`` and ``direct_below`` do not apply)."""
+    return NaiveConv(filters, record=record)
+
+
+def epoched_engine(filters: np.ndarray, *, epoch: int | None = None, direct_below: int = 0,
+                   record: bool = False) -> EpochedConv:
+    """Epoched FutureFill over ``filters`` ``[F, T]`` with epoch length ``epoch`` (None: :func:`default_epoch`)."""
+    return EpochedConv(filters, epoch=epoch, record=record)
+
+
+def continuous_engine(filters: np.ndarray, *, epoch: int | None = None, direct_below: int = 0,
+                      record: bool = False) -> ContinuousConv:
+    """Continuous FutureFill over ``filters`` ``[F, T]``; carry blocks of size <= ``direct_below`` done directly."""
+    return ContinuousConv(filters, record=record, direct_below=direct_below)
+
+
+# the methods that are one engine run over every token
+ENGINES: Registry[Callable[..., OnlineConv]] = Registry("FutureFill engine")
+ENGINES.add("naive", naive_engine, label="Naive online conv.", kind="baseline", color="#7f7f7f",
             about="one inner product over the whole history per token: O(L^2)")
-METHODS.add("epoched", EpochedConv, label="Epoched FutureFill", kind="ours", color="#1f77b4",
+ENGINES.add("epoched", epoched_engine, label="Epoched FutureFill", kind="ours", color="#1f77b4",
             about="a K-slot cache refilled by one FutureFill every K tokens: O(L^2 log L / K + K L)")
-METHODS.add("continuous", ContinuousConv, label="Continuous FutureFill", kind="ours", color="#d62728",
+ENGINES.add("continuous", continuous_engine, label="Continuous FutureFill", kind="ours", color="#d62728",
             about="binary-carry FutureFills of the last 2^k inputs: O(L log^2 L)")
-METHODS.add("prompted", ContinuousConv, label="Prompted (prefill + continuous)", kind="ours", color="#2ca02c",
-            about="one FutureFill of the prompt, then continuous FutureFill over the generated tokens: O(K) cache")
-ENGINES = ("naive", "epoched", "continuous")  # the methods that are one engine run over every token
 
 
 def make_engine(method: str, filters: np.ndarray, *, epoch: int | None = None, direct_below: int = 0,
                 record: bool = False) -> OnlineConv:
     """A fresh engine of one of :data:`ENGINES` over ``filters`` ``[F, T]``."""
-    key = METHODS.key(method)
-    if key not in ENGINES:
-        raise InputError(f"Unknown engine {method!r}; valid engines: {', '.join(ENGINES)}.")
-    if key == "epoched":
-        return EpochedConv(filters, epoch=epoch, record=record)
-    if key == "continuous":
-        return ContinuousConv(filters, record=record, direct_below=direct_below)
-    return NaiveConv(filters, record=record)
+    return ENGINES.get(method)(filters, epoch=epoch, direct_below=direct_below, record=record)
 
 
 def online_convolve(u: np.ndarray, filters: np.ndarray, method: str, *, epoch: int | None = None,
@@ -304,7 +315,7 @@ def online_convolve(u: np.ndarray, filters: np.ndarray, method: str, *, epoch: i
 
 
 __all__ = [
-    "ENGINES", "MAX_TOTAL_LENGTH", "METHODS", "ContinuousConv", "EpochedConv", "FillEvent", "NaiveConv", "OnlineConv",
-    "continuous_macs", "default_epoch", "fft_macs", "fftconv_macs", "futurefill", "make_engine", "naive_macs",
-    "next_pow2", "online_convolve",
+    "ENGINES", "MAX_TOTAL_LENGTH", "ContinuousConv", "EpochedConv", "FillEvent", "NaiveConv", "OnlineConv",
+    "continuous_engine", "continuous_macs", "default_epoch", "epoched_engine", "fft_macs", "fftconv_macs",
+    "futurefill", "make_engine", "naive_engine", "naive_macs", "next_pow2", "online_convolve",
 ]

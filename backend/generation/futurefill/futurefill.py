@@ -7,8 +7,9 @@ A convolutional sequence model (STU, Hyena-style long convolutions) computes, fo
 the online convolution ``y_t = sum_{j=0}^{t} u_{t-j} phi_j`` (0-indexed here; the paper writes it 1-indexed). During
 generation ``u_{t+1}`` depends on ``y_t``, so the whole convolution cannot be done by one FFT. Four exact ways to run
 that online convolution (naive, epoched, continuous, prompted), the FutureFill primitive and the cost model (what
-``macs`` counts) are in :mod:`backend.generation.engines`; this module holds a small model to generate from,
-generation with every method, their comparison, the benchmark and the series presets.
+``macs`` counts) are in :mod:`backend.generation.futurefill.engines`; this module holds a small model to generate
+from, generation with every method (the registry :data:`METHODS`), their comparison, the benchmark and the series
+parser.
 
 The model (:class:`ConvSeqModel`): ``F`` filters (spectral STU filters, i.e. the top eigenvectors of the Hankel matrix
 ``Z_ij = 2 / ((i+j)^3 - (i+j))`` scaled by their eigenvalue to the 1/4, as in the STU paper; or random decaying
@@ -29,12 +30,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..errors import InputError
-from ..runtime import Progress, report
+from ...errors import InputError
+from ...registry import Registry, choose
+from ...runtime import Progress, report
 from .engines import (  # noqa: F401 - the engine API, re-exported for callers of this module
     ENGINES,
     MAX_TOTAL_LENGTH,
-    METHODS,
     ContinuousConv,
     EpochedConv,
     FillEvent,
@@ -50,6 +51,10 @@ from .engines import (  # noqa: F401 - the engine API, re-exported for callers o
     next_pow2,
     online_convolve,
 )
+from .inputs import PRESETS
+
+FILTER_KINDS = ("spectral", "random")
+REFERENCE = "naive"  # the method every other one is checked against
 
 
 # ------------------------------------------------------------------------------------------------------- filters
@@ -153,12 +158,11 @@ def make_model(
 ) -> ConvSeqModel:
     """A random model whose total gain ``sum_k |w_k| ||phi_k||_1 + |a|`` equals ``gain`` (< 1 keeps the generation
     contractive, so rounding differences between engines cannot grow along the sequence)."""
+    kind = choose(kind, FILTER_KINDS, "filter kind")
     if kind == "spectral":
         filt = spectral_filters(length, n_filters)
-    elif kind == "random":
-        filt = random_filters(length, n_filters, seed=seed + 1)
     else:
-        raise InputError(f"Unknown filter kind {kind!r}; valid kinds: spectral, random.")
+        filt = random_filters(length, n_filters, seed=seed + 1)
     rng = np.random.default_rng(seed)
     w = rng.standard_normal(n_filters)
     a = 0.5
@@ -248,6 +252,85 @@ def _check_lengths(prompt_len: int, n_new: int, model: ConvSeqModel) -> None:
         raise InputError(f"The model's filters have length {model.max_length}; prompt + generated = {total}.")
 
 
+@dataclass
+class Decoded:
+    """The counters of one decode (:func:`decode_online`, :func:`decode_prompted`); the values are written into the
+    ``u`` and ``y`` arrays they were given."""
+
+    macs: int
+    setup_macs: int
+    fft_calls: int
+    cache_floats: int
+    events: list[FillEvent]
+    epoch: int | None
+
+
+def decode_online(model: ConvSeqModel, u: np.ndarray, y: np.ndarray, eps: np.ndarray, *, method: str,
+                  epoch: int | None = None, direct_below: int = 0, record: bool = False,
+                  progress: Progress | None = None) -> Decoded:
+    """Push the prompt ``u[:P]`` (``P = len(u) - len(eps)``) and then each generated value through one engine of
+    :data:`ENGINES` (``method``), filling ``u[P:]`` and ``y`` ``[F, T]`` in place."""
+    T = u.shape[0]
+    P = T - eps.shape[0]
+    every = max(1, T // 50)
+    eng = make_engine(method, model.filters[:, :T], epoch=epoch, direct_below=direct_below, record=record)
+    for t in range(T):
+        if t >= P:
+            u[t] = model.next_value(y[:, t - 1], u[t - 1], eps[t - P])
+        y[:, t] = eng.push(u[t])
+        if progress is not None and t % every == 0:
+            report(progress, (t + 1) / T, f"{method}: token {t + 1}/{T}")
+    return Decoded(eng.macs, eng.setup_macs, eng.fft_calls, eng.peak_cache, eng.events, getattr(eng, "K", None))
+
+
+def decode_prompted(model: ConvSeqModel, u: np.ndarray, y: np.ndarray, eps: np.ndarray, *, method: str,
+                    epoch: int | None = None, direct_below: int = 0, record: bool = False,
+                    progress: Progress | None = None) -> Decoded:
+    """Prefill the prompt ``u[:P]`` with one FFT (outputs on the prompt plus its contribution to the ``n_new`` future
+    slots), then run continuous FutureFill over the generated tokens only (``epoch`` does not apply)."""
+    T = u.shape[0]
+    n_new = eps.shape[0]
+    P = T - n_new
+    every = max(1, T // 50)
+    phi = model.filters[:, :T]
+    prompt = u[:P]
+    events: list[FillEvent] = []
+    n = next_pow2(2 * P + n_new - 1)
+    spec_phi = np.fft.rfft(phi, n)
+    full = np.fft.irfft(np.fft.rfft(prompt, n) * spec_phi, n)
+    y[:, :P] = full[:, :P]
+    macs = fftconv_macs(n, model.n_filters, T)
+    setup = model.n_filters * fft_macs(n)
+    if record:
+        events.append(FillEvent(P, (0, P), (P, T), n))
+    engine = ContinuousConv(phi[:, :n_new], record=record, direct_below=direct_below)
+    engine.cache[:] = full[:, P:T]  # the prompt's contribution to the n_new future slots: all we keep of it
+    del full
+    for s in range(n_new):
+        prev = P - 1 + s
+        u[P + s] = model.next_value(y[:, prev], u[prev], eps[s])
+        y[:, P + s] = engine.push(u[P + s])
+        if progress is not None and s % every == 0:
+            report(progress, (s + 1) / n_new, f"{method}: token {s + 1}/{n_new}")
+    if record:
+        events.extend(FillEvent(e.step + P, (e.src[0] + P, e.src[1] + P), (e.dst[0] + P, e.dst[1] + P),
+                                e.fft_size) for e in engine.events)
+    # state: 2 n_new (cache slots + generated inputs), independent of P
+    return Decoded(macs + engine.macs, setup + engine.setup_macs, 1 + engine.fft_calls, engine.peak_cache, events,
+                   None)
+
+
+METHODS: Registry[Callable[..., Decoded]] = Registry("FutureFill method")
+METHODS.add("naive", decode_online, label="Naive online conv.", kind="baseline", color="#7f7f7f",
+            about="one inner product over the whole history per token: O(L^2)")
+METHODS.add("epoched", decode_online, label="Epoched FutureFill", kind="ours", color="#1f77b4",
+            about="a K-slot cache refilled by one FutureFill every K tokens: O(L^2 log L / K + K L)")
+METHODS.add("continuous", decode_online, label="Continuous FutureFill", kind="ours", color="#d62728",
+            about="binary-carry FutureFills of the last 2^k inputs: O(L log^2 L)")
+METHODS.add("prompted", decode_prompted, label="Prompted (prefill + continuous)", kind="ours", color="#2ca02c",
+            about="one FutureFill of the prompt, then continuous FutureFill over the generated tokens: O(K) cache")
+
+
 def generate(
     model: ConvSeqModel,
     prompt: np.ndarray,
@@ -273,67 +356,27 @@ def generate(
     P = int(prompt.shape[0])
     _check_lengths(P, n_new, model)
     T = P + n_new
-    phi = model.filters[:, :T]
     eps = np.random.default_rng(seed).standard_normal(n_new)
     u = np.empty(T)
     u[:P] = prompt
     y = np.empty((model.n_filters, T))
-    every = max(1, T // 50)
     start = time.perf_counter()
-    events: list[FillEvent] = []
-
-    if method == "prompted":
-        # prefill: y on the prompt and the prompt's contribution to the n_new future slots, one FFT
-        n = next_pow2(2 * P + n_new - 1)
-        spec_phi = np.fft.rfft(phi, n)
-        full = np.fft.irfft(np.fft.rfft(prompt, n) * spec_phi, n)
-        y[:, :P] = full[:, :P]
-        macs = fftconv_macs(n, model.n_filters, T)
-        setup = model.n_filters * fft_macs(n)
-        if record:
-            events.append(FillEvent(P, (0, P), (P, T), n))
-        engine = ContinuousConv(phi[:, :n_new], record=record, direct_below=direct_below)
-        engine.cache[:] = full[:, P:T]  # the prompt's contribution to the n_new future slots: all we keep of it
-        del full
-        for s in range(n_new):
-            prev = P - 1 + s
-            u[P + s] = model.next_value(y[:, prev], u[prev], eps[s])
-            y[:, P + s] = engine.push(u[P + s])
-            if progress is not None and s % every == 0:
-                report(progress, (s + 1) / n_new, f"prompted: token {s + 1}/{n_new}")
-        if record:
-            events.extend(FillEvent(e.step + P, (e.src[0] + P, e.src[1] + P), (e.dst[0] + P, e.dst[1] + P),
-                                    e.fft_size) for e in engine.events)
-        macs += engine.macs
-        setup += engine.setup_macs
-        fft_calls = 1 + engine.fft_calls
-        cache_floats = engine.peak_cache  # 2 n_new: cache slots + generated inputs; independent of P
-    else:
-        eng = make_engine(method, phi, epoch=epoch, direct_below=direct_below, record=record)
-        for t in range(T):
-            if t >= P:
-                u[t] = model.next_value(y[:, t - 1], u[t - 1], eps[t - P])
-            y[:, t] = eng.push(u[t])
-            if progress is not None and t % every == 0:
-                report(progress, (t + 1) / T, f"{method}: token {t + 1}/{T}")
-        macs, setup, fft_calls = eng.macs, eng.setup_macs, eng.fft_calls
-        cache_floats = eng.peak_cache
-        events = eng.events
-        epoch = getattr(eng, "K", None)
+    run = METHODS[method](model, u, y, eps, method=method, epoch=epoch, direct_below=direct_below, record=record,
+                          progress=progress)
     seconds = time.perf_counter() - start
     report(progress, 1.0, f"{method}: done")
     return GenerationResult(
         method=method,
         u=u,
         y=y,
-        macs=int(macs),
-        setup_macs=int(setup),
-        fft_calls=int(fft_calls),
+        macs=int(run.macs),
+        setup_macs=int(run.setup_macs),
+        fft_calls=int(run.fft_calls),
         seconds=seconds,
-        cache_floats=int(cache_floats),
+        cache_floats=int(run.cache_floats),
         prompt_len=P,
-        events=events,
-        epoch=epoch if method == "epoched" else None,
+        events=run.events,
+        epoch=run.epoch,
     )
 
 
@@ -361,13 +404,13 @@ def compare_methods(
     progress: Progress | None = None,
 ) -> CompareResult:
     """Run every method in ``methods`` (naive first, the reference) and measure their disagreement."""
-    methods = tuple(dict.fromkeys(("naive", *methods)))
+    methods = tuple(dict.fromkeys((REFERENCE, *methods)))
     res: dict[str, GenerationResult] = {}
     for i, meth in enumerate(methods):
         sub = None if progress is None else (lambda f, msg="", i=i: report(progress, (i + f) / len(methods), msg))
         res[meth] = generate(model, prompt, n_new, meth, epoch=epoch, direct_below=direct_below, seed=seed,
                              record=record, progress=sub)
-    ref = res["naive"]
+    ref = res[REFERENCE]
     err_u = {m: float(np.max(np.abs(r.u - ref.u))) for m, r in res.items()}
     err_y = {m: float(np.max(np.abs(r.y - ref.y))) for m, r in res.items()}
     return CompareResult(res, err_u, err_y, float(np.max(np.abs(ref.y))))
@@ -416,7 +459,7 @@ def bench(
     model = make_model(lengths[-1], n_filters, kind, seed=seed)
     prompt = np.random.default_rng(seed + 7).standard_normal(prompt_len)
     rows: list[dict[str, object]] = []
-    jobs = [(L, m) for L in lengths for m in methods if not (m == "naive" and naive_max and L > naive_max)]
+    jobs = [(L, m) for L in lengths for m in methods if not (m == REFERENCE and naive_max and L > naive_max)]
     for j, (L, meth) in enumerate(jobs):
         sub_model = ConvSeqModel(model.filters[:, :L], model.w, model.a, model.b, model.scale, model.noise, kind)
         times, res = [], None
@@ -431,7 +474,7 @@ def bench(
         })
         report(progress, (j + 1) / len(jobs), f"{meth} at L={L}")
     # errors against naive at the same length
-    ref = {r["length"]: r["_u"] for r in rows if r["method"] == "naive"}
+    ref = {r["length"]: r["_u"] for r in rows if r["method"] == REFERENCE}
     for r in rows:
         u_ref = ref.get(r["length"])
         r["max_err"] = None if u_ref is None else float(np.max(np.abs(r["_u"] - u_ref)))  # type: ignore[operator]
@@ -455,31 +498,9 @@ def bench(
 
 
 # ----------------------------------------------------------------------------------------------------------- series
-PRESETS: dict[str, Callable[[int, int], np.ndarray]] = {
-    "sines": lambda n, s: (np.sin(2 * np.pi * np.arange(n) / 50) + 0.5 * np.sin(2 * np.pi * np.arange(n) / 13)
-                           + 0.1 * np.random.default_rng(s).standard_normal(n)),
-    "ar2": lambda n, s: _ar2(n, s),
-    "random walk": lambda n, s: np.cumsum(np.random.default_rng(s).standard_normal(n)) * 0.1,
-    "random tokens": lambda n, s: np.random.default_rng(s).choice([-1.0, 1.0], size=n),
-}
-
-
-def _ar2(n: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    x = np.zeros(n)
-    e = rng.standard_normal(n)
-    for t in range(2, n):
-        x[t] = 1.6 * x[t - 1] - 0.8 * x[t - 2] + 0.3 * e[t]
-    return x
-
-
 def preset_series(name: str, n: int = 512, seed: int = 0) -> np.ndarray:
     """A named synthetic series of length ``n`` (see :data:`PRESETS`)."""
-    try:
-        fn = PRESETS[name]
-    except KeyError:
-        raise InputError(f"Unknown preset {name!r}; valid presets: {', '.join(PRESETS)}.") from None
-    return np.asarray(fn(n, seed), dtype=np.float64)
+    return np.asarray(PRESETS[choose(name, PRESETS, "preset")](n, seed), dtype=np.float64)
 
 
 def load_series(data: bytes, max_bytes: int = 5 * 2**20, max_len: int = 1 << 16, min_len: int = 16,

@@ -6,8 +6,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from backend.physics.pbfm import METHODS
-from backend.physics.pdes import CASES
+from backend.errors import InputError
+from backend.physics.pbfm import jobs
+from backend.physics.pbfm.inputs import PRESETS as CASES
+from backend.physics.pbfm.pbfm import METHODS
 from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.figures import pbfm as figs
@@ -46,25 +48,16 @@ with st.form("pbfm_form"):
                     format_func=METHODS.label)
     go = st.form_submit_button("Sample and score", icon=":material/play_arrow:", type="primary")
 
-
-def job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
-    from backend.physics.pbfm_eval import heldout, score, summarise
-    from backend.physics.pdes import get_case
-
-    chosen = list(methods) or ["pbfm", "fm"]
-    seeds = (0, 1, 2) if all_seeds else (0,)
-    scores, examples = score(case, chosen, seeds, n=int(n), steps=int(steps), progress=progress)
-    c = get_case(case)
-    return {"case": case, "n": int(n), "steps": int(steps), "seeds": list(seeds), "rows": summarise(scores),
-            "runs": [s.as_dict() for s in scores],
-            "examples": {m: x[:4].tolist() for m, x in examples.items()},
-            "example_residuals": {m: c.residual(x[:1])[0].tolist() for m, x in examples.items()},
-            "solver": heldout(case, 4).tolist()}
-
-
 if go:
-    out = run_job("PBFM sampling", job, time_cap_s=600)
-    if out is not None:
+    try:
+        config = jobs.SampleConfig(case, int(n), int(steps), tuple(methods),
+                                   jobs.MODEL_SEEDS if all_seeds else jobs.MODEL_SEEDS[:1])
+    except InputError as err:
+        st.error(str(err))
+        config = None
+    res = None if config is None else run_job("PBFM sampling", jobs.run_sample, config, time_cap_s=600)
+    if res is not None:
+        out = res.to_json()
         res_all["run"] = out
         record_run("pbfm", {"case": out["case"], "n": out["n"], "steps": out["steps"], "seeds": len(out["seeds"])},
                    {f"residual {r['method']}": r["mean_residual"] for r in out["rows"]})
@@ -77,7 +70,7 @@ if r := res_all.get("run"):
     st.caption(f"{r['n']} samples per model, {r['steps']} Euler steps, seeds {r['seeds']}; sample_seconds: wall time "
                "to draw them on this machine (guidance needs a gradient per step). Pareto: no other method is better "
                "on both axes (seed means).")
-    main_ex = {m: ex[m] for m in ex if m in ("pbfm", "fm") or m.startswith("guidance")}
+    main_ex = {m: ex[m] for m in ex if METHODS.get(m).lam == 0}  # the weighted sums are in the Pareto plot
     if r["case"] == "darcy":
         st.plotly_chart(figs.darcy_samples(main_ex, solver), key="pbfm_samples_fig")
     else:
@@ -90,11 +83,9 @@ if r := res_all.get("run"):
 
 with st.expander("Gradient dial: the two losses' gradients on a live training step"):
     if st.button("Compute on one batch", key="pbfm_dial_go", icon=":material/explore:"):
-        from backend.physics.pbfm_eval import gradient_dial
-
-        dial = run_job("PBFM gradient dial", lambda progress, c=case: gradient_dial(c), time_cap_s=60)
+        dial = run_job("PBFM gradient dial", jobs.run_gradient_dial, jobs.DialConfig(case), time_cap_s=60)
         if dial is not None:
-            res_all["dial"] = dial
+            res_all["dial"] = dial.to_json()
     if d := res_all.get("dial"):
         st.plotly_chart(figs.gradient_dial(d), key="pbfm_dial_fig")
 
@@ -103,15 +94,14 @@ with st.expander("Your own field: its residual and the nearest samples"):
                      help="Darcy: [2, 64] rows log k and u; heat: [1, 8, 32] (time levels x nodes); finite floats, "
                           "no object arrays; 2 MB.")
     if got is not None:
-        from backend.physics.pbfm_eval import check_field, nearest_samples
-        from backend.physics.pdes import CASES as _C
+        from backend.physics.pbfm.evaluation import nearest_samples
 
         field = got[1]
-        fcase = next(c for c in _C.values() if c.shape == field.shape)
-        chk = check_field(fcase, field)
-        st.metric(f"Mean |residual| ({fcase.name})", f"{chk['mean_residual']:.4g}")
-        st.plotly_chart(figs.residual_maps({"your field": chk["residual"]}), key="pbfm_upload_res_fig")
-        if (r := res_all.get("run")) and r["case"] == fcase.name:
+        chk = jobs.run_residual(field, jobs.ResidualConfig())  # one field: quick, no job queue
+        st.metric(f"Mean |residual| ({chk.case})", f"{chk.mean_residual:.4g}",
+                  help=f"The solver's own fields: {chk.solver_mean_residual:.2g}")
+        st.plotly_chart(figs.residual_maps({"your field": np.asarray(chk.residual)}), key="pbfm_upload_res_fig")
+        if (r := res_all.get("run")) and r["case"] == chk.case:
             near = nearest_samples(field, {m: np.asarray(v) for m, v in r["examples"].items()}, k=1)
             st.caption("Nearest of the shown samples (Euclidean): "
                        + "; ".join(f"{METHODS.label(m)} #{i[0]}" for m, i in near.items()))

@@ -20,10 +20,10 @@ def main() -> int:
     import numpy as np
 
     from backend import weights
-    from backend.physics import pbfm as B
-    from backend.physics import pbfm_eval as E
-    from backend.physics.pbfm_eval import asset_path
-    from backend.physics.pdes import get_case, mean_abs_residual
+    from backend.physics.pbfm import evaluation as E
+    from backend.physics.pbfm import pbfm as B
+    from backend.physics.pbfm.evaluation import asset_path
+    from backend.physics.pbfm.pdes import get_case, mean_abs_residual
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--case", default="darcy")
@@ -40,7 +40,7 @@ def main() -> int:
             times = []
             for _ in range(3):
                 clock = time.perf_counter()
-                x = B.sample(model, norm, c, args.n, steps=steps, seed=7, guidance=B.METHODS.get(name).guidance)
+                x = B.METHODS.get(name)(model, norm, c, args.n, steps=steps, seed=7)
                 times.append(time.perf_counter() - clock)
             print(f"| {B.METHODS.label(name)} | {steps} | {1e3 * float(np.median(times)) / args.n:.3f} | "
                   f"{B.energy_distance(x, held):.4f} | {mean_abs_residual(c, x).mean():.4g} |")

@@ -1,1 +1,5 @@
-"""Physics-constrained generative models: PDE data and residuals (:mod:`.pdes`), physics-based flow matching (:mod:`.pbfm`)."""
+"""Physics-constrained generative models.
+
+Method packages: :mod:`.pbfm` (physics-based flow matching, with its PDE solvers and residuals in ``pbfm.pdes``).
+Shared modules: none (the PDE data is read by PBFM alone).
+"""

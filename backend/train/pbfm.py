@@ -1,7 +1,7 @@
 """``python -m backend.train pbfm``: train the flow-matching models of the PBFM page and write
 ``assets/pbfm_<case>_<method>_s<seed>.safetensors``: for each case (darcy, heat) and seed (0, 1, 2), plain flow
 matching, PBFM (ConFIG + unrolling) and flow matching plus lambda x residual for the five lambdas of
-``backend.physics.pbfm.LAMBDAS`` (42 files). Residual guidance reuses the plain FM models.
+``backend.physics.pbfm.pbfm.LAMBDAS`` (42 files). Residual guidance reuses the plain FM models.
 
 Each model trains ``PBFMConfig.steps`` AdamW steps on 2,000 solver fields (data seed 0); quality (energy distance to
 500 held-out solver fields of data seed 99 and the mean |residual|, 500 samples, 50 Euler steps) is written into each
@@ -21,9 +21,9 @@ SEEDS = (0, 1, 2)
 
 def main(argv: list[str] | None = None) -> int:
     from backend import weights
-    from backend.physics import pbfm as B
-    from backend.physics import pdes as P
-    from backend.physics.pbfm_eval import asset_path
+    from backend.physics.pbfm import pbfm as B
+    from backend.physics.pbfm import pdes as P
+    from backend.physics.pbfm.evaluation import asset_path
     from backend.runtime import setup_torch
 
     setup_torch(1)
@@ -33,14 +33,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, action="append")
     ap.add_argument("--steps", type=int, default=None)
     args = ap.parse_args(argv)
-    trained = [m for m in B.METHODS if B.METHODS.get(m).guidance == 0]
+    trained = [m for m in B.METHODS if B.METHODS.get(m).trained]
     for case in args.case or list(P.CASES):
         cfg = B.PBFMConfig(case=case) if args.steps is None else B.PBFMConfig(case=case, steps=args.steps)
         held = P.get_case(case).fields(500, 99)
         for seed in args.seed or SEEDS:
             for name in args.method or trained:
                 m = B.METHODS.get(name)
-                model, norm, log = B.train(m.train, cfg, lam=m.lam, seed=seed)
+                model, norm, log = m.fit(cfg, seed=seed)
                 half = {k: v.half() for k, v in model.state_dict().items()}  # stored as float16 (half the bytes)
                 model.load_state_dict({k: v.float() for k, v in half.items()})  # and evaluated as stored
                 s = B.sample(model, norm, P.get_case(case), 500, steps=50, seed=1000 + seed)

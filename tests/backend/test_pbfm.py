@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from backend.errors import InputError
-from backend.physics import pbfm as B
-from backend.physics import pbfm_eval as E
-from backend.physics import pdes as P
+from backend.physics.pbfm import evaluation as E
+from backend.physics.pbfm import pbfm as B
+from backend.physics.pbfm import pdes as P
 
 
 @pytest.mark.parametrize("case", list(P.CASES))
@@ -58,8 +58,8 @@ def test_normaliser_roundtrip_and_unroll() -> None:
 
 def test_short_training_runs_for_every_method() -> None:
     cfg = B.PBFMConfig(steps=8, batch=16, n_train=64, hidden=32)
-    for method, lam in (("fm", 0.0), ("weighted", 1.0), ("pbfm", 0.0)):
-        model, norm, log = B.train(method, cfg, lam=lam, seed=0)
+    for name in ("fm", "weighted-1", "pbfm"):
+        model, norm, log = B.METHODS.get(name).fit(cfg, seed=0)
         x = B.sample(model, norm, P.get_case("darcy"), 4, steps=3)
         assert x.shape == (4, 2, 64) and np.isfinite(x).all()
     with pytest.raises(InputError, match="steps"):

@@ -1,7 +1,7 @@
 """Figures of the PBFM page (pure plotly builders: data in, Figure out; no streamlit).
 
 Inputs: sample arrays per method (``[n, C, ...]`` fields), solver fields, residual arrays, the rows of
-:func:`backend.physics.pbfm_eval.summarise` and the dict of :func:`backend.physics.pbfm_eval.gradient_dial`.
+:func:`backend.physics.pbfm.evaluation.summarise` and the dict of :func:`backend.physics.pbfm.evaluation.gradient_dial`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from backend.physics.pbfm import METHODS
+from backend.physics.pbfm.pbfm import METHODS
 
 
 def darcy_samples(samples: Mapping[str, np.ndarray], solver: np.ndarray, k: int = 4) -> go.Figure:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli_common import Output, add_action, add_group, int_list
+from ...cli_common import Output, add_action, add_group, int_list
 
 
 def _methods(text: str) -> list[str]:
@@ -49,36 +49,38 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
 
 
 def cmd_sample(args: argparse.Namespace) -> Output:
-    from .pbfm import METHODS
-    from .pbfm_eval import score, summarise
+    from .jobs import SampleConfig, run_sample
 
-    scores, _ = score(args.case, args.methods or list(METHODS), tuple(args.seeds), n=args.n, steps=args.steps)
-    rows = summarise(scores)
-    lines = [f"case {args.case}, {args.n} samples, {args.steps} Euler steps, seeds {list(args.seeds)}"]
+    chosen = {} if args.methods is None else {"methods": tuple(args.methods)}
+    config = SampleConfig(args.case, args.n, args.steps, seeds=tuple(args.seeds), **chosen)
+    res = run_sample(config)
+    lines = [f"case {res.case}, {res.n} samples, {res.steps} Euler steps, seeds {res.seeds}"]
     lines += [f"{r['label']:<40} energy distance {r['energy_distance']:.4f}  mean |R| {r['mean_residual']:.4g}"
-              f"{'  (Pareto)' if r['pareto'] else ''}" for r in rows]
-    return Output({"case": args.case, "n": args.n, "steps": args.steps, "methods": rows,
-                   "runs": [s.as_dict() for s in scores]}, lines=lines)
+              f"{'  (Pareto)' if r['pareto'] else ''}" for r in res.rows]
+    return Output({"case": res.case, "n": res.n, "steps": res.steps, "methods": res.rows, "runs": res.runs},
+                  lines=lines)
 
 
 def cmd_config(args: argparse.Namespace) -> dict:
-    from .pbfm_eval import config_check
+    from dataclasses import asdict
 
-    return config_check(args.pairs, args.dim, args.seed)
+    from .jobs import ConfigCheckConfig, run_config_check
+
+    return asdict(run_config_check(ConfigCheckConfig(args.pairs, args.dim, args.seed)))
 
 
 def cmd_residual(args: argparse.Namespace) -> Output:
     from pathlib import Path
 
-    from ..io.registry import read_path
-    from .pdes import CASES, get_case, mean_abs_residual
+    from ...io.registry import read_path
+    from .jobs import ResidualConfig, run_residual
 
-    field = read_path("pde_field", Path(args.field), case=args.case)
-    case = get_case(args.case) if args.case else next(c for c in CASES.values() if c.shape == field.shape)
-    own = float(mean_abs_residual(case, case.fields(16, 99)).mean())
-    got = float(mean_abs_residual(case, field[None])[0])
-    return Output({"case": case.name, "mean_residual": got, "solver_mean_residual": own},
-                  lines=[f"{case.name}: mean |R| {got:.4g} (the solver's own fields: {own:.2g})"])
+    config = ResidualConfig(args.case)
+    res = run_residual(read_path("pde_field", Path(args.field), case=config.case), config)
+    return Output({"case": res.case, "mean_residual": res.mean_residual,
+                   "solver_mean_residual": res.solver_mean_residual},
+                  lines=[f"{res.case}: mean |R| {res.mean_residual:.4g} (the solver's own fields: "
+                         f"{res.solver_mean_residual:.2g})"])
 
 
 def cmd_methods(args: argparse.Namespace) -> dict:  # noqa: ARG001 - the parsed arguments are unused

@@ -3,9 +3,9 @@
 Paper: G. Baldan, Q. Liu, A. Guardone, N. Thuerey, "Physics vs Distributions: Pareto Optimal Flow Matching with
 Physics Constraints" (first title "Flow Matching Meets PDEs: A Unified Framework for Physics-Constrained
 Generation"), ICLR 2026; ConFIG: Q. Liu et al., "ConFIG: Towards Conflict-free Training of Physics Informed Neural
-Networks", ICLR 2025 (the ``conflictfree`` package). Data and residuals: :mod:`backend.physics.pdes`.
+Networks", ICLR 2025 (the ``conflictfree`` package). Data and residuals: :mod:`backend.physics.pbfm.pdes`.
 
-Training (one function, :func:`train`, for every method of :data:`METHODS`):
+Training (one function, :func:`train`, for every method of :data:`METHODS`; a method's record fixes its arguments):
 
 - flow matching on the linear path ``x_t = (1 - t) x_0 + t x_1`` (``x_0 ~ N(0, I)``, target ``v = x_1 - x_0``), MSE;
 - the residual loss on the *unrolled* estimate: from ``x_t`` the learned field is integrated to ``t = 1`` in ``n``
@@ -13,16 +13,17 @@ Training (one function, :func:`train`, for every method of :data:`METHODS`):
   batch mean of ``t * mean|R(x1_hat)|`` on de-normalised fields (late times weigh more);
 - ``pbfm`` combines the two gradients by ConFIG (``conflictfree.grad_operator.ConFIG_update``: the direction with
   equal positive cosine to both unit gradients, its length the sum of the projections), falling back to the FM
-  gradient when the residual gradient is not finite; ``weighted`` adds ``lambda x`` the residual loss to the FM loss
-  (one model per lambda); ``fm`` is plain flow matching; ``guidance`` is plain FM sampled with residual guidance
-  (each Euler step also descends ``mean|R|`` of the one-step estimate ``x + (1 - t) v``).
+  gradient when the residual gradient is not finite (``conflict_free=True``); ``weighted`` adds ``lambda x`` the
+  residual loss to the FM loss (one model per lambda); ``fm`` is plain flow matching (``residual=False``);
+  ``guidance`` is plain FM sampled with residual guidance (each Euler step also descends ``mean|R|`` of the one-step
+  estimate ``x + (1 - t) v``).
 - AdamW with cosine decay, an exponential moving average of the weights (0.999) used for sampling.
 
 The velocity model is an MLP on the flattened field with learned-frequency sinusoidal time features (``Size:`` of a
 miniature: 3 hidden layers of 256; the paper uses U-Nets and transformers on 2-D fields). Sampling: Euler in
 ``steps`` steps from ``N(0, I)``.
 
-Shapes: fields ``[n, C, ...]`` as in :mod:`backend.physics.pdes`; the model works on ``[n, D]`` flattened,
+Shapes: fields ``[n, C, ...]`` as in :mod:`backend.physics.pbfm.pdes`; the model works on ``[n, D]`` flattened,
 normalised fields.
 """
 
@@ -37,9 +38,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import InputError, JobCancelled
-from ..registry import Registry
-from ..runtime import CancelToken, Progress, report
+from ...errors import InputError, JobCancelled
+from ...registry import Registry
+from ...runtime import CancelToken, Progress, report
 from .pdes import Case, get_case
 
 
@@ -153,11 +154,11 @@ def grad_vector(model: nn.Module) -> torch.Tensor:
     return get_gradient_vector(model, none_grad_mode="zero")
 
 
-def train(method: str, cfg: PBFMConfig, *, lam: float = 0.0, seed: int = 0, progress: Progress | None = None,
-          cancel: CancelToken | None = None) -> tuple[Velocity, Normaliser, TrainLog]:
-    """Train one velocity model: ``method`` is ``fm``, ``weighted`` (with ``lam``) or ``pbfm``."""
-    if method not in ("fm", "weighted", "pbfm"):
-        raise InputError(f"Unknown training method {method!r}; valid: fm, weighted, pbfm.")
+def train(cfg: PBFMConfig, *, residual: bool = False, lam: float = 0.0, conflict_free: bool = False, seed: int = 0,
+          progress: Progress | None = None, cancel: CancelToken | None = None,
+          label: str = "training") -> tuple[Velocity, Normaliser, TrainLog]:
+    """Train one velocity model: plain flow matching (``residual=False``), FM plus ``lam`` x the residual loss, or
+    the two gradients combined by ConFIG (``residual=True, conflict_free=True``)."""
     case = get_case(cfg.case)
     fields = case.fields(cfg.n_train, cfg.data_seed)
     norm = normaliser_for(case, fields)
@@ -181,7 +182,7 @@ def train(method: str, cfg: PBFMConfig, *, lam: float = 0.0, seed: int = 0, prog
         xt = (1 - t[:, None]) * x0 + t[:, None] * x1
         fm = ((model(xt, t) - (x1 - x0)) ** 2).mean()
         opt.zero_grad()
-        if method == "fm":
+        if not residual:
             fm.backward()
             res_val = float("nan")
         else:
@@ -190,7 +191,7 @@ def train(method: str, cfg: PBFMConfig, *, lam: float = 0.0, seed: int = 0, prog
             R = case.residual(norm.decode_t(x1_hat))
             res = (t * R.abs().reshape(cfg.batch, -1).mean(1)).mean()
             res_val = float(res.detach())
-            if method == "weighted":
+            if not conflict_free:
                 (fm + lam * res).backward()
             else:
                 fm.backward(retain_graph=True)
@@ -211,7 +212,7 @@ def train(method: str, cfg: PBFMConfig, *, lam: float = 0.0, seed: int = 0, prog
         if step % 50 == 0:
             log.fm_loss.append(float(fm.detach()))
             log.res_loss.append(res_val)
-            report(progress, step / cfg.steps, f"{method}: step {step} of {cfg.steps}")
+            report(progress, step / cfg.steps, f"{label}: step {step} of {cfg.steps}")
     log.seconds = time.perf_counter() - clock
     ema.eval()
     return ema, norm, log
@@ -260,23 +261,44 @@ def energy_distance(a: np.ndarray, b: np.ndarray) -> float:
 # ------------------------------------------------------------------------------------------------ registry
 @dataclass(frozen=True)
 class Method:
-    train: str  # the training method
+    """One method of the comparison: how its model trains (``residual``, ``lam``, ``conflict_free``), how it samples
+    (``guidance``) and the stem of its shipped weights. Called as ``method(model, norm, case, n, steps=, seed=)`` it
+    draws ``n`` fields ``[n, C, ...]`` from a trained model the way the method samples."""
+
+    residual: bool = False
     lam: float = 0.0
+    conflict_free: bool = False
     guidance: float = 0.0
     weights: str = ""  # the asset stem
+
+    @property
+    def trained(self) -> bool:
+        """Whether the method trains its own models (residual guidance samples the plain FM ones)."""
+        return self.guidance == 0
+
+    def fit(self, cfg: PBFMConfig, *, seed: int = 0, progress: Progress | None = None,
+            cancel: CancelToken | None = None) -> tuple[Velocity, Normaliser, TrainLog]:
+        """Train this method's model (:func:`train` with the method's arguments)."""
+        return train(cfg, residual=self.residual, lam=self.lam, conflict_free=self.conflict_free, seed=seed,
+                     progress=progress, cancel=cancel, label=self.weights)
+
+    def __call__(self, model: Velocity, norm: Normaliser, case: Case, n: int, *, steps: int = 50,
+                 seed: int = 0) -> np.ndarray:
+        return sample(model, norm, case, n, steps=steps, seed=seed, guidance=self.guidance)
 
 
 LAMBDAS = (0.1, 0.3, 1.0, 3.0, 10.0)
 GUIDANCE = (0.05, 0.2)
 
 METHODS: Registry[Method] = Registry("PBFM method")
-METHODS.add("pbfm", Method("pbfm", weights="pbfm"), label="PBFM (FM + ConFIG + unrolling, ours)", kind="ours")
-METHODS.add("fm", Method("fm", weights="fm"), label="Flow matching", kind="baseline")
+METHODS.add("pbfm", Method(residual=True, conflict_free=True, weights="pbfm"),
+            label="PBFM (FM + ConFIG + unrolling, ours)", kind="ours")
+METHODS.add("fm", Method(weights="fm"), label="Flow matching", kind="baseline")
 for _lam in LAMBDAS:
-    METHODS.add(f"weighted-{_lam:g}", Method("weighted", lam=_lam, weights=f"weighted{_lam:g}"),
+    METHODS.add(f"weighted-{_lam:g}", Method(residual=True, lam=_lam, weights=f"weighted{_lam:g}"),
                 label=f"FM + {_lam:g} x residual", kind="baseline")
 for _g in GUIDANCE:
-    METHODS.add(f"guidance-{_g:g}", Method("fm", guidance=_g, weights="fm"), label=f"FM + residual guidance {_g:g}",
+    METHODS.add(f"guidance-{_g:g}", Method(guidance=_g, weights="fm"), label=f"FM + residual guidance {_g:g}",
                 kind="baseline")
 
 

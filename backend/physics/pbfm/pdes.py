@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ...errors import InputError
+from ...registry import choose
 
 DARCY_N = 64
 HEAT_NX, HEAT_NT, HEAT_NU = 32, 8, 0.02
@@ -138,10 +139,7 @@ CASES: dict[str, Case] = {
 
 
 def get_case(name: str) -> Case:
-    key = str(name).strip().lower()
-    if key not in CASES:
-        raise InputError(f"Unknown PDE case {name!r}. Valid: {', '.join(CASES)}.")
-    return CASES[key]
+    return CASES[choose(name, CASES, "PDE case")]
 
 
 def mean_abs_residual(case: Case, fields: np.ndarray) -> np.ndarray:
@@ -162,7 +160,7 @@ def read_field(data: bytes, name: str = "the field", case: str | None = None) ->
     if len(data) > MAX_BYTES:
         raise InputError(f"{name} is {len(data) / 2**20:.1f} MB; the limit is 2 MB.")
     if data[:2] == b"PK":
-        from ..io.archives import load_npz
+        from ...io.archives import load_npz
 
         arrays = load_npz(data, name, max_array_bytes=1 << 20)
         if not arrays:

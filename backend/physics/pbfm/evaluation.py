@@ -3,7 +3,7 @@ the gradient geometry of one training step, and an uploaded field against the sa
 
 The models are the files of ``python -m backend.train pbfm`` (``assets/pbfm_<case>_<method>_s<seed>.safetensors``);
 distribution error is the energy distance of ``n`` samples to held-out solver fields (data seed 99, never trained
-on), residual the mean |R| of the same samples (:mod:`backend.physics.pdes`).
+on), residual the mean |R| of the same samples (:mod:`backend.physics.pbfm.pdes`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..errors import InputError
-from ..runtime import ASSETS, Progress, report
+from ...errors import InputError
+from ...runtime import ASSETS, Progress, report
 from . import pbfm as B
 from .pdes import Case, get_case, mean_abs_residual
 
@@ -29,8 +29,8 @@ def asset_path(case: str, stem: str, seed: int) -> Path:
 
 
 def load_model(case: str, method: str, seed: int = 0) -> tuple[B.Velocity, B.Normaliser]:
-    """The trained velocity model of ``method`` (a :data:`backend.physics.pbfm.METHODS` name) and its normaliser."""
-    from .. import weights
+    """The trained velocity model of ``method`` (a :data:`backend.physics.pbfm.pbfm.METHODS` name) and its normaliser."""
+    from ... import weights
     m = B.METHODS.get(method)
     c = get_case(case)
     path = asset_path(c.name, m.weights, seed)
@@ -69,7 +69,7 @@ def score(case: str, methods: list[str], seeds: tuple[int, ...] = (0, 1, 2), n: 
     for j, (m, s) in enumerate(jobs):
         model, norm = load_model(c.name, m, s)
         clock = time.perf_counter()
-        x = B.sample(model, norm, c, n, steps=steps, seed=1000 + s, guidance=B.METHODS.get(m).guidance)
+        x = B.METHODS.get(m)(model, norm, c, n, steps=steps, seed=1000 + s)
         sec = time.perf_counter() - clock
         out.append(MethodScore(m, s, B.energy_distance(x, held), float(mean_abs_residual(c, x).mean()), sec))
         if s == seeds[0]:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from backend.imputation import mcd as M
-from backend.imputation import tissue as T
+from backend.imputation.mcd import mcd as M
+from backend.imputation.mcd import tissue as T
+from backend.imputation.mcd.evaluate import METHODS
+from backend.imputation.mcd.jobs import ImputeConfig, run_impute
 from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.figures import mcd as figs
@@ -73,26 +74,13 @@ with st.form("mcd_form"):
                                disabled=not ok or (src == "Upload an NPZ" and upload is None))
 
 
-def job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
-    from backend.imputation import evaluate as E
-
-    z, mean, _ = E.standardised_input(src if upload is None else upload[1])
-    res = E.evaluate(z, observed, mean=mean, n_samples=int(n_samples), steps=int(steps), seed=int(seed),
-                     keep_preds=True, progress=progress)
-    out = res.summary()
-    chans = [T.CHANNELS[c] for c in res.missing]
-    out["true"] = {T.CHANNELS[c]: np.round(z[0, c], 3).tolist() for c in res.missing}
-    out["maps"] = {m: {T.CHANNELS[c]: np.round(res.preds[m][0, c], 3).tolist() for c in res.missing}
-                   for m in res.preds if m not in ("mcd_samples", "bayes")}
-    out["channels"] = chans
-    out["params"] = {"stack": upload[0] if upload else src, "observed": observed, "samples": int(n_samples),
-                     "steps": int(steps), "seed": int(seed)}
-    return out
-
-
 if go and ok:
-    out = run_job("MCD imputation", job, time_cap_s=300)
-    if out is not None:
+    cfg = ImputeConfig(observed=tuple(observed), samples=int(n_samples), steps=int(steps), seed=int(seed))
+    res = run_job("MCD imputation", run_impute, src if upload is None else upload[1], cfg, time_cap_s=300)
+    if res is not None:
+        out = res.summary() | {"true": res.true, "maps": res.maps, "channels": res.channels}
+        out["params"] = {"stack": upload[0] if upload else src, "observed": list(cfg.observed),
+                         "samples": cfg.samples, "steps": cfg.steps, "seed": cfg.seed}
         res_all["run"] = out
         record_run("mcd", out["params"], {f"mean r {k}": v for k, v in out["mean_r"].items()})
 
@@ -102,7 +90,7 @@ if r := res_all.get("run"):
     st.plotly_chart(figs.maps(r["true"], r["maps"], r["channels"]), key="mcd_maps_fig")
     st.caption("Standardised units; each column shares one colour scale (the true map's 1st-99th percentile).")
     per = r["per_channel_r"]
-    base = [m for m in ("most_correlated", "ridge", "unet", "bayes") if m in per]
+    base = [m for m in METHODS if METHODS.kind(m) != "ours" and m in per]
     c1, c2 = st.columns(2)
     c1.plotly_chart(figs.r_bars({m: per[m] for m in ["mcd_single", *base]}, "One sample"), key="mcd_r1_fig")
     c2.plotly_chart(figs.r_bars({m: per[m] for m in ["mcd", *base]}, f"Mean of M = {r['params']['samples']} samples"),

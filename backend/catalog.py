@@ -323,7 +323,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F4, 5),
         icon=":material/explore:",
         status="available",
-        cli="backend.rl.spectralbellman_cli",
+        package="backend.rl.spectralbellman",
     ),
     Paper(
         id="depo",
@@ -381,7 +381,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F0, 5),
         icon=":material/functions:",
         status="available",
-        cli="backend.search.mathmo_cli",
+        package="backend.search.mathmo",
     ),
     Paper(
         id="orprm",
@@ -436,7 +436,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F4, 16),
         icon=":material/biotech:",
         status="available",
-        cli="backend.imputation.mcd_cli",
+        package="backend.imputation.mcd",
     ),
     Paper(
         id="iggt",

@@ -20,9 +20,9 @@ def main() -> int:
     import numpy as np
 
     from backend import weights
-    from backend.imputation import evaluate as E
-    from backend.imputation import mcd as M
-    from backend.imputation import tissue as T
+    from backend.imputation.mcd import evaluate as E
+    from backend.imputation.mcd import mcd as M
+    from backend.imputation.mcd import tissue as T
     from backend.runtime import setup_torch
 
     setup_torch(1)

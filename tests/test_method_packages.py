@@ -180,7 +180,7 @@ def check_unknown_names(paper: catalog.Paper) -> list[str]:
                 text = str(node.values[0].value)
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                 text = node.value
-            if text is not None and text.startswith("Unknown "):
+            if text is not None and text.lower().startswith("unknown "):
                 rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
                 out.append(f"{rel}:{node.lineno} writes its own 'Unknown ...' lookup: use the registry's key() or "
                            "backend.registry.choose")

@@ -150,24 +150,6 @@ def trajectories_odd() -> dict[str, bytes]:
                                                        for f in range(4) for i in range(2)])}
 
 
-# ------------------------------------------------------------------------------------------------ facility_csv
-def facility_csv(seed: int = 0) -> bytes:
-    """A facility-location instance: 4 facilities, 8 customers."""
-    r = _rng(seed)
-    rows = ["kind,x,y,amount,fixed_cost"]
-    rows += [f"facility,{r.uniform():.3f},{r.uniform():.3f},{40 + 10 * i},{20 + 5 * i}" for i in range(4)]
-    rows += [f"customer,{r.uniform():.3f},{r.uniform():.3f},{int(r.integers(5, 15))}," for _ in range(8)]
-    return _lines(rows)
-
-
-def facility_csv_odd() -> dict[str, bytes]:
-    base = facility_csv(1).decode().splitlines()
-    upper = [base[0].upper()] + base[1:]
-    no_fixed = [",".join(ln.split(",")[:4]) for ln in base]
-    return {"crlf.csv": _lines(base, crlf=True), "upper_header.csv": _lines(upper), "no_fixed_cost.csv":
-            _lines(no_fixed), "customers_first.csv": _lines([base[0], *base[5:], *base[1:5]])}
-
-
 # ---------------------------------------------------------------------------------------------- labelled_texts
 def labelled_texts(seed: int = 0) -> bytes:
     """A ``text,label`` CSV: 12 short sentences of two classes."""

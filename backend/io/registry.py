@@ -10,11 +10,8 @@
 | ``text_corpus`` | ``backend.compression.corpus.decode_upload`` | UTF-8 text | 2 MB | pruning, stamp, tactic pages; ``pruning run --calib/--eval``, ``pruning encoder --text``, ``stamp eval --text``, ``tactic run/ppl --text`` |
 | ``multiseries`` | ``backend.forecast.adapter.data.read_csv`` | CSV, time column then numeric channels | 10 MB, 20,000 rows, 1-16 channels, long enough for input + horizon + splits | deltaadapter page; ``deltaadapter run/calibrate/select --data FILE`` |
 | ``backbone_state`` | ``backend.forecast.adapter.backbones.read_state`` | safetensors of float tensors | 16 MB, 256 tensors, 8M values | deltaadapter page; ``deltaadapter ... --backbone-file`` |
-| ``mdp_json`` | ``backend.rl.mdps.read_mdp_json`` | JSON: states, actions, ``P[s][a][s']``, ``R[s][a]``, gamma | 2 MB, 2-200 states, 1-10 actions, rows sum to 1 | spectralbellman page; ``spectralbellman run/spectrum/represent --mdp`` |
-| ``facility_csv`` | ``backend.search.facility.read_facility_csv`` | CSV ``kind,x,y,amount,fixed_cost`` | 2 MB, 2-40 facilities, 2-200 customers | mathmo page; ``mathmo search/grid --instance`` |
 | ``tsplib`` | ``backend.heuristics.problems.read_tsplib`` | TSPLIB ``.tsp`` text (``tsplib95``) | 2 MB, 5-1,000 cities, EUC_2D / CEIL_2D / ATT, finite coordinates | moh page; ``moh solve --instance`` |
 | ``bin_items`` | ``backend.heuristics.problems.read_bin_items`` | CSV / text, one item size per line | 1 MB, 5-2,000 items in (0, capacity] | moh page |
-| ``channel_stack`` | ``backend.imputation.stack.read_stack`` | NPZ of one (12, H, W) array (TIFF not read) | 4 MB, 12 channels, 8-96 px per side, real dtype, finite, no constant channel | mcd page; ``mcd impute --stack`` |
 | ``model_folder`` | ``backend.io.folders.check_model_folder`` | a folder with ``config.json`` | config.json 1 MB, a JSON object | every local model folder a loader is given (``backend.models._common.resolve_source``): models page source boxes, ``models check --source``, ``glot --backbone``, ``softbon text --encoder`` |
 
 Pages read uploads with ``ui.inputs.upload(kind, ...)`` / ``ui.inputs.file_input(kind, ...)`` and CLI handlers read a
@@ -105,23 +102,12 @@ _SHARED: tuple[InputKind, ...] = (
     _k("backbone_state", "a backbone state", "backend.forecast.adapter.backbones:read_state", ("safetensors",),
        16 * MB, "a safetensors file of float tensors (a DLinear, PatchTST-style or MLP state_dict); at most 16 MB",
        "archive"),
-    _k("mdp_json", "an MDP file", "backend.rl.mdps:read_mdp_json", ("json",), 2 * MB,
-       "JSON object with states (2-200), actions (1-10), P[s][a][s'] (rows sum to 1, no negatives), R[s][a], gamma "
-       "in [0, 1]; optional start, horizon (1-500), terminal; at most 2 MB", "json",
-       example="backend.rl.spectralbellman_inputs:mdp_json"),
-    _k("facility_csv", "a facility-location instance", "backend.search.facility:read_facility_csv", ("csv", "txt"),
-       2 * MB, "CSV kind,x,y,amount,fixed_cost: 2-40 facility rows (amount = capacity) and 2-200 customer rows "
-       "(amount = demand), positive amounts, capacity >= demand; 2 MB", "csv"),
     _k("tsplib", "a TSPLIB instance", "backend.heuristics.problems:read_tsplib", ("tsp", "txt"), 2 * MB,
        "TSPLIB text with a NODE_COORD_SECTION (EUC_2D, CEIL_2D or ATT), 5-1,000 cities, finite coordinates; 2 MB",
        "text"),
     _k("bin_items", "bin-packing item sizes", "backend.heuristics.problems:read_bin_items", ("csv", "txt"), MB,
        "CSV or text, one item size per line (optional header), 5-2,000 items, each in (0, capacity], capacity 100 "
        "unless set; 1 MB", "csv"),
-    _k("channel_stack", "a multi-channel image stack", "backend.imputation.stack:read_stack", ("npz",), 4 * MB,
-       "NPZ with one float or integer array 'stack' of shape (12, H, W), channels in the page's order, 8-96 px per "
-       "side, finite values, no object arrays (TIFF is not read: save it as NPZ); 4 MB", "archive",
-       example="backend.imputation.mcd_inputs:channel_stack"),
     _k("model_folder", "a model folder", "backend.io.folders:check_model_folder", (), MB,
        "a folder written by save_pretrained: config.json (a JSON object, at most 1 MB) plus weights", "json",
        source="folder", example="model_config"),

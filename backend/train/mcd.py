@@ -28,9 +28,9 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from backend import weights
-    from backend.imputation import baselines as B
-    from backend.imputation import mcd as M
-    from backend.imputation import tissue as T
+    from backend.imputation.mcd import baselines as B
+    from backend.imputation.mcd import mcd as M
+    from backend.imputation.mcd import tissue as T
     from backend.runtime import setup_torch
 
     setup_torch(1)
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
             v, _ = T.cell_vectors(panels)
             sv = M.Standardiser.fit(v)
             zv = sv.fwd(v).astype(np.float32)
-            # the vector model uses EDM's image default P_mean -1.2 (the tissue model -0.4, see backend.imputation.mcd)
+            # the vector model uses EDM's image default P_mean -1.2 (the tissue model -0.4, see backend.imputation.mcd.mcd)
             cfg = M.MCDConfig(batch=256, p_mean=-1.2, steps=1500 if args.steps is None else args.steps)
             model, log = M.train(zv, cfg, progress=prog, log_every=250)
             quality = {"train_seconds": round(log.seconds, 1), "cells": len(v), "params": M.n_params(model),

@@ -1,4 +1,4 @@
-"""MCD (backend/imputation): the tissue generator, the masking rule, the network's blocks, the EDM preconditioning,
+"""MCD (backend/imputation/mcd): the tissue generator, the masking rule, the network's blocks, the EDM preconditioning,
 the sampler, the baselines, the stack reader and the CLI's refusals. No shipped weights are needed here (see
 test_mcd_claims.py for the claims)."""
 
@@ -11,10 +11,10 @@ import pytest
 import torch
 
 from backend.errors import InputError
-from backend.imputation import baselines as B
-from backend.imputation import mcd as M
-from backend.imputation import tissue as T
-from backend.imputation.stack import read_stack, to_bytes
+from backend.imputation.mcd import baselines as B
+from backend.imputation.mcd import mcd as M
+from backend.imputation.mcd import tissue as T
+from backend.imputation.mcd.stack import read_stack, to_bytes
 
 
 @pytest.fixture(scope="module")

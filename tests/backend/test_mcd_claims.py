@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from backend.imputation import evaluate as E
-from backend.imputation import mcd as M
-from backend.imputation import tissue as T
+from backend.imputation.mcd import evaluate as E
+from backend.imputation.mcd import mcd as M
+from backend.imputation.mcd import tissue as T
 
 N_TEST, SAMPLES, STEPS = 8, 8, 8
 SEEN = ((0, 1, 2, 6, 7, 10), (3, 4, 8, 9))

@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from backend.imputation.evaluate import METHODS
+from backend.imputation.mcd.evaluate import METHODS
 
 
 def maps(true: dict[str, list], imputed: dict[str, dict[str, list]], channels: list[str]) -> go.Figure:

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from backend.errors import InputError
+from backend.registry import choose
 from backend.runtime import ASSETS, Progress, report
 from backend.watermark.sigmark.tiny import TEMPORAL, TinyConfig
 
@@ -401,15 +402,14 @@ _cache: dict[str, Channel] = {}
 
 def get_channel(name: str = "tiny", **kwargs: Any) -> Channel:
     """A channel by name (``tiny``: the trained model, cached; ``analytic``: unit tests only)."""
+    name = choose(name, _CHANNELS, "channel")
     if name == "tiny":
         if kwargs:
             return TinyChannel(**kwargs)
         if "tiny" not in _cache:
             _cache["tiny"] = TinyChannel()
         return _cache["tiny"]
-    if name == "analytic":
-        return AnalyticChannel(**kwargs)
-    raise ValueError(f"unknown channel {name!r}; valid: {', '.join(_CHANNELS)}")
+    return AnalyticChannel(**kwargs)
 
 
 def save_weights(path: str | Path, vae: Any, den: Any, cfg: TinyConfig, *, command: str = "",

@@ -166,11 +166,9 @@ def generate(n: int, seed: int, cfg: TissueConfig = TissueConfig()) -> Panels:
 
 def preset(name: str) -> Panels:
     """A named example panel (one image of the test seed range)."""
-    from backend.errors import InputError
+    from backend.registry import choose
 
-    if name not in PRESETS:
-        raise InputError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
-    i = PRESETS.index(name)
+    i = PRESETS.index(choose(name, PRESETS, "preset"))
     x, m, lab, t = one_image(np.random.default_rng([TEST_SEED + 500, i]))
     return Panels(x[None], m[None], lab[None], [t])
 

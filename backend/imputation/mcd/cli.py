@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli_common import Output, add_action, add_group
+from ...cli_common import Output, add_action, add_group
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
@@ -34,31 +34,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     return acts
 
 
-def load_stack(spec: str):  # noqa: ANN201 - (z, mean or None, source)
-    """A stack by preset name or NPZ path (see :func:`backend.imputation.evaluate.standardised_input`)."""
-    from ..io.registry import read_path
-    from .evaluate import standardised_input
+def load_stack(spec: str):  # noqa: ANN201 - a preset name or a (12, H, W) array
+    """A preset name as given, or the stack read from an NPZ path (the ``channel_stack`` input kind)."""
+    from ...io.registry import read_path
     from .tissue import PRESETS
 
-    return standardised_input(spec if spec in PRESETS else read_path("channel_stack", spec))
+    return spec if spec in PRESETS else read_path("channel_stack", spec)
 
 
 def cmd_impute(args: argparse.Namespace) -> Output:
-    from ..errors import InputError
-    from . import evaluate as E
+    from .evaluate import METHODS
+    from .jobs import ImputeConfig, run_impute
 
-    if not 1 <= args.samples <= 32:
-        raise InputError(f"--samples must be 1 to 32 (got {args.samples})")
-    if not 1 <= args.steps <= 200:
-        raise InputError(f"--steps must be 1 to 200 (got {args.steps})")
-    obs = E.parse_observed(args.observed)
-    z, mean, kind = load_stack(args.stack)
-    res = E.evaluate(z, obs, mean=mean, n_samples=args.samples, steps=args.steps, seed=args.seed)
+    cfg = ImputeConfig(observed=args.observed, samples=args.samples, steps=args.steps, seed=args.seed)
+    res = run_impute(load_stack(args.stack), cfg)
+    ev = res.evaluation
     out = res.summary(digits=None)
-    out.update({"stack": args.stack, "source": kind, "shape": list(z.shape[1:]), "samples": args.samples,
-                "steps": args.steps, "seed": args.seed})
-    lines = [f"observed {obs}  imputed {res.missing}  held-out pattern: {res.heldout}"]
-    lines += [f"{E.METHODS.label(k):40s} mean r {v:.3f}" for k, v in out["mean_r"].items()]
+    out.update({"stack": args.stack, "source": res.source, "shape": res.shape, "samples": cfg.samples,
+                "steps": cfg.steps, "seed": cfg.seed})
+    lines = [f"observed {ev.observed}  imputed {ev.missing}  held-out pattern: {ev.heldout}"]
+    lines += [f"{METHODS.label(k):40s} mean r {v:.3f}" for k, v in out["mean_r"].items()]
     return Output(out, lines=lines)
 
 

@@ -1,7 +1,7 @@
 """The ``channel_stack`` input kind: a user's multi-channel image stack for the MCD page and ``mcd impute --stack``.
 
 Accepted: an NPZ (``numpy.savez``) holding one array ``stack`` (or its only array) of shape ``(C, H, W)`` or
-``(1, C, H, W)`` with ``C = 12`` channels in the order of :data:`backend.imputation.tissue.CHANNELS`, ``H, W`` in
+``(1, C, H, W)`` with ``C = 12`` channels in the order of :data:`backend.imputation.mcd.tissue.CHANNELS`, ``H, W`` in
 8..96, a real numeric dtype, finite values. TIFF is not read (``tifffile`` is not installed); save a TIFF stack as
 NPZ first. Object (pickled) arrays are refused before loading (:func:`backend.io.archives.load_npz`).
 

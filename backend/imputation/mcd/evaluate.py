@@ -1,4 +1,4 @@
-"""The MCD page's method table and evaluation: every method on the same panels and observed pattern, per-channel r.
+"""The MCD method table and evaluation: every method on the same panels and observed pattern, per-channel r.
 
 | name | what | source |
 |------|------|--------|
@@ -15,9 +15,9 @@ Shapes: panels ``x`` (N, C, H, W) in intensity units; the evaluation works on st
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
 import numpy as np
@@ -29,19 +29,10 @@ from . import baselines as B
 from . import mcd as M
 from . import tissue as T
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
+ASSETS = Path(__file__).resolve().parents[3] / "assets"
 TISSUE_FILE = ASSETS / "mcd_tissue.safetensors"
 CELLS_FILE = ASSETS / "mcd_cells.safetensors"
 UNET_FILE = ASSETS / "mcd_unet.safetensors"
-
-METHODS: Registry[str] = Registry("imputation method")
-METHODS.add("mcd", "diffusion", label="MCD, mean of M samples (ours)", kind="ours", color="#d62728")
-METHODS.add("mcd_single", "diffusion", label="MCD, one sample (ours)", kind="ours", color="#ff9896")
-METHODS.add("most_correlated", "linear", label="Most correlated observed channel", kind="baseline")
-METHODS.add("ridge", "linear", label="Per-pixel ridge", kind="baseline")
-METHODS.add("unet", "regressor", label="U-Net per target", kind="baseline")
-METHODS.add("bayes", "oracle", label="Bayes ceiling (generator mean)", kind="reference", color="#7f7f7f")
-
 
 @lru_cache(maxsize=2)
 def load_model(which: str = "tissue") -> tuple[M.MCD, M.Standardiser, dict]:
@@ -106,6 +97,83 @@ def parse_observed(text: str | Sequence[int], channels: int = T.C) -> list[int]:
     return obs
 
 
+# --------------------------------------------------------------------------------------------------- the methods
+@dataclass
+class Panels:
+    """One evaluation's inputs, shared by the methods: standardised panels ``z`` (N, C, H, W), the observed channels,
+    the noise-free mean (or None) and the MCD sampler settings; the MCD samples (M, N, C, H, W) are drawn once, for
+    both MCD entries, and their seconds kept."""
+
+    z: np.ndarray
+    observed: list[int]
+    mean: np.ndarray | None
+    n_samples: int
+    steps: int
+    seed: int
+    samples: np.ndarray | None = None
+    sampling_s: float = 0.0
+
+    def mcd_samples(self) -> np.ndarray:
+        if self.samples is None:
+            t0 = time.perf_counter()
+            model, _, _ = load_model("tissue" if self.z.shape[-1] > 1 else "cells")
+            self.samples = M.impute(model, self.z, self.observed, n_samples=self.n_samples, steps=self.steps,
+                                    seed=self.seed)
+            self.sampling_s = time.perf_counter() - t0
+        return self.samples
+
+
+Imputer = Callable[[], np.ndarray]
+
+
+def _mcd_mean(run: Panels) -> np.ndarray:
+    return run.mcd_samples().mean(0)
+
+
+def _mcd_first(run: Panels) -> np.ndarray:
+    return run.mcd_samples()[0]
+
+
+def mcd(run: Panels) -> Imputer:
+    """MCD, the mean of M posterior samples."""
+    return partial(_mcd_mean, run)
+
+
+def mcd_single(run: Panels) -> Imputer:
+    """MCD, one posterior sample (the first of the M drawn)."""
+    return partial(_mcd_first, run)
+
+
+def most_correlated(run: Panels) -> Imputer:
+    return partial(B.most_correlated, run.z, run.observed, train_cov())
+
+
+def ridge(run: Panels) -> Imputer:
+    return partial(B.ridge, run.z, run.observed, train_cov())
+
+
+def unet(run: Panels) -> Imputer | None:
+    """The per-target U-Nets; None unless the observed pattern is the one they were trained for (that is their cost)."""
+    unets, unet_obs = load_unets()
+    return partial(B.unet_predict, unets, run.z, run.observed) if tuple(run.observed) == tuple(unet_obs) else None
+
+
+def bayes(run: Panels) -> Imputer | None:
+    """The generator's noise-free mean; None when it is unknown (a user's stack)."""
+    return None if run.mean is None else partial(np.asarray, run.mean)
+
+
+# Each entry maps the evaluation's inputs to a prediction thunk (N, C, H, W), or None where it does not apply; the
+# thunk is what is timed.
+METHODS: Registry[Callable[[Panels], Imputer | None]] = Registry("imputation method")
+METHODS.add("mcd", mcd, label="MCD, mean of M samples (ours)", kind="ours", color="#d62728")
+METHODS.add("mcd_single", mcd_single, label="MCD, one sample (ours)", kind="ours", color="#ff9896")
+METHODS.add("most_correlated", most_correlated, label="Most correlated observed channel", kind="baseline")
+METHODS.add("ridge", ridge, label="Per-pixel ridge", kind="baseline")
+METHODS.add("unet", unet, label="U-Net per target", kind="baseline")
+METHODS.add("bayes", bayes, label="Bayes ceiling (generator mean)", kind="reference", color="#7f7f7f")
+
+
 @dataclass
 class EvalResult:
     observed: list[int]
@@ -134,40 +202,28 @@ class EvalResult:
 
 def evaluate(z: np.ndarray, observed: Sequence[int], methods: Sequence[str] | None = None, *,
              mean: np.ndarray | None = None, n_samples: int = 4, steps: int = 18, seed: int = 0,
-             keep_preds: bool = False, progress=None) -> EvalResult:
-    """Run ``methods`` on standardised panels ``z`` (N, C, H, W) with ``observed`` channels given; ``mean`` (the
-    generator's noise-free mean, standardised) enables the ``bayes`` ceiling."""
+             keep_preds: bool = False, progress=None, token=None) -> EvalResult:
+    """Run ``methods`` (default: all of :data:`METHODS`) on standardised panels ``z`` (N, C, H, W) with ``observed``
+    channels given; ``mean`` (the generator's noise-free mean, standardised) enables the ``bayes`` ceiling. A method
+    that does not apply to these inputs (``bayes`` without ``mean``, ``unet`` for another pattern) is left out."""
     from backend.runtime import report
 
     obs = parse_observed(list(observed), z.shape[1])
     mis = [c for c in range(z.shape[1]) if c not in obs]
-    names = list(methods) if methods is not None else METHODS.names()
-    for n in names:
-        METHODS.get(n)
+    names = [METHODS.key(n) for n in methods] if methods is not None else METHODS.names()
+    run = Panels(z, obs, mean, n_samples, steps, seed)
+    plan = {n: fn for n in names if (fn := METHODS.get(n)(run)) is not None}
     r, secs, preds = {}, {}, {}
-    if "bayes" in names and mean is None:
-        names.remove("bayes")
-    unets, unet_obs = load_unets() if "unet" in names else ({}, ())
-    if "unet" in names and tuple(obs) != tuple(unet_obs):
-        names.remove("unet")  # the per-target regressors exist for one pattern only: that is their cost
-    for i, name in enumerate(names):
-        report(progress, i / len(names), f"running {METHODS.label(name)}")
+    for i, (name, fn) in enumerate(plan.items()):
+        if token is not None:
+            token.check()
+        report(progress, i / len(plan), f"running {METHODS.label(name)}")
         t0 = time.perf_counter()
-        if name in ("mcd", "mcd_single"):
-            if "mcd_samples" not in preds:
-                model, _, _ = load_model("tissue" if z.shape[-1] > 1 else "cells")
-                preds["mcd_samples"] = M.impute(model, z, obs, n_samples=n_samples, steps=steps, seed=seed)
-                secs["mcd_sampling"] = time.perf_counter() - t0
-            s = preds["mcd_samples"]
-            p = s.mean(0) if name == "mcd" else s[0]
-        elif name == "most_correlated":
-            p = B.most_correlated(z, obs, train_cov())
-        elif name == "ridge":
-            p = B.ridge(z, obs, train_cov())
-        elif name == "unet":
-            p = B.unet_predict(unets, z, obs)
-        else:
-            p = mean
+        fresh = run.samples is None
+        p = fn()
+        if fresh and run.samples is not None:
+            secs["mcd_sampling"] = run.sampling_s
+            preds["mcd_samples"] = run.samples
         secs[name] = time.perf_counter() - t0
         r[name] = T.per_channel_r(p, z, mis)
         if keep_preds:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from backend.rl import mdps
-from backend.rl.agents import AGENTS, AgentConfig, run_agents, solve_sweep
-from backend.rl.spectral_bellman import SBMConfig, backup_rank, learn_features
-from backend.runtime import provenance, sub_progress
+from backend.errors import InputError
+from backend.rl.spectralbellman import jobs
+from backend.rl.spectralbellman.agents import AGENTS
+from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.figures import spectralbellman as figs
 from ui.inputs import file_input
@@ -73,6 +73,7 @@ rank = bound(
     disabled=env_name != "lowrank",
 )
 mdp = None
+upload = None
 if env_name == "upload":
     got = file_input(
         "mdp_json",
@@ -82,12 +83,13 @@ if env_name == "upload":
         "start, horizon (1-500), terminal (list of states); at most 2 MB.",
     )
     if got is not None:
-        mdp = got[1]
+        mdp = upload = got[1]
         st.caption(
             f"{got[0]}: {mdp.n_states} states, {mdp.n_actions} actions, gamma {mdp.gamma:g}, horizon {mdp.horizon}."
         )
 else:
-    mdp = mdps.make_env(env_name, size=int(size), seed=0, rank=int(rank))
+    env_cfg = jobs.EnvConfig(env_name, size=int(size), rank=int(rank))
+    mdp = env_cfg.build()
 ready = mdp is not None
 
 tab_rep, tab_agents, tab_sweep = st.tabs(["Spectrum and representation", "Agents", "Episodes to solve vs N"])
@@ -130,80 +132,44 @@ with tab_sweep, st.form("spectralbellman_sweep_form"):
     go_sweep = st.form_submit_button("Episodes to solve DeepSea(N)", icon=":material/play_arrow:", type="primary")
 
 
-def rep_job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
-    d = int(d_rep) or backup_rank(mdp)
-    feats = "network" if mdp.obs is not None else "table"
-    spec = {
-        name: (mdps.spectrum(m) / mdps.spectrum(m)[0]).tolist()
-        for name, m in (("low-rank MDP (d = 8)", mdps.low_rank_mdp()), ("full-rank MDP", mdps.full_rank_mdp()))
-    }
-    if env_name not in ("lowrank", "fullrank"):
-        s = mdps.spectrum(mdp)
-        spec[ENV_LABELS[env_name]] = (s / s[0]).tolist()
-    res = learn_features(mdp, SBMConfig(d=d, iters=int(iters), features=feats), progress=progress)
-    return {
-        "env": mdp.summary(),
-        "spectra": spec,
-        "sbm": res.summary(),
-        "features": feats,
-        "params": {"env": env_name, "size": int(size), "rank": int(rank), "iters": int(iters), "d": d},
-    }
-
-
-def agents_job(progress):  # noqa: ANN001, ANN202
-    runs = run_agents(
-        mdp, chosen, AgentConfig(episodes=int(episodes), sigma_exp=float(sigma_exp), seed=int(seed)), progress=progress
-    )
-    return {
-        "env": mdp.summary(),
-        "coords": None if mdp.coords is None else mdp.coords.tolist(),
-        "grid_shape": None if mdp.grid_shape is None else list(mdp.grid_shape),
-        "rows": [r.summary(curve=False) for r in runs.values()],
-        "returns": {n: r.returns for n, r in runs.items()},
-        "visits": {n: r.visits.tolist() for n, r in runs.items()},
-        "params": {
-            "env": env_name,
-            "size": int(size),
-            "episodes": int(episodes),
-            "sigma_exp": float(sigma_exp),
-            "seed": int(seed),
-            "agents": list(chosen),
-        },
-    }
-
-
-def sweep_job(progress):  # noqa: ANN001, ANN202
-    from backend.errors import InputError
-
-    if not sizes:
-        raise InputError("Choose at least one N.")
-    out = solve_sweep(
-        sorted(int(n) for n in sizes), int(seeds), list(AGENTS), int(budget), progress=sub_progress(progress, 0, 1)
-    )
-    out["params"] = {"sizes": sorted(int(n) for n in sizes), "seeds": int(seeds), "budget": int(budget)}
-    return out
+def _env_config() -> jobs.EnvConfig:
+    """The environment of the selectors (an upload replaces it: it is passed to the jobs beside this config)."""
+    return jobs.EnvConfig() if upload is not None else env_cfg
 
 
 if go_rep and ready:
-    out = run_job("SBM representation", rep_job, time_cap_s=300)
+    config = jobs.RepresentConfig(d=int(d_rep) or None, iters=int(iters), spectra=True)
+    out = run_job("SBM representation", jobs.run_represent, _env_config(), config, upload, time_cap_s=300)
     if out is not None:
+        out["spectra"] = {(ENV_LABELS[env_name] if k == out["env"]["name"] else k): v for k, v in out["spectra"].items()}
+        out["params"] = {"env": env_name, "size": int(size), "rank": int(rank), "iters": int(iters), "d": out["d"]}
         res_all["rep"] = out
         metrics = {"largest angle (rad)": out["sbm"]["final_max_angle"], "closure": out["sbm"]["final_closure"]}
         record_run("spectralbellman", out["params"], metrics)
 if go_agents and ready:
-    if not chosen:
-        st.error("Choose at least one agent.")
+    try:
+        config = jobs.ExploreConfig(tuple(chosen), episodes=int(episodes), sigma_exp=float(sigma_exp), seed=int(seed))
+    except InputError as err:
+        st.error(str(err))
     else:
-        out = run_job("Exploration agents", agents_job, time_cap_s=300)
+        out = run_job("Exploration agents", jobs.run_explore, _env_config(), config, upload, time_cap_s=300)
         if out is not None:
+            out["params"] = {"env": env_name, "size": int(size), "episodes": int(episodes),
+                             "sigma_exp": float(sigma_exp), "seed": int(seed), "agents": list(chosen)}
             res_all["agents"] = out
             record_run(
                 "spectralbellman", out["params"], {f"solved {r['agent']}": r["episodes_to_solve"] for r in out["rows"]}
             )
 if go_sweep:
-    out = run_job("Episodes to solve vs N", sweep_job, time_cap_s=600)
-    if out is not None:
-        res_all["sweep"] = out
+    try:
+        config = jobs.SweepConfig(tuple(sorted(int(n) for n in sizes)), int(seeds), int(budget))
+    except InputError as err:
+        st.error(str(err))
+    else:
+        out = run_job("Episodes to solve vs N", jobs.run_sweep, config, time_cap_s=600)
+        if out is not None:
+            out["params"] = {"sizes": sorted(int(n) for n in sizes), "seeds": int(seeds), "budget": int(budget)}
+            res_all["sweep"] = out
 
 with tab_rep:
     if r := res_all.get("rep"):

@@ -19,9 +19,9 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> int:
-    from backend.rl import mdps
-    from backend.rl.agents import AGENTS, AgentConfig
-    from backend.rl.spectral_bellman import SBMConfig, backup_rank, learn_features
+    from backend.rl.spectralbellman import mdps
+    from backend.rl.spectralbellman.agents import AGENTS, AgentConfig
+    from backend.rl.spectralbellman.spectral_bellman import SBMConfig, backup_rank, learn_features
     from benchmarks.common import machine
 
     ap = argparse.ArgumentParser()

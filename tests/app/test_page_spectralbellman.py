@@ -1,12 +1,20 @@
 """AppTest of the Spectral Bellman page: opens without running anything, learns the representation of the low-rank
-MDP, runs the agents on DeepSea, a tiny sweep, an uploaded MDP, and refuses a bad MDP file with a message."""
+MDP, runs the agents on DeepSea, a tiny sweep, an uploaded MDP, and refuses a bad MDP file with a message. The page's
+job (``jobs.run_explore`` with the configs the page builds) gives the numbers of the CLI golden, and pickles."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import pickle
 
-from backend.rl.spectralbellman_inputs import mdp_json
-from tests.app.conftest import Widget, open_page
+import pytest
+
+from backend.rl.spectralbellman import jobs
+from backend.rl.spectralbellman.inputs import mdp_json
+from backend.rl.spectralbellman.mdps import read_mdp_json
+from tests.app.conftest import ROOT, Widget, open_page
+from tests.test_cli import same, strip
 
 
 def test_page_opens_without_running_anything() -> None:
@@ -63,6 +71,44 @@ def test_upload_runs_and_bad_file_is_refused() -> None:
     at.button[0].click().run()
     assert not at.exception, at.exception
     assert at.session_state["spectralbellman_result"]["rep"]["env"]["name"] == "upload"
+
+
+def test_page_job_equals_cli_golden(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page builds the environment of ``tests/cli_golden/spectralbellman.json`` (DeepSea(6)) and the agents'
+    config, and hands them to the job the CLI runs. The page offers 50 episodes at least and every agent by default,
+    so the captured config runs with the golden's 40 episodes and four agents."""
+    golden = json.loads((ROOT / "tests" / "cli_golden" / "spectralbellman.json").read_text())
+    assert golden["argv"][:8] == ["spectralbellman", "run", "--env", "deepsea", "--size", "6", "--episodes", "40"]
+    calls = []
+    monkeypatch.setattr("ui.runner.run_job", lambda label, fn, *args, **kw: calls.append((fn, args)))
+    at = open_page("spectralbellman")
+    at.selectbox(key="spectralbellman_env").set_value("deepsea").run()
+    at.select_slider(key="spectralbellman_n").set_value(6)
+    at.select_slider(key="spectralbellman_episodes").set_value(50)
+    at.button[1].click().run()  # "Run the agents"
+    assert not at.exception, at.exception
+    [(fn, (env, config, mdp))] = calls
+    assert fn is jobs.run_explore and mdp is None
+    assert env == jobs.EnvConfig("deepsea", size=6)
+    assert pickle.loads(pickle.dumps((fn, env, config))) == (jobs.run_explore, env, config)
+    agents = tuple(golden["argv"][golden["argv"].index("--agents") + 1].split(","))
+    res = fn(env, dataclasses.replace(config, episodes=40, agents=agents), mdp)
+    got = {"env": res["env"], "agents": res["rows"]}
+    expected = {k: v for k, v in golden["expected"].items() if k not in ("method", "action")}
+    for path in golden["volatile"]:
+        got = strip(got, path.split("."))
+    assert same(got, expected) is None, same(got, expected)
+
+
+def test_job_and_configs_pickle() -> None:
+    """The page's jobs, their configs and an uploaded MDP pickle (the Ray executor sends them to a worker)."""
+    mdp = read_mdp_json(mdp_json())
+    for job in ((jobs.run_represent, jobs.EnvConfig("lowrank"), jobs.RepresentConfig(iters=50, spectra=True), mdp),
+                (jobs.run_explore, jobs.EnvConfig(), jobs.ExploreConfig(("ts_true", "rnd"), episodes=50), mdp),
+                (jobs.run_sweep, jobs.SweepConfig((4,), 2, 100))):
+        back = pickle.loads(pickle.dumps(job))
+        assert back[:3] == job[:3]
+    assert pickle.loads(pickle.dumps(mdp)).summary() == mdp.summary()
 
 
 # The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).

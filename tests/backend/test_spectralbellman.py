@@ -10,10 +10,16 @@ import pytest
 
 from backend.errors import InputError
 from backend.io import registry
-from backend.rl import mdps
-from backend.rl.agents import AGENTS, AgentConfig, LinearLSVI, run_agents, solve_sweep
-from backend.rl.spectral_bellman import SBMConfig, SBMLearner, backup_rank, learn_features, max_principal_angle
-from backend.rl.spectralbellman_inputs import mdp_json
+from backend.rl.spectralbellman import mdps
+from backend.rl.spectralbellman.agents import AGENTS, AgentConfig, LinearLSVI, run_agents, solve_sweep
+from backend.rl.spectralbellman.inputs import mdp_json
+from backend.rl.spectralbellman.spectral_bellman import (
+    SBMConfig,
+    SBMLearner,
+    backup_rank,
+    learn_features,
+    max_principal_angle,
+)
 
 
 # ------------------------------------------------------------------------------------------------ environments

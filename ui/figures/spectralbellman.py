@@ -1,8 +1,8 @@
 """Figures of the Spectral Bellman page (pure plotly builders: data in, Figure out; no streamlit).
 
-Inputs are the JSON summaries of ``backend.rl``: spectra as lists of sigma_i / sigma_1, the SBM curve
+Inputs are the JSON summaries of ``backend.rl.spectralbellman``: spectra as lists of sigma_i / sigma_1, the SBM curve
 ``{"iter", "max_angle", "closure"}``, per-agent visitation lists with the environment's grid ``coords`` /
-``grid_shape``, per-agent return lists, and the sweep summary of :func:`backend.rl.agents.solve_sweep`.
+``grid_shape``, per-agent return lists, and the sweep summary of :func:`backend.rl.spectralbellman.agents.solve_sweep`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from backend.rl.agents import AGENTS
+from backend.rl.spectralbellman.agents import AGENTS
 
 
 def spectra(curves: Mapping[str, Sequence[float]], d: int | None = None, top: int = 40) -> go.Figure:

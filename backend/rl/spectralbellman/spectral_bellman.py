@@ -44,8 +44,8 @@ import torch
 from scipy.linalg import subspace_angles
 from torch import nn
 
-from ..errors import InputError
-from ..runtime import Progress, report
+from ...errors import InputError
+from ...runtime import Progress, report
 from .mdps import MDP
 
 DT = torch.float64

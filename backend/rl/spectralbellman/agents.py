@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 
-from ..errors import InputError
-from ..registry import Registry
-from ..runtime import Progress, report
+from ...errors import InputError
+from ...registry import Registry
+from ...runtime import Progress, report
 from .mdps import MDP, optimal_return
 
 
@@ -197,7 +197,7 @@ def _run(
     model = LinearLSVI(mdp, normalise(phi), cfg.lam)
     opt = optimal_return(mdp)
     rnd = None
-    if mode == "rnd":
+    if mode == "novelty":
         if mdp.obs is None:  # tabular: one-hot pairs (the predictor is then a table)
             pairs = np.eye(mdp.n_states * mdp.n_actions)
         else:  # pixels and a one-hot action: the predictor generalises across states
@@ -220,7 +220,7 @@ def _run(
             online += time.perf_counter() - t1
         if mode == "ts":
             Qs = model.solve_steps(rng, cfg.sigma_exp)[0]
-        elif mode == "rnd":
+        elif mode == "novelty":
             b = rnd.bonus()
             bonus = (cfg.rnd_beta * b / max(float(b.max()), 1e-12)).reshape(mdp.n_states, mdp.n_actions)
             Qs = model.solve_steps(None, 0.0, q_bonus=bonus)[0]
@@ -232,7 +232,7 @@ def _run(
             visits[s] += 1
             a = (
                 int(rng.integers(mdp.n_actions))
-                if mode == "egreedy" and rng.random() < cfg.epsilon
+                if mode == "epsilon" and rng.random() < cfg.epsilon
                 else _greedy(Q[s], rng)
             )
             s2 = int(rng.choice(mdp.n_states, p=mdp.P[s, a]))
@@ -327,11 +327,11 @@ def run_ts_true(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None) ->
 
 
 def run_rnd(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None) -> AgentRun:
-    return _run(mdp, "rnd", one_hot(mdp), cfg, "rnd", progress)
+    return _run(mdp, "rnd", one_hot(mdp), cfg, "novelty", progress)
 
 
 def run_egreedy(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None) -> AgentRun:
-    return _run(mdp, "egreedy", one_hot(mdp), cfg, "egreedy", progress)
+    return _run(mdp, "egreedy", one_hot(mdp), cfg, "epsilon", progress)
 
 
 AGENTS: Registry[Callable[..., AgentRun]] = Registry("exploration agent")

@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli_common import Output, add_action, add_group, int_list
+from ...cli_common import Output, add_action, add_group, int_list
 
 
 def _agents(text: str) -> tuple[str, ...]:
@@ -42,14 +42,16 @@ def _env_args(q: argparse.ArgumentParser, default: str) -> None:
     q.add_argument("--seed", type=int, default=0)
 
 
-def _env(args: argparse.Namespace):  # noqa: ANN202 - an MDP
-    from .mdps import make_env
+def _env(args: argparse.Namespace) -> tuple:
+    """The environment config and the MDP read from ``--mdp`` (None without one)."""
+    from .jobs import EnvConfig
 
+    mdp = None
     if args.mdp is not None:
-        from ..io.registry import read_path
+        from ...io.registry import read_path
 
-        return read_path("mdp_json", args.mdp)
-    return make_env(args.env, size=args.size, seed=args.seed, rank=args.rank)
+        mdp = read_path("mdp_json", args.mdp)
+    return EnvConfig(args.env, size=args.size, rank=args.rank, seed=args.seed), mdp
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
@@ -89,51 +91,30 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
 
 
 def cmd_run(args: argparse.Namespace) -> Output:
-    from .agents import AGENTS, AgentConfig, run_agents
+    from .agents import AGENTS
+    from .jobs import ExploreConfig, run_explore
 
-    mdp = _env(args)
-    names = args.agents or tuple(AGENTS)
-    runs = run_agents(
-        mdp,
-        names,
-        AgentConfig(
-            episodes=args.episodes,
-            sigma_exp=args.sigma_exp,
-            d=args.d,
-            seed=args.seed,
-            stop_when_solved=args.stop_when_solved,
-        ),
-    )
-    rows = [r.summary(curve=False) for r in runs.values()]
-    lines = [f"{mdp.name}: {mdp.n_states} states, {mdp.n_actions} actions, horizon {mdp.horizon}"]
+    env, mdp = _env(args)
+    config = ExploreConfig(args.agents, episodes=args.episodes, sigma_exp=args.sigma_exp, d=args.d, seed=args.seed,
+                           stop_when_solved=args.stop_when_solved)
+    res = run_explore(env, config, mdp)
+    rows, e = res["rows"], res["env"]
+    lines = [f"{e['name']}: {e['states']} states, {e['actions']} actions, horizon {e['horizon']}"]
     lines += [
         f"{AGENTS.label(r['agent'])}: solved at episode {r['episodes_to_solve']}, mean return "
         f"{r['mean_return']:.3f}, {r['ms_per_episode']:.2f} ms/episode"
         for r in rows
     ]
-    return Output({"method": "spectralbellman", "action": "run", "env": mdp.summary(), "agents": rows}, lines=lines)
+    return Output({"method": "spectralbellman", "action": "run", "env": e, "agents": rows}, lines=lines)
 
 
 def cmd_spectrum(args: argparse.Namespace) -> Output:
-    from ..errors import InputError
-    from .mdps import spectrum
+    from .jobs import SpectrumConfig, run_spectrum
 
-    if not 2 <= args.n <= 4096:
-        raise InputError("--n must be in 2..4,096.")
-    mdp = _env(args)
-    s = spectrum(mdp, args.n, args.seed)
-    d = int(mdp.meta.get("rank", 0)) or None
-    rel = (s / s[0]).tolist()
-    out = {
-        "method": "spectralbellman",
-        "action": "spectrum",
-        "env": mdp.summary(),
-        "singular_values": s.tolist(),
-        "relative": rel,
-        "numerical_rank": int((s > 1e-10 * s[0]).sum()),
-    }
-    if d and d < len(s):
-        out["ratio_d_plus_1"] = float(s[d] / s[0])
+    config = SpectrumConfig(args.n, args.seed)
+    env, mdp = _env(args)
+    out = {"method": "spectralbellman", "action": "spectrum", **run_spectrum(env, config, mdp)}
+    rel = out["relative"]
     return Output(
         out,
         lines=[
@@ -145,33 +126,29 @@ def cmd_spectrum(args: argparse.Namespace) -> Output:
 
 
 def cmd_represent(args: argparse.Namespace) -> Output:
-    from .spectral_bellman import SBMConfig, backup_rank, learn_features
+    from .jobs import RepresentConfig, run_represent
 
-    mdp = _env(args)
-    d = args.d or backup_rank(mdp)
-    feats = args.features or ("network" if mdp.obs is not None else "table")
-    res = learn_features(mdp, SBMConfig(d=d, iters=args.iters, features=feats, seed=args.seed))
-    out = {"method": "spectralbellman", "action": "represent", "env": mdp.summary(), "features": feats, **res.summary()}
+    config = RepresentConfig(d=args.d, iters=args.iters, features=args.features, seed=args.seed)
+    env, mdp = _env(args)
+    res = run_represent(env, config, mdp)
+    sbm = res["sbm"]
+    out = {"method": "spectralbellman", "action": "represent", "env": res["env"], "features": res["features"], **sbm}
     return Output(
         out,
         lines=[
-            f"d = {d}, {args.iters} iterations ({res.seconds:.2f} s): largest principal angle "
-            f"{res.max_angle[-1]:.2e} rad to the {res.reference}, closure residual "
-            f"{res.closure[-1]:.2e}"
+            f"d = {res['d']}, {args.iters} iterations ({sbm['seconds']:.2f} s): largest principal angle "
+            f"{sbm['final_max_angle']:.2e} rad to the {sbm['reference']}, closure residual "
+            f"{sbm['final_closure']:.2e}"
         ],
         compact=True,
     )
 
 
 def cmd_sweep(args: argparse.Namespace) -> Output:
-    from ..errors import InputError
-    from .agents import AGENTS, solve_sweep
+    from .agents import AGENTS
+    from .jobs import SweepConfig, run_sweep
 
-    if not 1 <= args.seeds <= 50:
-        raise InputError("--seeds must be in 1..50.")
-    if not 1 <= args.episodes <= 5000:
-        raise InputError("--episodes must be in 1..5,000.")
-    out = solve_sweep(args.sizes, args.seeds, args.agents or tuple(AGENTS), args.episodes, env=args.env)
+    out = run_sweep(SweepConfig(tuple(args.sizes), args.seeds, args.episodes, args.agents, env=args.env))
     lines = [
         f"{AGENTS.label(n)}: " + ", ".join(f"N={N} median {v['median']:g}" for N, v in a["sizes"].items())
         for n, a in out["agents"].items()

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
+from ...errors import InputError
+from ...registry import choose
 
 MAX_STATES = 200
 MAX_ACTIONS = 10
@@ -255,9 +256,7 @@ def make_env(name: str, size: int = 10, seed: int = 0, rank: int = 8) -> MDP:
         return low_rank_mdp(rank=rank, seed=seed)
     if name in ("deepsea", "chain"):
         return ENVS[name](size, seed)
-    if name in ENVS:
-        return ENVS[name](seed=seed)
-    raise InputError(f"Unknown environment {name!r}; choose one of: {', '.join(ENVS)}.")
+    return ENVS[choose(name, ENVS, "environment")](seed=seed)
 
 
 # ------------------------------------------------------------------------------------------------ JSON upload

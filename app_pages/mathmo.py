@@ -5,14 +5,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from backend.errors import InputError
 from backend.runtime import provenance
-from backend.search import facility as F
-from backend.search.mathmo import OBJECTIVES, OPERATORS, STRATEGIES
+from backend.search.mathmo import jobs as J
+from backend.search.mathmo.bilevel import OBJECTIVES, OPERATORS, STRATEGIES, lm_operator
 from ui.claims import claims_panel
 from ui.figures import mathmo as figs
 from ui.inputs import file_input
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
-from ui.models import get_model
 from ui.runner import run_job
 from ui.state import bound, record_run, show_history
 
@@ -41,17 +41,18 @@ res_all: dict = st.session_state.setdefault("mathmo_result", {})
 c1, c2 = st.columns([1, 2])
 src = bound(c1.radio, "Instance", ["Generated", "Upload a CSV"], key="mathmo_source")
 inst = None
+ready = True
+m, n = J.SearchConfig.facilities, J.SearchConfig.customers
 if src == "Upload a CSV":
     with c2:
         got = file_input("facility_csv", "CSV kind,x,y,amount,fixed_cost", key="mathmo_upload",
                          help="Rows of kind 'facility' (amount = capacity) or 'customer' (amount = demand); 2-40 "
                               "facilities, 2-200 customers, positive amounts, capacity >= demand; 2 MB.")
-    if got is not None:
-        inst = got[1]
+    ready = got is not None
+    inst = got[1] if got is not None else None
 else:
     m = bound(c2.slider, "Facilities m", 4, 20, 10, key="mathmo_m")
     n = bound(c2.slider, "Customers n", 10, 80, 30, key="mathmo_n")
-    inst = ("generated", int(m), int(n))
 
 with st.form("mathmo_form"):
     c1, c2, c3, c4 = st.columns(4)
@@ -64,39 +65,20 @@ with st.form("mathmo_form"):
                        format_func=STRATEGIES.label)
     seeds = bound(st.slider, "Paired seeds (generated instances only; 1 = a single search)", 1, 20, 1,
                   key="mathmo_seeds")
-    go = st.form_submit_button("Run the search", icon=":material/play_arrow:", type="primary", disabled=inst is None)
+    go = st.form_submit_button("Run the search", icon=":material/play_arrow:", type="primary", disabled=not ready)
 
 
-def job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
-    from backend.runtime import sub_progress
-    from backend.search.mathmo import MathmoConfig, Space, compare, paired, to_json
-
-    chosen = list(strategies) or ["pareto-ucb"]
-    cfg = MathmoConfig(rounds=int(rounds), proposals=int(proposals), operator=operator)
-    generate = None
-    if operator == "lm":
-        lm = get_model("smollm2")
-
-        def generate(prompt: str) -> str:
-            return lm.generate(prompt, max_new_tokens=40)
-
-    def make(s: int) -> F.Instance:
-        return F.generate(inst[1], inst[2], s) if isinstance(inst, tuple) else inst
-
-    space = Space(make(int(seed)), int(seed))
-    space.grid(progress=sub_progress(progress, 0.0, 0.4))
-    out = to_json(space, compare(space, chosen, cfg, seed=int(seed), generate=generate,
-                                 progress=sub_progress(progress, 0.4, 0.6 if seeds > 1 else 1.0)), cfg)
-    out["seed"] = int(seed)
-    if int(seeds) > 1 and isinstance(inst, tuple) and operator == "grid":
-        out["paired"] = paired(make, int(seeds), chosen, cfg, progress=sub_progress(progress, 0.6, 1.0))
-    return out
-
-
-if go and inst is not None:
-    out = run_job("MATHMO search", job, time_cap_s=600)
+if go and ready:
+    try:
+        config = J.SearchConfig(rounds=int(rounds), proposals=int(proposals), operator=operator,
+                                strategies=tuple(strategies) or tuple(STRATEGIES.names("ours")), seed=int(seed),
+                                seeds=int(seeds), facilities=int(m), customers=int(n))
+    except InputError as err:
+        st.error(str(err))
+        config = None
+    out = None if config is None else run_job("MATHMO search", J.run_search, inst, config, time_cap_s=600)
     if out is not None:
-        res_all["run"] = out
+        res_all["run"] = {**out, "seed": int(seed)}
         record_run("mathmo", {"rounds": rounds, "l": proposals, "operator": operator, "seed": seed,
                               "instance": out["instance"]["source"]},
                    {f"HV {s}": r["final_hv"] for s, r in out["strategies"].items()})
@@ -118,7 +100,7 @@ if r := res_all.get("run"):
     rows = [{"strategy": s["label"], "final HV (fraction of grid front)": s["final_hv"],
              "models run": len(s["rows"]), "model run seconds": sum(m["seconds"] for m in s["rows"]),
              "search seconds": s["seconds"], "frameworks used": len(set(s["frameworks"])),
-             "LM parse rate": s["parse_rate"] if r["config"]["operator"] == "lm" else None,
+             "LM parse rate": s["parse_rate"] if OPERATORS[r["config"]["operator"]] is lm_operator else None,
              "failed rounds": s["fallbacks"]} for s in r["strategies"].values()]
     show_metrics_table(rows, key="mathmo_table")
     st.caption("model run seconds: solver and heuristic time of the models the strategy ran (this machine); search "

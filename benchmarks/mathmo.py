@@ -19,8 +19,8 @@ sys.path.insert(0, str(ROOT))
 def main() -> int:
     import numpy as np
 
-    from backend.search import facility as F
-    from backend.search import mathmo as MM
+    from backend.search.mathmo import bilevel as MM
+    from backend.search.mathmo import facility as F
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=20)

@@ -1,1 +1,5 @@
-"""Search over modelling frameworks and models: the facility-location problem (:mod:`.facility`), Pareto tools (:mod:`.pareto`) and MATHMO (:mod:`.mathmo`)."""
+"""Search over modelling frameworks and models.
+
+Method packages: :mod:`.mathmo` (MATHMO: Pareto-UCB over facility-location frameworks, its problem and Pareto tools).
+The family shares no module.
+"""

@@ -61,3 +61,46 @@ UPLOADS = [
     Widget("mathmo", "facility_csv", "mathmo_upload", [("radio", "mathmo_source", "Upload a CSV")],
            bad="bad_latin1.csv", odd="odd_customers_first.csv"),
 ]
+
+
+def _strip_times(out: dict) -> dict:
+    """The summary without its wall times (``grid_seconds``, each strategy's ``seconds``, each model run's)."""
+    out = {k: v for k, v in out.items() if k not in ("grid_seconds", "provenance", "seed")}
+    out["strategies"] = {s: {**{k: v for k, v in r.items() if k != "seconds"},
+                             "rows": [{k: v for k, v in m.items() if k != "seconds"} for m in r["rows"]]}
+                         for s, r in out["strategies"].items()}
+    return out
+
+
+def test_page_job_gives_the_cli_numbers() -> None:
+    """One job, two callers: the page's job at the CLI's search settings gives the CLI's numbers, and the golden's
+    registry tables are the registries the page offers."""
+    import contextlib
+    import io
+    import json
+    from pathlib import Path
+
+    from backend.__main__ import main as cli
+    from backend.search.mathmo import jobs as J
+    from backend.search.mathmo.bilevel import OPERATORS, STRATEGIES
+
+    golden = json.loads((Path(__file__).resolve().parents[1] / "cli_golden" / "mathmo.json").read_text())["expected"]
+    assert golden["strategies"] == STRATEGIES.table() and golden["operators"] == OPERATORS.table()
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = cli(["mathmo", "search", "--facilities", "5", "--customers", "10", "--rounds", "6", "--json"])
+    assert code == 0
+    got = J.run_search(None, J.SearchConfig(rounds=6, facilities=5, customers=10))
+    assert _strip_times(json.loads(json.dumps(got))) == _strip_times(json.loads(buf.getvalue()))
+
+
+def test_job_and_config_pickle() -> None:
+    import pickle
+
+    from backend.search.mathmo import jobs as J
+
+    cfg = J.SearchConfig(rounds=5, strategies=("flat",), facilities=4, customers=10)
+    assert pickle.loads(pickle.dumps(cfg)) == cfg
+    assert pickle.loads(pickle.dumps(J.run_search)) is J.run_search
+    assert pickle.loads(pickle.dumps(J.GridConfig())) == J.GridConfig()
+    assert pickle.loads(pickle.dumps(J.run_grid)) is J.run_grid

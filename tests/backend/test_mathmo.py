@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from backend.errors import InputError
-from backend.search import facility as F
-from backend.search import mathmo as MM
-from backend.search.pareto import ParetoUCB, hv_gain, hypervolume, hypervolume_2d, nondominated
+from backend.search.mathmo import bilevel as MM
+from backend.search.mathmo import facility as F
+from backend.search.mathmo.pareto import ParetoUCB, hv_gain, hypervolume, hypervolume_2d, nondominated
 
 
 # ------------------------------------------------------------------------------------------------ Pareto tools
@@ -190,7 +190,7 @@ def test_solves_in_a_process_that_loaded_or_tools() -> None:
     import sys
     from pathlib import Path
 
-    code = ("from ortools.constraint_solver import pywrapcp; from backend.search import facility as F; "
+    code = ("from ortools.constraint_solver import pywrapcp; from backend.search.mathmo import facility as F; "
             "r = F.evaluate(F.generate(6, 12, 0), 'milp', (0.0, 0.0)); print(r['cost'] > 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          cwd=Path(__file__).resolve().parents[2])

@@ -1,6 +1,6 @@
 """Figures of the MATHMO page (pure plotly builders: data in, Figure out; no streamlit).
 
-They read :func:`backend.search.mathmo.to_json`: ``strategies[s]`` with ``hv`` (per round), ``rows`` (the models
+They read :func:`backend.search.mathmo.bilevel.to_json`: ``strategies[s]`` with ``hv`` (per round), ``rows`` (the models
 run, with ``framework``, ``cost``, ``effort``, ``robust``, ``round``), and the grid's ``ideal`` / ``nadir``.
 """
 
@@ -12,8 +12,8 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from backend.search.facility import FRAMEWORKS
-from backend.search.mathmo import STRATEGIES
+from backend.search.mathmo.bilevel import STRATEGIES
+from backend.search.mathmo.facility import FRAMEWORKS
 
 _FW_COLOURS = dict(zip(FRAMEWORKS, qualitative.Set1))
 

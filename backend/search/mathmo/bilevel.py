@@ -1,7 +1,7 @@
 """MATHMO's bi-level search over modelling frameworks and models for a multi-objective Pareto front.
 
 Paper: "MATHMO: Automated Mathematical Modeling Through Adaptive Search" (ICLR 2026). The problem, its frameworks
-and objectives are in :mod:`backend.search.facility`; Pareto tools in :mod:`backend.search.pareto`.
+and objectives are in :mod:`backend.search.mathmo.facility`; Pareto tools in :mod:`backend.search.mathmo.pareto`.
 
 Each round (20 by default):
 
@@ -40,9 +40,9 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ..errors import InputError, JobCancelled
-from ..registry import Registry
-from ..runtime import CancelToken, Progress, report
+from ...errors import InputError, JobCancelled
+from ...registry import Registry
+from ...runtime import CancelToken, Progress, report
 from . import facility as F
 from .pareto import ParetoUCB, hv_gain, hypervolume, nondominated
 
@@ -264,6 +264,7 @@ def search(space: Space, strategy: str = "pareto-ucb", cfg: MathmoConfig | None 
     """One search run of ``cfg.rounds`` model executions."""
     cfg = cfg or MathmoConfig()
     key = STRATEGIES.key(strategy)
+    strat = STRATEGIES[key]
     op = OPERATORS.get(cfg.operator)
     if not 1 <= cfg.rounds <= len(space.models):
         raise InputError(f"Rounds must be 1 to {len(space.models)} (the size of the model grid); got {cfg.rounds}.")
@@ -278,14 +279,7 @@ def search(space: Space, strategy: str = "pareto-ucb", cfg: MathmoConfig | None 
         if cancel is not None and cancel.cancelled:
             raise JobCancelled("cancelled")
         open_fw = [f for f in space.frameworks if any(i not in done for i in space.of_framework(f))]
-        if key in ("pareto-ucb", "no-surrogate"):
-            _refresh_rewards(space, ucb, done)
-            ucb.arms = open_fw
-            fw: str | None = ucb.choose(rng)
-        elif key == "random-framework":
-            fw = open_fw[int(rng.integers(len(open_fw)))]
-        else:
-            fw = None
+        fw = strat(space, ucb, done, open_fw, rng)
         props = op(space, fw, set(done), cfg.proposals, rng, generate=generate)
         res.proposals_attempted += props.attempted
         res.proposals_parsed += props.parsed
@@ -294,7 +288,7 @@ def search(space: Space, strategy: str = "pareto-ucb", cfg: MathmoConfig | None 
             res.fallbacks += 1
             pool = [i for i in (space.of_framework(fw) if fw else range(len(space.models))) if i not in done]
             cands = [pool[int(rng.integers(len(pool)))]]
-        if key == "no-surrogate" or not done:
+        if not strat.surrogate or not done:
             pick = cands[int(rng.integers(len(cands)))]
         else:
             pick = _surrogate_pick(space, done, cands, cfg.neighbours)
@@ -330,11 +324,45 @@ def _surrogate_pick(space: Space, done: list[int], cands: list[int], k: int) -> 
     return cands[int(np.argmax(gains))]
 
 
-STRATEGIES: Registry[str] = Registry("search strategy")
-STRATEGIES.add("pareto-ucb", "pareto-ucb", label="MATHMO: Pareto-UCB + surrogate (ours)", kind="ours")
-STRATEGIES.add("random-framework", "random-framework", label="Random framework", kind="baseline")
-STRATEGIES.add("flat", "flat", label="Flat search (no upper level)", kind="baseline")
-STRATEGIES.add("no-surrogate", "no-surrogate", label="Pareto-UCB without surrogate", kind="ablation")
+def pareto_ucb_level(space: Space, ucb: ParetoUCB, done: list[int], open_fw: list[str],
+                     rng: np.random.Generator) -> str | None:
+    """The upper level: Pareto-UCB over the frameworks with a model not run yet."""
+    _refresh_rewards(space, ucb, done)
+    ucb.arms = open_fw
+    return ucb.choose(rng)
+
+
+def random_level(space: Space, ucb: ParetoUCB, done: list[int], open_fw: list[str],  # noqa: ARG001
+                 rng: np.random.Generator) -> str | None:
+    """A framework uniformly at random among those with a model not run yet."""
+    return open_fw[int(rng.integers(len(open_fw)))]
+
+
+def no_level(space: Space, ucb: ParetoUCB, done: list[int], open_fw: list[str],  # noqa: ARG001
+             rng: np.random.Generator) -> str | None:
+    """No upper level: the operator proposes from every framework."""
+    return None
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A search strategy: ``upper(space, ucb, done, open_fw, rng) -> framework or None`` (None = every framework),
+    and whether the surrogate picks among the proposals (else a random proposal runs)."""
+
+    upper: Callable[..., str | None]
+    surrogate: bool = True
+
+    def __call__(self, space: Space, ucb: ParetoUCB, done: list[int], open_fw: list[str],
+                 rng: np.random.Generator) -> str | None:
+        return self.upper(space, ucb, done, open_fw, rng)
+
+
+STRATEGIES: Registry[Strategy] = Registry("search strategy")
+STRATEGIES.add("pareto-ucb", Strategy(pareto_ucb_level), label="MATHMO: Pareto-UCB + surrogate (ours)", kind="ours")
+STRATEGIES.add("random-framework", Strategy(random_level), label="Random framework", kind="baseline")
+STRATEGIES.add("flat", Strategy(no_level), label="Flat search (no upper level)", kind="baseline")
+STRATEGIES.add("no-surrogate", Strategy(pareto_ucb_level, surrogate=False), label="Pareto-UCB without surrogate",
+               kind="ablation")
 
 
 def compare(space: Space, strategies: list[str] | None = None, cfg: MathmoConfig | None = None, seed: int = 0,

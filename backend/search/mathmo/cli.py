@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli_common import Output, add_action, add_group
+from ...cli_common import Output, add_action, add_group
 
 
 def _strategies(text: str) -> list[str]:
-    from .mathmo import STRATEGIES
+    from .bilevel import STRATEGIES
 
     return STRATEGIES.parse_names(text)
 
@@ -52,62 +52,41 @@ def _instance_args(q: argparse.ArgumentParser) -> None:
     q.add_argument("--customers", type=int, default=30, help="generated customers n (default 30)")
 
 
-def _space(args: argparse.Namespace):  # noqa: ANN202 - a Space
-    from . import facility as F
-    from .mathmo import Space
+def _instance(args: argparse.Namespace):  # noqa: ANN202 - an Instance or None (generated)
+    if not args.instance:
+        return None
+    from pathlib import Path
 
-    if args.instance:
-        from pathlib import Path
+    from ...io.registry import read_path
 
-        from ..io.registry import read_path
-
-        inst = read_path("facility_csv", Path(args.instance))
-    else:
-        inst = F.generate(args.facilities, args.customers, args.seed)
-    return Space(inst, args.seed)
+    return read_path("facility_csv", Path(args.instance))
 
 
 def cmd_search(args: argparse.Namespace) -> Output:
-    from .mathmo import MathmoConfig, compare, to_json
+    from .jobs import SearchConfig, run_search
 
-    space = _space(args)
-    cfg = MathmoConfig(rounds=args.rounds, proposals=args.proposals, operator=args.operator)
-    generate = None
-    if args.operator == "lm":
-        from ..models.lm import load_causal_lm
-
-        lm = load_causal_lm(args.lm)
-
-        def generate(prompt: str) -> str:
-            return lm.generate(prompt, max_new_tokens=40)
-
-    out = to_json(space, compare(space, args.strategies, cfg, seed=args.seed, generate=generate), cfg)
-    lines = [f"{space.inst.source}; {args.rounds} rounds, operator {args.operator}; hypervolume as a fraction of "
-             f"the grid front's"]
+    instance = _instance(args)
+    config = SearchConfig(rounds=args.rounds, proposals=args.proposals, operator=args.operator,
+                          strategies=tuple(args.strategies) if args.strategies else None, seed=args.seed,
+                          facilities=args.facilities, customers=args.customers, lm=args.lm)
+    out = run_search(instance, config)
+    lines = [f"{out['instance']['source']}; {args.rounds} rounds, operator {config.operator}; hypervolume as a "
+             f"fraction of the grid front's"]
     for s in out["strategies"].values():
-        pr = f", LM parse rate {s['parse_rate']:.2f}" if args.operator == "lm" else ""
+        pr = f", LM parse rate {s['parse_rate']:.2f}" if config.uses_lm else ""
         lines.append(f"{s['label']:<40} final HV {s['final_hv']:.4f}{pr}")
     return Output(out, lines=lines)
 
 
 def cmd_grid(args: argparse.Namespace) -> Output:
-    from .mathmo import OBJECTIVES
+    from .jobs import GridConfig, run_grid
 
-    space = _space(args)
-    lo, hi, hv = space.grid()
-    rows = [space.evaluate(i) for i in range(len(space.models))]
-    import numpy as np
-
-    from .mathmo import Space
-    from .pareto import nondominated
-
-    front = nondominated(Space.normalise(np.asarray([[r[o] for o in OBJECTIVES] for r in rows]), lo, hi)).tolist()
-    return Output({"instance": space.inst.summary(), "models": rows, "front": front, "ideal": lo.tolist(),
-                   "nadir": hi.tolist(), "front_hv": hv},
-                  lines=[f"{len(rows)} models, {len(front)} on the front, normalised HV {hv:.4f}"])
+    out = run_grid(_instance(args), GridConfig(seed=args.seed, facilities=args.facilities, customers=args.customers))
+    return Output(out, lines=[f"{len(out['models'])} models, {len(out['front'])} on the front, normalised HV "
+                              f"{out['front_hv']:.4f}"])
 
 
 def cmd_methods(args: argparse.Namespace) -> dict:  # noqa: ARG001 - the parsed arguments are unused
-    from .mathmo import OPERATORS, STRATEGIES
+    from .bilevel import OPERATORS, STRATEGIES
 
     return {"strategies": STRATEGIES.table(), "operators": OPERATORS.table()}

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ...errors import InputError
 
 MAX_FACILITIES = 40
 MAX_CUSTOMERS = 200

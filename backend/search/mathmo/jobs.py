@@ -1,0 +1,109 @@
+"""MATHMO's jobs: the entry points the page, the CLI and the benchmark call.
+
+``run_search(instance, SearchConfig)``: the strategies on one instance (the uploaded one, or generated per seed), the
+JSON summary of :func:`.bilevel.to_json`, plus ``paired`` final hypervolumes over ``seeds`` generated instances when
+asked. ``run_grid(instance, GridConfig)``: every model of the grid, its objectives and the grid's Pareto front.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...errors import InputError
+from ...runtime import CancelToken, Progress, sub_progress
+from . import facility as F
+from .bilevel import OBJECTIVES, OPERATORS, STRATEGIES, MathmoConfig, Space, compare, lm_operator, paired, to_json
+from .pareto import nondominated
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """One search: ``rounds`` models run per strategy, ``proposals`` (l) per round, the proposal ``operator``
+    (``lm`` loads the causal LM ``lm``: None = the embedded SmolLM2), the ``strategies`` (None or empty = every one),
+    the search ``seed``; ``seeds`` > 1 adds paired seeds over generated instances of ``facilities`` x ``customers``
+    (grid operator only)."""
+
+    rounds: int = 20
+    proposals: int = 3
+    operator: str = "grid"
+    strategies: tuple[str, ...] | None = None
+    seed: int = 0
+    seeds: int = 1
+    facilities: int = 10
+    customers: int = 30
+    lm: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "operator", OPERATORS.key(self.operator))
+        names = tuple(STRATEGIES.key(s) for s in (self.strategies or ())) or tuple(STRATEGIES)
+        object.__setattr__(self, "strategies", names)
+        size = len(F.all_models())
+        if not 1 <= int(self.rounds) <= size:
+            raise InputError(f"Rounds must be 1 to {size} (the size of the model grid); got {self.rounds}.")
+        if not 1 <= int(self.proposals) <= 10:
+            raise InputError(f"The proposals per round l must be 1 to 10 (got {self.proposals}).")
+        if int(self.seeds) < 1:
+            raise InputError(f"The paired seeds must be at least 1 (got {self.seeds}).")
+
+    @property
+    def uses_lm(self) -> bool:
+        return OPERATORS[self.operator] is lm_operator
+
+    def search_config(self) -> MathmoConfig:
+        return MathmoConfig(rounds=int(self.rounds), proposals=int(self.proposals), operator=self.operator)
+
+
+@dataclass(frozen=True)
+class GridConfig:
+    """The whole model grid on one instance (uploaded, or generated from ``facilities``, ``customers``, ``seed``)."""
+
+    seed: int = 0
+    facilities: int = 10
+    customers: int = 30
+
+
+def _generator(name: str | None):  # noqa: ANN202 - a prompt -> text function
+    from ...models.lm import load_causal_lm
+
+    lm = load_causal_lm(name)
+
+    def generate(prompt: str) -> str:
+        return lm.generate(prompt, max_new_tokens=40)
+
+    return generate
+
+
+def run_search(instance: F.Instance | None, config: SearchConfig, progress: Progress | None = None,
+               token: CancelToken | None = None) -> dict[str, object]:
+    """The strategies of ``config`` on ``instance`` (None = generated from the config's size and seed)."""
+    seed = int(config.seed)
+    space = Space(instance if instance is not None else F.generate(config.facilities, config.customers, seed), seed)
+    cfg = config.search_config()
+    generate = _generator(config.lm) if config.uses_lm else None
+    many = int(config.seeds) > 1 and instance is None and not config.uses_lm
+    space.grid(progress=sub_progress(progress, 0.0, 0.4))
+    out = to_json(space, compare(space, list(config.strategies), cfg, seed=seed, generate=generate,
+                                 progress=sub_progress(progress, 0.4, 0.6 if many else 1.0), cancel=token), cfg)
+    if many:
+        def make(s: int) -> F.Instance:
+            return F.generate(config.facilities, config.customers, s)
+
+        out["paired"] = paired(make, int(config.seeds), list(config.strategies), cfg,
+                               progress=sub_progress(progress, 0.6, 1.0), cancel=token)
+    return out
+
+
+def run_grid(instance: F.Instance | None, config: GridConfig, progress: Progress | None = None,
+             token: CancelToken | None = None) -> dict[str, object]:
+    """Every model of the grid on ``instance`` (None = generated): objectives, the front, ideal and nadir."""
+    import numpy as np
+
+    space = Space(instance if instance is not None else F.generate(config.facilities, config.customers,
+                                                                   config.seed), config.seed)
+    lo, hi, hv = space.grid(progress=progress)
+    if token is not None:
+        token.check()
+    rows = [space.evaluate(i) for i in range(len(space.models))]
+    front = nondominated(Space.normalise(np.asarray([[r[o] for o in OBJECTIVES] for r in rows]), lo, hi)).tolist()
+    return {"instance": space.inst.summary(), "models": rows, "front": front, "ideal": lo.tolist(),
+            "nadir": hi.tolist(), "front_hv": hv}

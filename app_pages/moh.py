@@ -5,8 +5,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from backend.heuristics import shipped
-from backend.heuristics.moh import VARIANTS
+from backend.heuristics.moh import jobs, shipped
+from backend.heuristics.moh.inputs import PRESETS
+from backend.heuristics.moh.jobs import EvolveConfig, SolveConfig
+from backend.heuristics.moh.moh import VARIANTS
+from backend.heuristics.moh.operators import OPERATORS, GPOperator
+from backend.heuristics.moh.references import CONSTRUCTIONS, GAP_REFERENCE
 from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.figures import moh as figs
@@ -72,8 +76,9 @@ if shipped.available():
     st.markdown("**The winning MoH heuristic** (seed 0; smallest score is chosen):")
     st.code(win["readable"], language="text")
     st.caption(f"s-expression `{win['program']}`; optimiser `{win['optimiser']}`")
-    if problem == "tsp_construct" and "farthest_insertion" in s["references"]:
-        fi, ours = s["references"]["farthest_insertion"], s["mean"]["moh"]
+    fi = s["references"].get("farthest_insertion")
+    if problem == "tsp_construct" and fi is not None:
+        ours = s["mean"]["moh"]
         beats = all(a < b for a, b in zip(ours, fi))
         st.info("The evolved construction heuristic beats farthest insertion at every evaluation size." if beats
                  else "The evolved construction heuristic does **not** beat farthest insertion at the evaluation "
@@ -109,28 +114,22 @@ go_solve = st.button("Solve with the MoH heuristic and the references", type="pr
                      key="moh_solve", icon=":material/route:")
 
 
-def solve_job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
-    from backend.heuristics.problems import random_tsp
-    from backend.heuristics.solve import solve_bins, solve_tsp
-
-    if src == "upload bin items":
-        return {"kind": "bins", "name": inst_name, **solve_bins(inst, program_text)}
-    tsp = inst if inst is not None else random_tsp(int(n_rand), 0)
-    out = solve_tsp(tsp, program_text, ("farthest_insertion", "nearest_neighbour", "lkh"), progress=progress)
-    return {"kind": "tsp", "name": inst_name or tsp.name, "coords": tsp.coords.round(6).tolist(), **out}
+solve_config = SolveConfig(program_text, int(n_rand) if src == "random cities" else 100, 0,
+                           (*CONSTRUCTIONS, GAP_REFERENCE))
 
 
 if go_solve and ready:
-    out = run_job("MoH solve", solve_job, time_cap_s=120)
+    out = run_job("MoH solve", jobs.run_solve, inst, solve_config, time_cap_s=120)
     if out is not None:
+        out = {**out, "name": inst_name or out.get("name", "")}
         res_all["solve"] = out
         metric = out["gaps"]["moh"] if out["kind"] == "tsp" else 100 * (out["bins"]["moh"] / out["l1"] - 1)
         record_run("moh", {"action": "solve", "instance": out["name"]}, {"MoH gap (%)": metric})
 if r := res_all.get("solve"):
     if r["kind"] == "tsp":
-        st.plotly_chart(figs.tours(r["coords"], {k: r["tours"][k] for k in ("moh", "farthest_insertion", "lkh")},
+        st.plotly_chart(figs.tours(r["coords"], {k: r["tours"][k] for k in ("moh", CONSTRUCTIONS[-1], GAP_REFERENCE)},
                                    r["lengths"]), key="moh_tour_fig")
-        show_metrics_table(pd.DataFrame([{"heuristic": figs.label(k) if k != "moh" else VARIANTS.label(k),
+        show_metrics_table(pd.DataFrame([{"heuristic": VARIANTS.label(k) if k in VARIANTS else figs.label(k),
                                           "length": r["lengths"][k], "gap to LKH-3 (%)": r["gaps"][k],
                                           "time (ms)": r["ms"][k]}
                                          for k in r["lengths"]]), key="moh_solve_table")
@@ -140,9 +139,7 @@ if r := res_all.get("solve"):
 
 # ------------------------------------------------------------------------------------------------ evolve here
 st.subheader("Evolve here")
-presets = {"light (about 10 s)": {"moh_sizes": "20,50", "moh_budget": 12, "moh_gens": 1, "moh_mpop": 3},
-           "standard (a few minutes)": {"moh_sizes": "20,50,100", "moh_budget": 40, "moh_gens": 4, "moh_mpop": 6}}
-preset_choice("moh", presets)
+preset_choice("moh", PRESETS)
 with st.form("moh_form"):
     c1, c2, c3, c4 = st.columns(4)
     eproblem = bound(c1.selectbox, "Problem", list(PROBLEMS), key="moh_eproblem", format_func=PROBLEMS.get)
@@ -152,44 +149,31 @@ with st.form("moh_form"):
     gens = bound(c4.select_slider, "Meta iterations", [1, 2, 4, 8, 20], 1, key="moh_gens")
     c1, c2, c3 = st.columns(3)
     mpop = bound(c1.select_slider, "Meta population", [3, 4, 6, 10], 3, key="moh_mpop")
-    operator = bound(c2.radio, "Operator", ["gp", "lm"], horizontal=True, key="moh_operator",
-                     format_func={"gp": "GP operator", "lm": "SmolLM2 (LM operator)"}.get,
+    operator = bound(c2.radio, "Operator", OPERATORS.names(), horizontal=True, key="moh_operator",
+                     format_func=OPERATORS.label,
                      help="The LM operator proposes heuristics through SmolLM2-135M-Instruct, capped calls; replies "
                           "that do not parse are failed proposals.")
     lm_calls = bound(c3.select_slider, "LM call cap", [4, 8, 16, 32], 8, key="moh_lm_calls")
     go_evolve = st.form_submit_button("Evolve", icon=":material/play_arrow:", type="primary")
 
 
-def evolve_job(progress):  # noqa: ANN001, ANN202 - a Progress callback in, a small dict out
-    from backend.heuristics.moh import MoHConfig, evaluate, evolve
-    from backend.heuristics.operators import lm_operator, summarise
-    from backend.runtime import sub_progress, timed
-
-    sizes = tuple(int(x) for x in sizes_text.split(","))
-    cfg = MoHConfig(eproblem, sizes, 2, int(budget), int(mpop), int(gens), 50, 0)
-    op = lm_operator(get_model("smollm2"), max_calls=int(lm_calls)) if operator == "lm" else None
-    clock = timed()
-    res = evolve(cfg, operator=op, progress=sub_progress(progress, 0.0, 0.85))
-    seconds = clock()
-    refs = ("first_fit", "best_fit") if eproblem == "bpp_online" else ("farthest_insertion", "nearest_neighbour")
-    ev = evaluate(eproblem, {k: v.heuristic for k, v in res.items()}, (200,), 1, references=refs,
-                  progress=sub_progress(progress, 0.85, 1.0))
-    curves = {k: v.progress_curve(len(sizes), int(mpop), int(budget)) for k, v in res.items()}
-    return {"operator": summarise({k: v.operator for k, v in res.items()}), "problem": eproblem,
-            "variants": {k: v.to_json() for k, v in res.items()}, "eval": {"sizes": ev["sizes"], "gaps": ev["gaps"],
-                                                                           "reference": ev["reference"]},
-            "curves": curves, "seconds": seconds, "params": {"problem": eproblem, "sizes": sizes_text, "budget": budget,
-                                         "generations": gens, "meta_population": mpop, "operator": operator}}
-
-
+evolve_config = EvolveConfig(eproblem, tuple(int(x) for x in sizes_text.split(",")), 2, int(budget), int(mpop),
+                             int(gens), 50, 0, operator=operator, lm_calls=int(lm_calls), eval_sizes=(200,),
+                             eval_instances=1)
 if go_evolve:
-    out = run_job("MoH evolution", evolve_job, time_cap_s=900)
+    got = run_job("MoH evolution", jobs.run_evolve, evolve_config, time_cap_s=900,
+                  lm=None if OPERATORS[operator] is GPOperator else get_model("smollm2"))
+    out = None if got is None else {
+        "operator": got["operator"], "problem": got["problem"], "variants": got["variants"],
+        "eval": got["evaluation"], "curves": got["curves"], "seconds": got["timing_s"]["evolve"],
+        "params": {"problem": eproblem, "sizes": sizes_text, "budget": budget, "generations": gens,
+                   "meta_population": mpop, "operator": operator}}
     if out is not None:
         res_all["evolve"] = out
         record_run("moh", out["params"], {f"{k} gap@200 (%)": g[0] for k, g in out["eval"]["gaps"].items()})
 if e := res_all.get("evolve"):
     op = e["operator"]
-    if op["operator"] == "gp":
+    if "lm_calls" not in op:
         st.markdown(GP_LINE)
     else:
         rate = op["parse_rate"]

@@ -312,7 +312,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F4, 4),
         icon=":material/route:",
         status="available",
-        cli="backend.heuristics.moh_cli",
+        package="backend.heuristics.moh",
     ),
     Paper(
         id="spectralbellman",
@@ -399,7 +399,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F0, 4),
         icon=":material/swap_horiz:",
         status="available",
-        cli="backend.reasoning.swireasoning_cli",
+        package="backend.reasoning.swireasoning",
     ),
     Paper(
         id="t1",

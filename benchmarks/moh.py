@@ -32,11 +32,11 @@ def main() -> int:
     args = ap.parse_args()
     import numpy as np
 
-    from backend.heuristics import references as R
-    from backend.heuristics import shipped
-    from backend.heuristics.language import GRAMMARS, parse
-    from backend.heuristics.moh import EVAL_SEED, VARIANTS, MoHConfig, meta_search
-    from backend.heuristics.problems import construct_tour, instances, pack_online
+    from backend.heuristics.moh import references as R
+    from backend.heuristics.moh import shipped
+    from backend.heuristics.moh.language import GRAMMARS, parse
+    from backend.heuristics.moh.moh import EVAL_SEED, VARIANTS, MoHConfig, meta_search
+    from backend.heuristics.moh.problems import construct_tour, instances, pack_online
 
     sizes = tuple(int(s) for s in args.sizes.split(","))
     print(f"python {platform.python_version()}, {os.cpu_count()} cores, OMP_NUM_THREADS="

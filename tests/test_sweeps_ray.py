@@ -79,7 +79,7 @@ def test_attribution_strength_sweep_equal_on_ray(ray_cluster) -> None:  # noqa: 
 
 
 def test_moh_training_seeds_equal_on_ray(ray_cluster) -> None:  # noqa: ARG001
-    from backend.heuristics.moh import MoHConfig
+    from backend.heuristics.moh.moh import MoHConfig
     from backend.train.moh import train_runs
 
     base = MoHConfig(problem="bpp_online", generations=1, budget=4)

@@ -239,37 +239,3 @@ def backbone_state_odd() -> dict[str, bytes]:
 
     return {"float16.safetensors": _state(0, "float16"),
             "other_model.safetensors": save({"w": torch.zeros(3, 3)})}
-
-
-
-
-
-# ------------------------------------------------------------------------------------------------------- moh
-def tsplib(seed: int = 0) -> bytes:
-    """A 12-city TSPLIB file (EUC_2D coordinates)."""
-    xy = _rng(seed).uniform(0, 1000, (12, 2))
-    rows = ["NAME : example12", "COMMENT : 12 random cities", "TYPE : TSP", "DIMENSION : 12",
-            "EDGE_WEIGHT_TYPE : EUC_2D", "NODE_COORD_SECTION"]
-    rows += [f"{i + 1} {x:.1f} {y:.1f}" for i, (x, y) in enumerate(xy)]
-    return _lines(rows + ["EOF"])
-
-
-def tsplib_odd() -> dict[str, bytes]:
-    base = tsplib(1).decode().splitlines()
-    return {"crlf.tsp": _lines(base, crlf=True), "no_eof.tsp": _lines(base[:-1]),
-            "ceil_2d.tsp": _lines([ln.replace("EUC_2D", "CEIL_2D") for ln in base]),
-            "scientific.tsp": _lines(base[:6] + [f"{i + 1} {float(ln.split()[1]):.3e} {float(ln.split()[2]):.3e}"
-                                                 for i, ln in enumerate(base[6:-1])] + ["EOF"])}
-
-
-def bin_items(seed: int = 0) -> bytes:
-    """30 Weibull item sizes for online bin packing (capacity 100), with a header."""
-    sizes = np.clip(np.round(45 * _rng(seed).weibull(3.0, 30)), 1, 100).astype(int)
-    return _lines(["size"] + [str(s) for s in sizes])
-
-
-def bin_items_odd() -> dict[str, bytes]:
-    base = bin_items(1).decode().splitlines()
-    return {"crlf.csv": _lines(base, crlf=True), "no_header.csv": _lines(base[1:]),
-            "fractional.csv": _lines(["size"] + [f"{int(s) / 3:.4f}" for s in base[1:]]),
-            "full_bins.csv": _lines(["size", "100", "100", "50", "50", "1"])}

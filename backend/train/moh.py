@@ -2,7 +2,7 @@
 
 For TSP construction and online bin packing, and for each training seed: MoH (size-weighted meta-optimisation) and its
 two ablations (single-size utility, no meta level), with equal budgets on the training sizes 20/50/100
-(:func:`backend.heuristics.moh.evolve`); then every evolved heuristic and the references on the evaluation sizes
+(:func:`backend.heuristics.moh.moh.evolve`); then every evolved heuristic and the references on the evaluation sizes
 200/500/1000 (instances of seeds 10,000 and above, never trained on), gaps to LKH-3 (TSP) or the L1 bound (bins).
 OR-Tools routing is run up to 500 cities (at 1,000 it reaches its time limit, so its result would depend on the
 machine's speed). On one shared core this takes about 16 minutes with the defaults.
@@ -18,7 +18,7 @@ import argparse
 import time
 from dataclasses import replace
 
-from backend.heuristics.moh import EVAL_SEED, EVAL_SIZES, MoHConfig, evaluate, evolve
+from backend.heuristics.moh.moh import EVAL_SEED, EVAL_SIZES, MoHConfig, evaluate, evolve
 from backend.runtime import write_json_atomic
 
 TSP_REFS = ("nearest_neighbour", "greedy_edge", "farthest_insertion", "two_opt")

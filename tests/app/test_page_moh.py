@@ -68,3 +68,35 @@ UPLOADS = [
     Widget("moh", "bin_items", "moh_bins_upload", [("radio", "moh_src", "upload bin items")], bad="bad_utf16.csv",
            odd="odd_no_header.csv"),
 ]
+
+
+def test_page_job_gives_the_cli_numbers() -> None:
+    """One job, two callers: the page's solve job (with the page's references) at the golden's settings gives the
+    golden's tour, length and gap."""
+    import json
+    from pathlib import Path
+
+    from backend.heuristics.moh import jobs as J
+    from backend.heuristics.moh.references import CONSTRUCTIONS, GAP_REFERENCE
+
+    golden = json.loads((Path(__file__).resolve().parents[1] / "cli_golden" / "moh.json").read_text())
+    argv, want = golden["argv"], golden["expected"]
+    program, n = argv[argv.index("--program") + 1], int(argv[argv.index("--n") + 1])
+    got = J.run_solve(None, J.SolveConfig(program, n, 0, (*CONSTRUCTIONS, GAP_REFERENCE)))
+    assert got["name"] == want["instance"] and got["n"] == want["n"]
+    assert got["tours"]["moh"] == want["tour"]
+    assert got["lengths"]["moh"] == want["length"] and got["lengths"]["lkh"] == want["lkh_length"]
+    assert got["gaps"]["moh"] == want["gap_to_lkh_pct"]
+
+
+def test_job_and_config_pickle() -> None:
+    import pickle
+
+    from backend.heuristics.moh import jobs as J
+
+    cfg = J.SolveConfig("d_cur", 30, 1, ("farthest_insertion", "lkh"))
+    assert pickle.loads(pickle.dumps(cfg)) == cfg
+    assert pickle.loads(pickle.dumps(J.run_solve)) is J.run_solve
+    ecfg = J.EvolveConfig(sizes=(20, 50), budget=12, generations=1, meta_population=3, eval_sizes=(200,))
+    assert pickle.loads(pickle.dumps(ecfg)) == ecfg
+    assert pickle.loads(pickle.dumps(J.run_evolve)) is J.run_evolve

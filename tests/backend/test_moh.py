@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from backend.errors import InputError
-from backend.heuristics import problems as P
-from backend.heuristics import references as R
-from backend.heuristics.language import GRAMMARS, Interpreter, StepLimit, parse, render, to_text
-from backend.heuristics.moh import MoHConfig, evolve
-from backend.heuristics.operators import GPOperator, LMOperator, first_sexpr
-from backend.heuristics.optimiser import SEED_OPTIMISER, mutate_optimiser, parse_optimiser, random_optimiser
+from backend.heuristics.moh import problems as P
+from backend.heuristics.moh import references as R
+from backend.heuristics.moh.language import GRAMMARS, Interpreter, StepLimit, parse, render, to_text
+from backend.heuristics.moh.moh import MoHConfig, evolve
+from backend.heuristics.moh.operators import GPOperator, LMOperator, first_sexpr
+from backend.heuristics.moh.optimiser import SEED_OPTIMISER, mutate_optimiser, parse_optimiser, random_optimiser
 from backend.io import registry
 
 TSP = GRAMMARS["tsp_construct"]

@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from backend.heuristics import references as R
-from backend.heuristics import shipped
-from backend.heuristics.language import GRAMMARS, parse
-from backend.heuristics.moh import EVAL_SEED
-from backend.heuristics.problems import construct_tour, instances, pack_online
+from backend.heuristics.moh import references as R
+from backend.heuristics.moh import shipped
+from backend.heuristics.moh.language import GRAMMARS, parse
+from backend.heuristics.moh.moh import EVAL_SEED
+from backend.heuristics.moh.problems import construct_tour, instances, pack_online
 
 VARIANTS = ("moh", "single_size", "no_meta")
 
@@ -119,7 +119,7 @@ def test_claim_online_bin_packing_excess(record_claim) -> None:
 def test_claim_lm_operator_parse_rate(record_claim) -> None:
     """SmolLM2-135M-Instruct as the heuristic operator: eight calls (about 10 s each on a loaded core), every reply
     parsed into the language or counted as a failed proposal; the parse rate and the new programs are recorded."""
-    from backend.heuristics.operators import smollm2_operator
+    from backend.heuristics.moh.operators import smollm2_operator
 
     op = smollm2_operator(max_calls=8, max_new_tokens=40)
     got = _eight_proposals(op, record_claim)
@@ -128,8 +128,8 @@ def test_claim_lm_operator_parse_rate(record_claim) -> None:
 
 def _eight_proposals(op, record_claim) -> list:  # noqa: ANN001 - an LMOperator and the fixture
     """Eight proposals from two fixed parents; records the operator's counts and the programs new to both."""
-    from backend.heuristics.language import to_text
-    from backend.heuristics.operators import OPS
+    from backend.heuristics.moh.language import to_text
+    from backend.heuristics.moh.operators import OPS
 
     rng = np.random.default_rng(0)
     g = GRAMMARS["tsp_construct"]
@@ -144,7 +144,7 @@ def _eight_proposals(op, record_claim) -> list:  # noqa: ANN001 - an LMOperator 
 def test_full_scale_evolution_reproduces_the_shipped_seed() -> None:
     """The training command's evolution of seed 0 (every variant, default configuration; about 90 s) gives the
     shipped programs and optimisers."""
-    from backend.heuristics.moh import MoHConfig, evolve
+    from backend.heuristics.moh.moh import MoHConfig, evolve
 
     run = shipped.load()["problems"]["tsp_construct"]["runs"][0]
     got = evolve(MoHConfig(seed=run["seed"]))
@@ -158,7 +158,7 @@ def test_full_scale_evolution_reproduces_the_shipped_seed() -> None:
 def test_claim_coder_operator_parse_rate(record_claim) -> None:
     """The optional Qwen2.5-Coder-1.5B-Instruct (``make models-extra``) as the heuristic operator, capped at eight
     calls; skipped when it is not installed."""
-    from backend.heuristics.operators import lm_operator
+    from backend.heuristics.moh.operators import lm_operator
     from backend.models import coder
 
     if not coder.installed():

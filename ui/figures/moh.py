@@ -1,7 +1,7 @@
 """Figures of the MoH page (pure plotly builders: data in, Figure out; no streamlit).
 
-Names are variants of :data:`backend.heuristics.moh.VARIANTS` or references of
-:data:`backend.heuristics.references.TSP_REFERENCES` / ``BIN_REFERENCES``; labels and colours come from there.
+Names are variants of :data:`backend.heuristics.moh.moh.VARIANTS` or references of
+:data:`backend.heuristics.moh.references.TSP_REFERENCES` / ``BIN_REFERENCES``; labels and colours come from there.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from backend.heuristics.moh import VARIANTS
-from backend.heuristics.references import BIN_REFERENCES, TSP_REFERENCES
+from backend.heuristics.moh.moh import VARIANTS
+from backend.heuristics.moh.references import BIN_REFERENCES, TSP_REFERENCES
 
 
 def label(name: str) -> str:

@@ -9,7 +9,7 @@ components, interpreted by :func:`run_optimiser`::
 
 ``population`` 2-16, ``init`` the largest depth of the ramped half-and-half start (2-5; the problem's seed heuristic
 is always in the start population), ``select`` tournament k (2-5) / rank / truncation q (0.2-0.8), ``ops`` the
-probabilities of the five operators of :mod:`backend.heuristics.operators` (normalised), ``elite`` 0-3,
+probabilities of the five operators of :mod:`backend.heuristics.moh.operators` (normalised), ``elite`` 0-3,
 ``survival`` plus (parents and children compete) or comma (children replace all but the elite), ``parsimony``
 0-0.05 per node added to the gap when ranking, ``restart`` re-seeds all but the elite after that many generations
 without improvement (0 = never). The same program, applied to optimiser programs, is the meta-optimiser.
@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from ..errors import InputError
+from ...errors import InputError
 from .language import Node, parse, random_program, to_text
 from .operators import OPS
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli_common import Output, add_action, add_group, int_list
+from ...cli_common import Output, add_action, add_group, int_list
 
 PROBLEMS = {"tsp": "tsp_construct", "tsp_construct": "tsp_construct", "tsp_gls": "tsp_gls", "bpp": "bpp_online",
             "bpp_online": "bpp_online"}
@@ -35,6 +35,8 @@ def _problem(text: str) -> str:
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
     """Add the ``moh`` group to ``python -m backend``."""
+    from .operators import OPERATORS
+
     acts = add_group(subparsers, "moh", "MoH: meta-optimised heuristics for TSP and online bin packing")
     e = add_action(acts, "evolve", cmd_evolve, "MoH and its ablations with equal budgets; gaps at unseen sizes")
     e.add_argument("--problem", type=_problem, default="tsp_construct",
@@ -48,7 +50,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     e.add_argument("--variants", default="moh,single_size,no_meta", help="comma-separated variants")
     e.add_argument("--eval-sizes", type=int_list, default=(200, 500, 1000), help="evaluation sizes (200-1000)")
     e.add_argument("--eval-instances", type=int, default=2, help="instances per evaluation size (default 2)")
-    e.add_argument("--operator", choices=("gp", "lm"), default="gp",
+    e.add_argument("--operator", choices=OPERATORS.names(), default="gp",
                    help="proposal operator of the heuristics: gp (default) or lm (SmolLM2, capped calls)")
     e.add_argument("--lm-calls", type=int, default=20, help="cap on LM calls with --operator lm (default 20)")
     e.add_argument("--seed", type=int, default=0)
@@ -66,84 +68,55 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
 
 
 def cmd_evolve(args: argparse.Namespace) -> Output:
-    from ..errors import InputError
-    from ..runtime import provenance, timed
-    from .moh import VARIANTS, MoHConfig, evaluate, evolve
+    from ...runtime import provenance
+    from .jobs import EvolveConfig, run_evolve
 
-    variants = tuple(VARIANTS.key(v) for v in args.variants.split(",") if v.strip())
-    if not all(20 <= s <= 1000 for s in args.sizes) or not all(200 <= s <= 1000 for s in args.eval_sizes):
-        raise InputError("Training sizes are 20-1,000 and evaluation sizes 200-1,000.")
-    if set(args.sizes) & set(args.eval_sizes):
-        raise InputError("Evaluation sizes must differ from the training sizes.")
-    for name, v, lo, hi in (("--generations", args.generations, 0, 50), ("--budget", args.budget, 4, 2000),
-                            ("--meta-population", args.meta_population, 2, 16),
-                            ("--train-instances", args.train_instances, 1, 32),
-                            ("--eval-instances", args.eval_instances, 1, 16)):
-        if not lo <= v <= hi:
-            raise InputError(f"{name} is {v}; give {lo} to {hi}.")
-    single = args.single_size if args.single_size in args.sizes else args.sizes[len(args.sizes) // 2]
-    cfg = MoHConfig(args.problem, tuple(args.sizes), args.train_instances, args.budget, args.meta_population,
-                    args.generations, single, args.seed)
-    operator = None
-    if args.operator == "lm":
-        from .operators import smollm2_operator
-
-        operator = smollm2_operator(max_calls=args.lm_calls)
-    clock = timed()
-    res = evolve(cfg, variants, operator=operator)
-    train_s = clock()
-    refs = ("first_fit", "best_fit") if cfg.problem == "bpp_online" else \
-        ("nearest_neighbour", "greedy_edge", "farthest_insertion")
-    clock = timed()
-    ev = evaluate(cfg.problem, {k: r.heuristic for k, r in res.items()}, tuple(args.eval_sizes),
-                  args.eval_instances, references=refs)
-    from .operators import summarise
-
-    op_stats = summarise({k: r.operator for k, r in res.items()})
-    out = {"method": "moh", "action": "evolve", "problem": cfg.problem, "operator": op_stats,
-           "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.__dict__.items()},
-           "variants": {k: r.to_json() for k, r in res.items()},
-           "evaluation": {"sizes": ev["sizes"], "gaps": ev["gaps"], "reference": ev["reference"]},
-           "timing_s": {"evolve": train_s, "evaluate": clock()},
-           "provenance": provenance(args.seed, problem=cfg.problem, sizes=list(cfg.sizes),
-                                    generations=cfg.generations, budget=cfg.budget, operator=args.operator)}
-    lines = [f"{cfg.problem}: training sizes {list(cfg.sizes)}, operator {args.operator}",
+    config = EvolveConfig(args.problem, tuple(args.sizes), args.train_instances, args.budget, args.meta_population,
+                          args.generations, args.single_size, args.seed, tuple(args.variants.split(",")),
+                          args.operator, args.lm_calls, tuple(args.eval_sizes), args.eval_instances)
+    got = run_evolve(config)
+    ev, res, refs = got["evaluation"], got["variants"], config.shown_references()
+    cfg = got["config"]
+    out = {"method": "moh", "action": "evolve", "problem": got["problem"], "operator": got["operator"],
+           "config": cfg, "variants": res, "evaluation": ev, "timing_s": got["timing_s"],
+           "provenance": provenance(args.seed, problem=cfg["problem"], sizes=cfg["sizes"],
+                                    generations=cfg["generations"], budget=cfg["budget"], operator=args.operator)}
+    lines = [f"{cfg['problem']}: training sizes {cfg['sizes']}, operator {args.operator}",
              f"{'variant':<18} {'task evals':>10} " + " ".join(f"{'gap@' + str(n):>9}" for n in ev["sizes"])
              + "  heuristic"]
     for k in [*res, *refs]:
         gaps = " ".join(f"{g:>8.2f}%" for g in ev["gaps"][k])
-        evals = res[k].task_evals if k in res else ""
-        lines.append(f"{k:<18} {evals!s:>10} {gaps}  {res[k].readable if k in res else ''}")
+        evals = res[k]["task_evals"] if k in res else ""
+        lines.append(f"{k:<18} {evals!s:>10} {gaps}  {res[k]['readable'] if k in res else ''}")
     return Output(out, lines=lines, compact=True)
 
 
 def cmd_solve(args: argparse.Namespace) -> Output:
-    from ..io.registry import read_path
-    from ..runtime import provenance
+    from ...io.registry import read_path
+    from ...runtime import provenance
+    from .jobs import SolveConfig, run_solve
     from .language import GRAMMARS, parse, render
-    from .problems import random_tsp
-    from .shipped import default_program
-    from .solve import solve_bins, solve_tsp
+    from .references import RULES
 
+    config = SolveConfig(args.program, args.n, args.seed)
     if args.items is not None:
         inst = read_path("bin_items", args.items, capacity=args.capacity)
-        text = args.program or default_program("bpp_online")
-        got = solve_bins(inst, text)
+        got = run_solve(inst, config)
+        text = got["program"]
         out = {"method": "moh", "action": "solve", "problem": "bpp_online", "items": int(len(inst.items)),
                "capacity": inst.cap, "program": text, "readable": render(parse(text, GRAMMARS["bpp_online"])),
-               "bins": got["bins"]["moh"], "first_fit": got["bins"]["first_fit"],
-               "best_fit": got["bins"]["best_fit"], "l1_bound": got["l1"]}
+               "bins": got["bins"]["moh"], **{k: got["bins"][k] for k in RULES}, "l1_bound": got["l1"]}
         return Output(out, lines=[f"{len(inst.items)} items, capacity {inst.cap:g}: {out['bins']} bins (first fit "
                                   f"{out['first_fit']}, best fit {out['best_fit']}, L1 bound {out['l1_bound']})"])
-    inst = read_path("tsplib", args.instance) if args.instance is not None else random_tsp(args.n, args.seed)
-    text = args.program or default_program()
-    got = solve_tsp(inst, text)
+    inst = read_path("tsplib", args.instance) if args.instance is not None else None
+    got = run_solve(inst, config)
+    text = got["program"]
     readable = render(parse(text, GRAMMARS["tsp_construct"]))
     length, ref = got["lengths"]["moh"], got["lengths"]["lkh"]
-    out = {"method": "moh", "action": "solve", "instance": inst.name, "n": inst.n, "program": text,
+    out = {"method": "moh", "action": "solve", "instance": got["name"], "n": got["n"], "program": text,
            "readable": readable, "tour": got["tours"]["moh"], "length": length, "lkh_length": ref,
            "gap_to_lkh_pct": got["gaps"]["moh"], "timing_s": {"heuristic": got["ms"]["moh"] / 1000,
                                                             "lkh": got["ms"]["lkh"] / 1000},
-           "provenance": provenance(args.seed, instance=str(args.instance) if args.instance else None, n=inst.n)}
-    return Output(out, lines=[f"{inst.name}: {inst.n} cities, length {length:.4f}, LKH-3 {ref:.4f}, gap "
+           "provenance": provenance(args.seed, instance=str(args.instance) if args.instance else None, n=got["n"])}
+    return Output(out, lines=[f"{got['name']}: {got['n']} cities, length {length:.4f}, LKH-3 {ref:.4f}, gap "
                               f"{out['gap_to_lkh_pct']:.2f}%", f"program: {readable}"], compact=True)

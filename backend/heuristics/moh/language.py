@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
+from ...errors import InputError
+from ...registry import choose
 
 MAX_NODES = 48
 MAX_DEPTH = 8
@@ -196,8 +197,7 @@ def parse(text: str, grammar: Grammar) -> Node:
             raise InputError("The program ends early after '('.")
         name = toks[pos].lower()
         pos += 1
-        if name not in ARITY:
-            raise InputError(f"Unknown operator {name!r}; operators: {', '.join(ARITY)}.")
+        name = choose(name, ARITY, "operator")
         args = []
         while pos < len(toks) and toks[pos] != ")":
             args.append(read())
@@ -223,7 +223,7 @@ def _atom(t: str, grammar: Grammar) -> Node:
     try:
         v = float(t)
     except ValueError:
-        raise InputError(f"Unknown name {t!r}; features here: {', '.join(grammar.terminals)}.") from None
+        return Node(f"${choose(t, grammar.terminals, 'name')}")
     if not math.isfinite(v):
         raise InputError(f"The constant {t!r} is not a finite number.")
     return const(v)
@@ -245,8 +245,8 @@ def check(n: Node, grammar: Grammar) -> None:
     if n.depth() > MAX_DEPTH:
         raise InputError(f"The program is {n.depth()} levels deep; the limit is {MAX_DEPTH}.")
     for m in n.nodes():
-        if is_term(m) and term_name(m) not in grammar.terminals:
-            raise InputError(f"Unknown name {term_name(m)!r} for {grammar.name}.")
+        if is_term(m):
+            choose(term_name(m), grammar.terminals, f"name of {grammar.name}")
     if type_of(n, grammar) != "V":
         raise InputError("The program gives every candidate the same score: use a per-candidate feature "
                          f"({', '.join(grammar.vec)}).")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from ..runtime import ASSETS
+from ...runtime import ASSETS
 
 PATH = ASSETS / "moh_programs.json"
 COMMAND = "python -m backend.train moh"
@@ -21,14 +21,14 @@ FALLBACK_PROGRAM = "d_cur"
 
 @lru_cache(maxsize=2)
 def _load(mtime: float) -> dict:  # noqa: ARG001 - the cache key
-    from ..weights import check
+    from ...weights import check
 
     return json.loads(check(PATH, COMMAND).read_text())
 
 
 def load() -> dict:
     """The shipped record (WeightsError naming the command if it is missing or changed)."""
-    from ..weights import check
+    from ...weights import check
 
     return _load(check(PATH, COMMAND, verify=False).stat().st_mtime)
 

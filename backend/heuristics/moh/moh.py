@@ -7,7 +7,7 @@ arXiv 2505.20881). Implemented: the meta level (a population of optimiser progra
 proposed per iteration by the current meta-optimiser's own selection, operator mix, elitism and survival; utility
 ``U(phi) = sum_i w_i U_i(phi)`` with ``U_i`` minus the mean optimality gap (%) of the best heuristic ``phi`` found on
 task i and ``w_i`` proportional to the task's size; the best optimiser becomes the next meta-optimiser), the lower
-level (:func:`backend.heuristics.optimiser.run_optimiser`), and two ablations with equal evaluation
+level (:func:`backend.heuristics.moh.optimiser.run_optimiser`), and two ablations with equal evaluation
 budgets (counted in task evaluations, one heuristic on one task's instance set): ``single_size`` (the same meta search
 with the utility of one training size, which gets the whole per-optimiser budget) and ``no_meta`` (the seed optimiser
 alone, evolving heuristics for the size-weighted sum of the tasks' gaps with the total budget of MoH). The final
@@ -16,7 +16,7 @@ the training tasks.
 
 Left out: the LLM writes neither optimisers nor heuristics by default (the proposal operator is the program-space GP
 operator, so MoH is a two-level genetic programming search here; the SmolLM2 operator of
-:mod:`backend.heuristics.operators` can propose heuristics, capped); the paper's idea texts (an individual here is a
+:mod:`backend.heuristics.moh.operators` can propose heuristics, capped); the paper's idea texts (an individual here is a
 program and its utility); populations of 10 (the default is 6, a CPU budget).
 """
 
@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
-from ..registry import Registry
-from ..runtime import Progress, report
+from ...errors import InputError
+from ...registry import Registry
+from ...runtime import Progress, report
 from .language import GRAMMARS, Node, parse, render, to_text
 from .operators import OPS, GPOperator
 from .optimiser import SEED_OPTIMISER, Optimiser, mutate_optimiser, random_optimiser, run_optimiser, select
@@ -113,15 +113,16 @@ class VariantResult:
     def progress_curve(self, n_tasks: int, meta_population: int, budget: int) -> tuple[list[int], list[float]]:
         """(task evaluations spent, best weighted gap so far) along the search: per evaluation for the fixed
         optimiser, per meta iteration (``meta_population x budget x tasks`` evaluations each) otherwise."""
-        if self.variant == "no_meta":
+        if VARIANTS.get(self.variant) is no_meta:
             return [h["evaluation"] * n_tasks for h in self.history], [h["best_weighted_gap"] for h in self.history]
         return ([(h["iteration"] + 1) * meta_population * budget * n_tasks for h in self.history],
                 [-h["best_utility"] for h in self.history])
 
 
-def weights_for(variant: str, cfg: MoHConfig) -> np.ndarray:
+def weights_for(cfg: MoHConfig, single: bool = False) -> np.ndarray:
+    """Size-weighted task weights, or one-hot on ``cfg.single_size`` (the single-size ablation)."""
     sizes = np.array(cfg.sizes, dtype=float)
-    if variant == "single_size":
+    if single:
         if cfg.single_size not in cfg.sizes:
             raise InputError(f"The single-size ablation trains on {cfg.single_size}, which is not among the sizes "
                              f"{list(cfg.sizes)}.")
@@ -166,8 +167,9 @@ def meta_search(cfg: MoHConfig, variant: str = "moh", tasks: list[Task] | None =
     for t in tasks:
         t.evals = 0
     operator = operator or GPOperator()
-    w = weights_for(variant, cfg)
-    rng = np.random.default_rng([cfg.seed, 1 + (variant == "single_size")])
+    single = VARIANTS.get(variant) is single_size_search
+    w = weights_for(cfg, single)
+    rng = np.random.default_rng([cfg.seed, 1 + int(single)])
     start = [SEED_OPTIMISER] + [random_optimiser(rng) for _ in range(cfg.meta_population - 1)]
     pop = []
     steps = cfg.meta_population * (cfg.generations + 1)
@@ -202,7 +204,7 @@ def meta_search(cfg: MoHConfig, variant: str = "moh", tasks: list[Task] | None =
         history.append(_hist(g, pop))
     spent = sum(t.evals for t in tasks)
     best_u, best_o, best_r = pop[0]
-    prog, gaps = _final_heuristic(best_r["heuristics"], tasks, weights_for("moh", cfg))
+    prog, gaps = _final_heuristic(best_r["heuristics"], tasks, weights_for(cfg))
     return VariantResult(variant, to_text(prog), render(prog), best_o.text(), gaps, history, spent, proposals,
                          failed, operator.stats())
 
@@ -222,7 +224,7 @@ def no_meta(cfg: MoHConfig, tasks: list[Task] | None = None, operator=None,  # n
         t.evals = 0
     operator = operator or GPOperator()
     grammar = GRAMMARS[cfg.problem]
-    w = weights_for("moh", cfg)
+    w = weights_for(cfg)
     total_task_evals = cfg.meta_population * (cfg.generations + 1) * cfg.budget * len(tasks)
     budget = total_task_evals // len(tasks)
 
@@ -240,20 +242,29 @@ def no_meta(cfg: MoHConfig, tasks: list[Task] | None = None, operator=None,  # n
                          sum(t.evals for t in tasks), log.proposals, log.failed, operator.stats())
 
 
+def moh_search(cfg: MoHConfig, **kw: object) -> VariantResult:
+    """MoH: the two-level search with the size-weighted utility."""
+    return meta_search(cfg, "moh", **kw)
+
+
+def single_size_search(cfg: MoHConfig, **kw: object) -> VariantResult:
+    """The single-size ablation: the two-level search with the utility of one training size."""
+    return meta_search(cfg, "single_size", **kw)
+
+
 VARIANTS: Registry = Registry("MoH variant")
-VARIANTS.add("moh", lambda cfg, **kw: meta_search(cfg, "moh", **kw), label="MoH (size-weighted meta-optimisation)",
-             kind="ours")
-VARIANTS.add("single_size", lambda cfg, **kw: meta_search(cfg, "single_size", **kw),
-             label="Single-size utility", kind="ablation")
-VARIANTS.add("no_meta", lambda cfg, **kw: no_meta(cfg, **kw), label="No meta level (fixed optimiser)",
-             kind="ablation")
+VARIANTS.add("moh", moh_search, label="MoH (size-weighted meta-optimisation)", kind="ours")
+VARIANTS.add("single_size", single_size_search, label="Single-size utility", kind="ablation")
+VARIANTS.add("no_meta", no_meta, label="No meta level (fixed optimiser)", kind="ablation")
 
 
-def evolve(cfg: MoHConfig, variants: tuple[str, ...] = ("moh", "single_size", "no_meta"), operator=None,  # noqa: ANN001
+def evolve(cfg: MoHConfig, variants: tuple[str, ...] | None = None, operator=None,  # noqa: ANN001
            progress: Progress | None = None) -> dict[str, VariantResult]:
-    """Every variant on the same training tasks (same instances and references), each with its own copy of the
-    operator (an LM operator's call cap applies per variant)."""
-    from ..runtime import sub_progress
+    """Every variant (None = all of ``VARIANTS``) on the same training tasks (same instances and references), each
+    with its own copy of the operator (an LM operator's call cap applies per variant)."""
+    from ...runtime import sub_progress
+
+    variants = tuple(VARIANTS) if variants is None else tuple(variants)
 
     tasks = make_tasks(cfg.problem, cfg.sizes, cfg.train_instances, cfg.seed)
     out = {}

@@ -7,11 +7,11 @@ program, first fit and best fit, and the L1 lower bound.
 
 from __future__ import annotations
 
-from ..errors import InputError
-from ..runtime import Progress, report, timed
+from ...errors import InputError
+from ...runtime import Progress, report, timed
 from .language import GRAMMARS, parse
 from .problems import BinInstance, TSPInstance, construct_tour, pack_online
-from .references import TSP_REFERENCES, best_fit, first_fit
+from .references import BIN_REFERENCES, GAP_REFERENCE, RULES, TSP_REFERENCES
 
 
 def solve_tsp(inst: TSPInstance, program: str, references: tuple[str, ...] = ("lkh",),
@@ -25,7 +25,7 @@ def solve_tsp(inst: TSPInstance, program: str, references: tuple[str, ...] = ("l
     except Exception as err:  # noqa: BLE001 - the interpreter's step limit
         raise InputError(f"The program could not finish a tour: {err}.") from None
     ms = {"moh": 1000 * clock()}
-    refs = tuple(references) + (() if "lkh" in references else ("lkh",))
+    refs = tuple(dict.fromkeys((*references, GAP_REFERENCE)))
     for k, name in enumerate(refs):
         report(progress, (k + 1) / (len(refs) + 1), f"running {name}")
         clock = timed()
@@ -39,5 +39,5 @@ def solve_tsp(inst: TSPInstance, program: str, references: tuple[str, ...] = ("l
 def solve_bins(inst: BinInstance, program: str) -> dict[str, object]:
     """Bins used ``{moh, first_fit, best_fit}`` and the L1 bound of one online bin-packing instance."""
     prog = parse(program, GRAMMARS["bpp_online"])
-    used = {"moh": int(pack_online(prog, inst)[0]), "first_fit": int(first_fit(inst)), "best_fit": int(best_fit(inst))}
+    used = {"moh": int(pack_online(prog, inst)[0]), **{k: int(BIN_REFERENCES[k](inst)) for k in RULES}}
     return {"bins": used, "l1": int(inst.l1), "program": program}

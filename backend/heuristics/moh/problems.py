@@ -20,7 +20,8 @@ from functools import cached_property
 
 import numpy as np
 
-from ..errors import InputError
+from ...errors import InputError
+from ...registry import choose
 from .language import GRAMMARS, Interpreter, Node, StepLimit
 
 MIN_CITIES, MAX_CITIES = 5, 1000
@@ -389,6 +390,4 @@ def objective(problem: str, prog: Node, inst) -> float:  # noqa: ANN001 - TSPIns
 
 
 def grammar(problem: str):  # noqa: ANN201 - a Grammar
-    if problem not in GRAMMARS:
-        raise InputError(f"Unknown problem {problem!r}; problems: {', '.join(GRAMMARS)}.")
-    return GRAMMARS[problem]
+    return GRAMMARS[choose(problem, GRAMMARS, "problem")]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import Registry
+from ...registry import Registry
 from .problems import BinInstance, TSPInstance, nearest_neighbour, two_opt
 
 
@@ -115,10 +115,11 @@ TSP_REFERENCES: Registry = Registry("TSP reference")
 TSP_REFERENCES.add("nearest_neighbour", nearest_neighbour, label="Nearest neighbour", kind="reference")
 TSP_REFERENCES.add("greedy_edge", greedy_edge, label="Greedy edge", kind="reference")
 TSP_REFERENCES.add("farthest_insertion", farthest_insertion, label="Farthest insertion", kind="reference")
+CONSTRUCTIONS = tuple(TSP_REFERENCES)  # the constructions, registered first
 TSP_REFERENCES.add("two_opt", nn_two_opt, label="2-opt (from nearest neighbour)", kind="reference")
 TSP_REFERENCES.add("ortools", ortools_routing, label="OR-Tools routing", kind="reference")
 TSP_REFERENCES.add("lkh", lkh, label="LKH-3 (elkai)", kind="reference")
-CONSTRUCTIONS = ("nearest_neighbour", "greedy_edge", "farthest_insertion")
+GAP_REFERENCE = "lkh"  # the reference every gap is measured against
 
 
 def first_fit(inst: BinInstance) -> int:
@@ -154,6 +155,7 @@ def l1_bound(inst: BinInstance) -> int:
 BIN_REFERENCES: Registry = Registry("bin-packing reference")
 BIN_REFERENCES.add("first_fit", first_fit, label="First fit", kind="reference")
 BIN_REFERENCES.add("best_fit", best_fit, label="Best fit", kind="reference")
+RULES = tuple(BIN_REFERENCES)  # the online rules, registered before the bound
 BIN_REFERENCES.add("l1", l1_bound, label="L1 lower bound", kind="reference")
 
 

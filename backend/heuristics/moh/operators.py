@@ -4,7 +4,7 @@ Paper: "Generalizable Heuristic Generation Through LLMs with Meta-Optimization" 
 an LLM writes every new heuristic and optimiser. Here the operator is pluggable:
 
 - :class:`GPOperator`: subtree mutation, point mutation, constant perturbation, subtree crossover and hoist over the
-  typed language of :mod:`backend.heuristics.language`; with it MoH is a two-level genetic programming search.
+  typed language of :mod:`backend.heuristics.moh.language`; with it MoH is a two-level genetic programming search.
 - :class:`LMOperator`: a causal LM (SmolLM2-135M-Instruct through ``backend.models.lm`` by default) is prompted with
   the language, the features and one or two parent programs; the first s-expression of its reply is parsed into the
   language or the proposal is counted as failed (never an error, never executed as code). Calls are capped; past the
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
-from ..registry import Registry
+from ...errors import InputError
+from ...registry import Registry
 from .language import (
     ARITY,
     BINARY,
@@ -196,7 +196,7 @@ def lm_operator(lm, max_calls: int = 20, max_new_tokens: int = 48) -> LMOperator
 
 def smollm2_operator(max_calls: int = 20, model: str | None = None, max_new_tokens: int = 48) -> LMOperator:
     """The LM operator over ``backend.models.lm.load_causal_lm(model)`` (``None`` = the embedded SmolLM2)."""
-    from ..models.lm import load_causal_lm
+    from ...models.lm import load_causal_lm
 
     return lm_operator(load_causal_lm(model), max_calls, max_new_tokens)
 
@@ -209,7 +209,7 @@ OPERATORS.add("lm", smollm2_operator, label="LM operator (SmolLM2-135M-Instruct)
 def summarise(per_variant: dict[str, dict]) -> dict:
     """The operator's counts over the variants of one evolution (each variant has its own copy and cap)."""
     stats = list(per_variant.values())
-    if not stats or stats[0].get("operator") != "lm":
+    if not stats or "lm_calls" not in stats[0]:
         return {"operator": "gp", "per_variant": per_variant}
     calls = sum(s["lm_calls"] for s in stats)
     parsed = sum(s["parsed"] for s in stats)

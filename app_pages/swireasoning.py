@@ -9,7 +9,10 @@ import streamlit as st
 from backend.models import coder
 from backend.reasoning import tasks
 from backend.reasoning.lm import MAX_QUESTION_CHARS, MODEL_IDS
-from backend.reasoning.swireasoning import DECODERS, SwiRConfig, effective_window
+from backend.reasoning.swireasoning import decoder as sw
+from backend.reasoning.swireasoning.decoder import DECODERS, SwiRConfig, effective_window
+from backend.reasoning.swireasoning.inputs import PRESETS
+from backend.reasoning.swireasoning.jobs import DecodeConfig, EvalConfig, run_decode, run_eval
 from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.figures import swireasoning as figs
@@ -61,7 +64,7 @@ def reasoning_lm(model_id: str, path: str | None):  # noqa: ANN201 - a backend R
 def presets() -> list[dict]:
     """Two problems of each split, none drawn by training (the generator's seeds differ per split)."""
     return [{"question": p.question, "answer": p.answer, "template": p.template, "split": split}
-            for split, seed in (("train", 99), ("heldout_numbers", 7), ("heldout_templates", 7), ("heldout", 7))
+            for split, seed in PRESETS.items()
             for p in tasks.generate(2, split, seed=seed, steps=(1, 3))]
 
 
@@ -115,18 +118,13 @@ if go_run:
     elif not chosen:
         st.error("Choose at least one decoder.", icon=":material/error:")
     else:
-        def job(progress, names=tuple(chosen)):  # noqa: ANN001, ANN202
-            from backend.reasoning.swireasoning import decode, summarize
-
-            lm = reasoning_lm(model_id, path)
-            out = []
-            for k, n in enumerate(names):
-                progress(k / len(names), DECODERS.label(n))
-                out.append(summarize(decode(lm, q, n, cfg, seed=int(seed)), lm))
-            return {"model": lm.name, "question": q, "known": known, "budget": cfg.budget, "runs": out}
-
-        res = run_job("Decoding", job, time_cap_s=900)
+        dcfg = DecodeConfig(model=model_id, path=path, decoders=tuple(chosen), budget=int(budget),
+                            max_switch=int(max_switch), seed=int(seed))
+        st.session_state["swireasoning_decode_config"] = dcfg
+        lm = reasoning_lm(model_id, path)
+        res = run_job("Decoding", run_decode, q, dcfg, lm, time_cap_s=900)
         if res is not None:
+            res = res | {"known": known}
             st.session_state["swireasoning_result"] = res
             record_run("swireasoning", {"model": res["model"], "budget": res["budget"], "C_max": max_switch,
                                         "question": res["question"]},
@@ -150,7 +148,7 @@ if res:
              "stopped": r["stopped"]} for r in res["runs"]]
     show_metrics_table(rows, key="swireasoning_table")
     swir = [r for r in res["runs"] if DECODERS.kind(r["decoder"]) == "ours"] or res["runs"][:1]
-    st.plotly_chart(figs.entropy_traces(swir + [r for r in res["runs"] if r["decoder"] == "cot_greedy"]),
+    st.plotly_chart(figs.entropy_traces(swir + [r for r in res["runs"] if sw.mode_of(r["decoder"]) == sw.DecoderMode(explicit_only=True)]),
                     key="swireasoning_trace")
     d1, d2 = st.columns(2)
     with d1:
@@ -169,23 +167,18 @@ with st.form("swireasoning_eval_form"):
                          format_func=lambda k: f"{k} ({tasks.SPLIT_LABELS[k]})", key="swireasoning_eval_split",
                          help="the tiny reasoner is near 0 on every held-out split (its manifest row); decoders "
                               "differ on unseen draws of its training kind (train)")
-    eval_dec = st.multiselect("Decoders", list(DECODERS), ["swireasoning", "cot_greedy", "soft_thinking",
-                                                           "budget_forced"], format_func=DECODERS.label,
+    eval_dec = st.multiselect("Decoders", list(DECODERS), list(sw.greedy_decoders()), format_func=DECODERS.label,
                               key="swireasoning_eval_decoders")
     go_eval = st.form_submit_button("Evaluate", icon=":material/leaderboard:", disabled=blocked)
 if go_eval:
     if not eval_budgets or not eval_dec:
         st.error("Choose at least one budget and one decoder.", icon=":material/error:")
     else:
-        def eval_job(progress):  # noqa: ANN001, ANN202
-            from backend.reasoning.swireasoning import evaluate, rows_table
-
-            lm = reasoning_lm(model_id, path)
-            probs = tasks.generate(int(n_eval), split, seed=0)
-            rows = evaluate(lm, probs, list(eval_dec), sorted(eval_budgets), cfg, seed=int(seed), progress=progress)
-            return {"model": lm.name, "split": split, "n": int(n_eval), "rows": rows_table(rows)}
-
-        out = run_job("Evaluating", eval_job, time_cap_s=1800)
+        ecfg = EvalConfig(model=model_id, path=path, split=split, n=int(n_eval), budgets=tuple(sorted(eval_budgets)),
+                          decoders=tuple(eval_dec), max_switch=int(max_switch), seed=int(seed))
+        st.session_state["swireasoning_eval_config"] = ecfg
+        lm = reasoning_lm(model_id, path)
+        out = run_job("Evaluating", run_eval, ecfg, lm, time_cap_s=1800)
         if out is not None:
             st.session_state["swireasoning_eval"] = out
 if ev := st.session_state.get("swireasoning_eval"):

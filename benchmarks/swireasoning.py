@@ -29,7 +29,7 @@ def _model_rows(model_id: str, n: int) -> list[str]:
 
     from backend.reasoning import tasks
     from backend.reasoning.lm import load_reasoning_lm
-    from backend.reasoning.swireasoning import DECODERS, SwiRConfig, decode
+    from backend.reasoning.swireasoning.decoder import DECODERS, SwiRConfig, decode
 
     t0 = time.perf_counter()
     lm = load_reasoning_lm(model_id)

@@ -9,4 +9,7 @@
 - :mod:`backend.reasoning.grpo`: GRPO's group-normalised advantages, clipped ratio, k3 KL and one optimiser step;
 - :mod:`backend.reasoning.candidates`: a cache of N sampled candidates per problem, verifier scores over it and exact
   BoN@n / weighted-BoN@n curves.
+
+Method packages: :mod:`backend.reasoning.swireasoning` (SwiReasoning's latent/explicit switching decoder and its
+baselines; it uses ``tasks`` and ``lm``).
 """

@@ -72,3 +72,45 @@ UPLOADS = [
         odd="odd_crlf.txt",
     ),
 ]
+
+
+def test_page_job_is_the_cli_job(monkeypatch) -> None:  # noqa: ANN001
+    """The page hands ``jobs.run_decode`` the config the CLI builds from the same settings, and the CLI's golden
+    (``swireasoning controller``) is ``jobs.run_controller``'s result."""
+    import json
+    from pathlib import Path
+
+    from backend.__main__ import main
+    from backend.reasoning.swireasoning import jobs
+
+    golden = json.loads((Path(__file__).resolve().parents[1] / "cli_golden" / "swireasoning.json").read_text())
+    h = tuple(float(x) for x in golden["argv"][3].split(","))
+    got = jobs.run_controller(jobs.ControllerConfig(h, window=1, max_switch=2))
+    assert {k: got[k] for k in golden["expected"] if k != "provenance"} == {
+        k: v for k, v in golden["expected"].items() if k != "provenance"}
+
+    at = open_page("swireasoning", timeout=120)
+    at.select_slider(key="swireasoning_budget").set_value(16)
+    at.multiselect(key="swireasoning_decoders").set_value(["swireasoning", "cot_greedy"])
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    page_cfg = at.session_state["swireasoning_decode_config"]
+    question = at.session_state["swireasoning_result"]["question"]
+    calls: list = []
+    real = jobs.run_decode
+    monkeypatch.setattr(jobs, "run_decode", lambda q, cfg, *a, **kw: calls.append((q, cfg)) or real(q, cfg, *a, **kw))
+    assert main(["swireasoning", "run", "--question", question, "--decoder", "swireasoning,cot_greedy",
+                 "--budget", "16", "--json"]) == 0
+    [(q, cli_cfg)] = calls
+    assert q == question and cli_cfg == page_cfg
+
+
+def test_jobs_and_configs_pickle() -> None:
+    """The page's jobs and their configs pickle (the Ray executor sends them to a worker)."""
+    import pickle
+
+    from backend.reasoning.swireasoning import jobs
+
+    for obj in (jobs.run_decode, jobs.run_eval, jobs.run_controller, jobs.DecodeConfig(budget=16),
+                jobs.EvalConfig(n=2, budgets=(16,)), jobs.ControllerConfig((1.0, 2.0))):
+        assert pickle.loads(pickle.dumps(obj)) == obj

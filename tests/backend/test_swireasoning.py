@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.reasoning import swireasoning as sw
+from backend.reasoning.swireasoning import decoder as sw
 
 
 def modes(ds):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import pytest
 
 from backend.reasoning import tasks
-from backend.reasoning.swireasoning import SwiRConfig, evaluate
+from backend.reasoning.swireasoning.decoder import SwiRConfig, evaluate
 
 CI_N, CI_INDIST_N, CI_BUDGETS = 16, 24, (32,)
 CI_DECODERS = ("swireasoning", "cot_greedy", "soft_thinking", "budget_forced")

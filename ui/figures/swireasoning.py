@@ -1,7 +1,7 @@
 """Plotly figures of the SwiReasoning page (pure functions: data -> go.Figure; labels and colours from the decoder
-registry ``backend.reasoning.swireasoning.DECODERS``).
+registry ``backend.reasoning.swireasoning.decoder.DECODERS``).
 
-Inputs are the small records of ``backend.reasoning.swireasoning.summarize`` (one decode) and ``rows_table`` (the
+Inputs are the small records of ``backend.reasoning.swireasoning.decoder.summarize`` (one decode) and ``rows_table`` (the
 evaluation rows)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from backend.reasoning.swireasoning import DECODERS
+from backend.reasoning.swireasoning.decoder import DECODERS
 
 LATENT_FILL = "#9467bd"
 EXPLICIT_FILL = "#2ca02c"

@@ -14,6 +14,9 @@ Models: ``tinyreasoner`` (trained here), ``smollm2`` (embedded), ``qwen2.5-coder
 ``folder`` with ``--path`` (a local transformers causal-LM folder). Bad input (an empty question or one over 1,000
 characters, a budget outside 8..4096, an unknown decoder, model or split, a model that is not installed) exits with
 code 2 before any decoding.
+
+Each action builds the config of ``jobs`` and calls its job (``run_decode``, ``run_eval``, ``run_controller``), as
+the page does.
 """
 
 from __future__ import annotations
@@ -42,8 +45,8 @@ def add_parser(subparsers: Any) -> argparse._SubParsersAction:
     e.add_argument("--n", type=int, default=20, help="problems (1..500)")
     e.add_argument("--budgets", default="64,128", help="comma-separated token budgets (8..4096 each)")
     e.add_argument("--budget", type=int, default=None, help="one budget (instead of --budgets)")
-    e.add_argument("--decoders", default="swireasoning,cot_greedy,soft_thinking,budget_forced",
-                   help="comma-separated decoder names, or 'all'")
+    e.add_argument("--decoders", default=None,
+                   help="comma-separated decoder names, or 'all' (default: every decoder that samples nothing)")
     e.add_argument("--problem-seed", type=int, default=0, help="seed of the problem generator")
     _settings(e)
 
@@ -66,71 +69,19 @@ def _settings(a: argparse.ArgumentParser) -> None:
     a.add_argument("--seed", type=int, default=0, help="seed of the sampled decoders")
 
 
-def _decoders(text: str) -> list[str]:
-    from .swireasoning import DECODERS
-
-    if text.strip().lower() == "all":
-        return list(DECODERS)
-    names = [DECODERS.key(t.strip()) for t in text.split(",") if t.strip()]
-    if not names:
-        from backend.errors import InputError
-
-        raise InputError(f"Give at least one decoder: {', '.join(DECODERS)} or 'all'.")
-    return names
-
-
-def _budget(b: int) -> int:
-    from backend.errors import InputError
-
-    if not 8 <= b <= 4096:
-        raise InputError(f"The token budget must be between 8 and 4096, got {b}.")
-    return b
-
-
-def _config(args: argparse.Namespace, budget: int) -> Any:
-    from backend.errors import InputError
-
-    from .swireasoning import SwiRConfig
-
-    if args.max_switch < 0 or args.window < 1:
-        raise InputError("--max-switch must be >= 0 (0 = no cap) and --window >= 1.")
-    return SwiRConfig(budget=budget, window=args.window, max_switch=args.max_switch or None)
-
-
-def _load(args: argparse.Namespace) -> Any:
-    from .lm import load_reasoning_lm
-
-    return load_reasoning_lm(args.model, args.path)
-
-
-def check_question(q: str) -> str:
-    from backend.errors import InputError
-
-    from .lm import MAX_QUESTION_CHARS
-
-    q = (q or "").strip()
-    if not q:
-        raise InputError("The question is empty: give --question \"...\".")
-    if len(q) > MAX_QUESTION_CHARS:
-        raise InputError(f"The question has {len(q):,} characters; at most {MAX_QUESTION_CHARS:,} are accepted.")
-    return q
-
-
 def cmd_run(args: argparse.Namespace) -> Output:
     from backend.runtime import provenance
 
-    from .swireasoning import decode, summarize
+    from .jobs import DecodeConfig, run_decode
 
-    q = check_question(args.question)
-    names = _decoders(args.decoder)
-    cfg = _config(args, _budget(args.budget))
-    lm = _load(args)
-    runs = [summarize(decode(lm, q, n, cfg, seed=args.seed), lm) for n in names]
-    out = {"model": lm.name, "source": lm.source, "question": q, "budget": cfg.budget, "runs": runs,
-           "provenance": provenance(args.seed, (), model=args.model, path=args.path, question=q,
-                                    decoder=args.decoder, budget=args.budget, max_switch=args.max_switch,
-                                    window=args.window)}
-    lines = [f"{lm.name}, budget {cfg.budget}: {q}"]
+    cfg = DecodeConfig(model=args.model, path=args.path, decoders=args.decoder, budget=args.budget,
+                       max_switch=args.max_switch, window=args.window, seed=args.seed)
+    out = run_decode(args.question, cfg)
+    q, runs = out["question"], out["runs"]
+    out["provenance"] = provenance(args.seed, (), model=args.model, path=args.path, question=q,
+                                   decoder=args.decoder, budget=args.budget, max_switch=args.max_switch,
+                                   window=args.window)
+    lines = [f"{out['model']}, budget {out['budget']}: {q}"]
     for r in runs:
         lines.append(f"{r['label']:32} answer {r['answer']!s:>8}  tokens {r['tokens']:4d}  latent {r['latent_steps']:4d}"
                      f"  switches {r['switches']}  {r['stopped']:13}  {r['seconds']:.2f} s")
@@ -143,13 +94,8 @@ def cmd_eval(args: argparse.Namespace) -> Output:
     from backend.errors import InputError
     from backend.runtime import provenance
 
-    from .swireasoning import evaluate, rows_table
-    from .tasks import SPLITS, generate
+    from .jobs import EvalConfig, run_eval
 
-    if args.split not in SPLITS:
-        raise InputError(f"Unknown split {args.split!r}; choose one of {', '.join(SPLITS)}.")
-    if not 1 <= args.n <= 500:
-        raise InputError(f"--n must be between 1 and 500, got {args.n}.")
     if args.budget is not None:
         budgets = [args.budget]
     else:
@@ -157,20 +103,16 @@ def cmd_eval(args: argparse.Namespace) -> Output:
             budgets = list(int_list(args.budgets))
         except argparse.ArgumentTypeError:
             raise InputError("--budgets must be comma-separated integers, e.g. 64,128,256.") from None
-    if not budgets:
-        raise InputError("Give at least one budget.")
-    budgets = [_budget(b) for b in budgets]
-    names = _decoders(args.decoders)
-    cfg = _config(args, max(budgets))
-    lm = _load(args)
-    problems = generate(args.n, args.split, seed=args.problem_seed)
-    rows = rows_table(evaluate(lm, problems, names, budgets, cfg, seed=args.seed))
-    out = {"model": lm.name, "source": lm.source, "split": args.split, "n": args.n, "budgets": budgets, "rows": rows,
-           "provenance": provenance(args.seed, (), model=args.model, path=args.path, split=args.split, n=args.n,
-                                    budgets=budgets, decoders=names, problem_seed=args.problem_seed,
-                                    max_switch=args.max_switch, window=args.window)}
-    lines = [f"{lm.name} on {args.n} problems of split {args.split}"]
-    for r in rows:
+    chosen = {} if args.decoders is None else {"decoders": args.decoders}
+    cfg = EvalConfig(model=args.model, path=args.path, split=args.split, n=args.n, budgets=tuple(budgets),
+                     **chosen, problem_seed=args.problem_seed, max_switch=args.max_switch,
+                     window=args.window, seed=args.seed)
+    out = run_eval(cfg)
+    out["provenance"] = provenance(args.seed, (), model=args.model, path=args.path, split=args.split, n=args.n,
+                                   budgets=list(cfg.budgets), decoders=list(cfg.decoders),
+                                   problem_seed=args.problem_seed, max_switch=args.max_switch, window=args.window)
+    lines = [f"{out['model']} on {args.n} problems of split {args.split}"]
+    for r in out["rows"]:
         lines.append(f"{r['label']:32} budget {r['budget']:5d}  accuracy {r['accuracy']:6.1%}  tokens "
                      f"{r['mean_tokens']:7.1f}  answered {r['answered']:6.1%}  {r['seconds']:7.1f} s"
                      f"{'  pareto' if r['pareto'] else ''}")
@@ -178,28 +120,19 @@ def cmd_eval(args: argparse.Namespace) -> Output:
 
 
 def cmd_controller(args: argparse.Namespace) -> Output:
-    from dataclasses import asdict
-
     from backend.cli_common import float_list
     from backend.errors import InputError
     from backend.runtime import provenance
 
-    from .swireasoning import scripted_run
+    from .jobs import ControllerConfig, run_controller
 
     try:
         h = list(float_list(args.entropies))
     except argparse.ArgumentTypeError:
         raise InputError("--entropies must be comma-separated numbers, e.g. 3,4,2,2.5,1.") from None
-    if not 1 <= len(h) <= 4096 or any(not 0 <= x < 1e6 for x in h):
-        raise InputError("--entropies needs 1 to 4096 non-negative numbers.")
-    if args.window < 1 or (args.max_switch is not None and args.max_switch < 1):
-        raise InputError("--window and --max-switch must be at least 1.")
-    ds = scripted_run(h, args.window, args.max_switch, args.end_at, budget=max(len(h), 8))
-    out = {"modes": "".join("L" if d.mode == "latent" else "E" for d in ds),
-           "switch_steps": [[d.step, d.switch] for d in ds if d.switch],
-           "injected_steps": [d.step for d in ds if d.injected],
-           "steps": [asdict(d) for d in ds],
-           "provenance": provenance(None, (), entropies=h, window=args.window, max_switch=args.max_switch,
-                                    end_at=args.end_at)}
+    cfg = ControllerConfig(tuple(h), window=args.window, max_switch=args.max_switch, end_at=args.end_at)
+    out = run_controller(cfg)
+    out["provenance"] = provenance(None, (), entropies=h, window=args.window, max_switch=args.max_switch,
+                                   end_at=args.end_at)
     return Output(out, lines=[f"modes {out['modes']}", f"switches {out['switch_steps']}",
                               f"injected at {out['injected_steps']}"])

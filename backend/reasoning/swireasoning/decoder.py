@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from typing import Any
 
-from ..errors import InputError
-from ..registry import Registry
-from ..runtime import CancelToken, Progress, report
+from ...errors import InputError
+from ...registry import Registry
+from ...runtime import CancelToken, Progress, report
 
 MATH_SYMBOLS = tuple("+-*/^=<>()[]{}_|") + tuple("0123456789") + tuple("abcdefghijklmnopqrstuvwxyz") + \
     tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -175,16 +177,15 @@ class Trace:
         return d
 
 
-def _settings(decoder: str) -> dict[str, Any]:
-    DECODERS.get(decoder)
-    return {
-        "cot_greedy": {"explicit_only": True, "sample": False, "force_end": False},
-        "cot_sample": {"explicit_only": True, "sample": True, "force_end": False},
-        "soft_thinking": {"latent_only": True, "sample": False, "force_end": False},
-        "budget_forced": {"explicit_only": True, "sample": False, "force_end": True},
-        "swireasoning": {"sample": False, "force_end": False},
-        "swireasoning_sample": {"sample": True, "force_end": False},
-    }[decoder.lower()]
+@dataclass(frozen=True)
+class DecoderMode:
+    """How one decoder of :data:`DECODERS` feeds the model: explicit tokens only, latent steps only or switching;
+    greedy or sampled; with the end-of-thinking marker forced before the answer reserve (budget forcing)."""
+
+    sample: bool = False
+    force_end: bool = False
+    explicit_only: bool = False
+    latent_only: bool = False
 
 
 def math_token_ids(lm: Any) -> set[int]:
@@ -209,17 +210,23 @@ def _sample(logits: Any, temperature: float, top_p: float, gen: Any) -> int:
 
 def decode(lm: Any, question: str, decoder: str = "swireasoning", cfg: SwiRConfig | None = None, seed: int = 0,
            cancel: CancelToken | None = None) -> Trace:
-    """Decode ``question`` with ``decoder`` on ``lm`` (a :class:`backend.reasoning.lm.ReasoningLM`)."""
+    """Decode ``question`` with ``decoder`` (a name of :data:`DECODERS`) on ``lm`` (a
+    :class:`backend.reasoning.lm.ReasoningLM`)."""
+    return DECODERS.get(decoder)(lm, question, cfg, seed, cancel, name=decoder)
+
+
+def _decode(mode: DecoderMode, lm: Any, question: str, cfg: SwiRConfig | None = None, seed: int = 0,
+            cancel: CancelToken | None = None, name: str = "") -> Trace:
+    """Decode ``question`` on ``lm`` the way ``mode`` says; the trace carries ``name``."""
     import time
 
     import torch
 
-    from .tasks import extract_answer
+    from ..tasks import extract_answer
 
     cfg = cfg or SwiRConfig()
     if not 8 <= cfg.budget <= 4096:
         raise InputError(f"The token budget must be between 8 and 4096, got {cfg.budget}.")
-    mode = _settings(decoder)
     prompt = lm.prompt_ids(question)
     if len(prompt) + cfg.budget > lm.max_positions:
         raise InputError(f"Prompt ({len(prompt)} tokens) plus budget ({cfg.budget}) exceed the model's "
@@ -232,15 +239,15 @@ def decode(lm: Any, question: str, decoder: str = "swireasoning", cfg: SwiRConfi
     end_tok = close_ids[-1]
     window = effective_window(cfg)
     ctrl = Controller(window, cfg.budget, cfg.alpha0, cfg.beta0, cfg.max_switch, close_ids, lm.encode(term_text),
-                      cfg.termination_max_tokens, latent_only=mode.get("latent_only", False),
-                      explicit_only=mode.get("explicit_only", False))
+                      cfg.termination_max_tokens, latent_only=mode.latent_only,
+                      explicit_only=mode.explicit_only)
     maths = math_token_ids(lm) if cfg.math_explicit else set()
     eos = frozenset(lm.eos_ids)
     gen = torch.Generator().manual_seed(seed)
     out: list[int] = []
     steps: list[Decision] = []
     close_text = lm.markers.think_close
-    forced_at = cfg.budget - answer_reserve(cfg) if mode["force_end"] else None
+    forced_at = cfg.budget - answer_reserve(cfg) if mode.force_end else None
     start, stopped = time.perf_counter(), "token budget"
     with torch.inference_mode():
         res = lm.model(input_ids=torch.tensor([prompt]), use_cache=True)
@@ -251,7 +258,7 @@ def decode(lm: Any, question: str, decoder: str = "swireasoning", cfg: SwiRConfi
             logits = res.logits[0, -1].float()
             probs = torch.softmax(logits, dim=-1)
             entropy = float(-(probs * probs.clamp_min(1e-12).log()).sum())
-            tok = _sample(logits, cfg.temperature, cfg.top_p, gen) if mode["sample"] else int(logits.argmax())
+            tok = _sample(logits, cfg.temperature, cfg.top_p, gen) if mode.sample else int(logits.argmax())
             if forced_at is not None and t == forced_at and close_text not in lm.decode(out):
                 ctrl.queue, ctrl.injecting = lm.encode(term_text), True
             tail = lm.decode(out[-8:] + [tok])
@@ -281,7 +288,7 @@ def decode(lm: Any, question: str, decoder: str = "swireasoning", cfg: SwiRConfi
             res = lm.model(inputs_embeds=emb.view(1, 1, -1).to(E.dtype), cache=res.cache, use_cache=True)
             passes += 1
     text = lm.decode([s.token for s in steps if s.token not in eos])
-    return Trace(decoder, text, extract_answer(text, lm.markers), len(steps), steps, window,
+    return Trace(name, text, extract_answer(text, lm.markers), len(steps), steps, window,
                  time.perf_counter() - start, stopped, passes, len(prompt))
 
 
@@ -393,13 +400,28 @@ def scripted_run(entropies: list[float], window: int, max_switch: int | None = N
     return out
 
 
-DECODERS: Registry[str] = Registry("reasoning decoder")
-DECODERS.add("swireasoning", "swireasoning", label="SwiReasoning (ours, greedy)", kind="ours")
-DECODERS.add("swireasoning_sample", "swireasoning_sample", label="SwiReasoning (sampled)", kind="ours")
-DECODERS.add("cot_greedy", "cot_greedy", label="CoT greedy", kind="baseline")
-DECODERS.add("cot_sample", "cot_sample", label="CoT sampled (T 0.6, top-p 0.95)", kind="baseline")
-DECODERS.add("soft_thinking", "soft_thinking", label="Latent only (soft thinking)", kind="baseline")
-DECODERS.add("budget_forced", "budget_forced", label="Budget-forced CoT", kind="baseline")
+# name -> decode(lm, question, cfg=None, seed=0, cancel=None, name=...) -> Trace
+DECODERS: Registry[Callable[..., Trace]] = Registry("reasoning decoder")
+DECODERS.add("swireasoning", partial(_decode, DecoderMode()), label="SwiReasoning (ours, greedy)", kind="ours")
+DECODERS.add("swireasoning_sample", partial(_decode, DecoderMode(sample=True)), label="SwiReasoning (sampled)",
+             kind="ours")
+DECODERS.add("cot_greedy", partial(_decode, DecoderMode(explicit_only=True)), label="CoT greedy", kind="baseline")
+DECODERS.add("cot_sample", partial(_decode, DecoderMode(explicit_only=True, sample=True)),
+             label="CoT sampled (T 0.6, top-p 0.95)", kind="baseline")
+DECODERS.add("soft_thinking", partial(_decode, DecoderMode(latent_only=True)), label="Latent only (soft thinking)",
+             kind="baseline")
+DECODERS.add("budget_forced", partial(_decode, DecoderMode(explicit_only=True, force_end=True)),
+             label="Budget-forced CoT", kind="baseline")
+
+
+def mode_of(name: str) -> DecoderMode:
+    """The :class:`DecoderMode` of a decoder of :data:`DECODERS`."""
+    return DECODERS.get(name).args[0]
+
+
+def greedy_decoders() -> tuple[str, ...]:
+    """The decoders that sample nothing, in registry order (the evaluation's default set)."""
+    return tuple(n for n in DECODERS if not mode_of(n).sample)
 
 
 def random_trace(n: int, seed: int = 0) -> list[float]:

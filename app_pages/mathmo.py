@@ -13,6 +13,7 @@ from ui.claims import claims_panel
 from ui.figures import mathmo as figs
 from ui.inputs import file_input
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
+from ui.models import get_model
 from ui.runner import run_job
 from ui.state import bound, record_run, show_history
 
@@ -59,7 +60,7 @@ with st.form("mathmo_form"):
     rounds = bound(c1.slider, "Rounds (models run)", 5, 40, 20, key="mathmo_rounds")
     proposals = bound(c2.slider, "Proposals per round l", 1, 6, 3, key="mathmo_l")
     operator = bound(c3.selectbox, "Proposal operator", list(OPERATORS), key="mathmo_operator",
-                     format_func=OPERATORS.label, help="The LM operator loads SmolLM2 and makes l calls per round.")
+                     format_func=OPERATORS.label, help="The LM operator uses SmolLM2 (loaded once per server) and makes l calls per round.")
     seed = bound(c4.number_input, "Seed", 0, 10_000, 0, key="mathmo_seed")
     strategies = bound(st.multiselect, "Strategies", list(STRATEGIES), list(STRATEGIES), key="mathmo_strategies",
                        format_func=STRATEGIES.label)
@@ -76,7 +77,8 @@ if go and ready:
     except InputError as err:
         st.error(str(err))
         config = None
-    out = None if config is None else run_job("MATHMO search", J.run_search, inst, config, time_cap_s=600)
+    lm = get_model("smollm2") if config is not None and config.uses_lm else None  # cached across reruns
+    out = None if config is None else run_job("MATHMO search", J.run_search, inst, config, lm, time_cap_s=600)
     if out is not None:
         res_all["run"] = {**out, "seed": int(seed)}
         record_run("mathmo", {"rounds": rounds, "l": proposals, "operator": operator, "seed": seed,

@@ -12,8 +12,8 @@ JSON summary, never the models.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from ...errors import InputError
 from ...runtime import CancelToken, Progress, sub_progress
 from .configs import CertifyConfig, TrainConfig
 from .data2d import DATASETS, Dataset2D, make_dataset
+
+if TYPE_CHECKING:  # dualrs imports torch; the page imports this module before any job runs
+    from .dualrs import DualRSResult
 
 MAX_TEST = 20_000
 
@@ -56,42 +59,28 @@ class RunConfig:
 
 @dataclass
 class CertifyResult:
-    """Per test point (``[m]`` arrays): ``baselines[sigma] = {"pred", "radius"}``, ``dual = {"pred", "radius",
-    "sigma_idx", "r_sigma", "r_c"}``; ``x_test [m, 2]``, ``y_test``, the training points; ``curves`` (certified
-    accuracy over ``radii`` per method key), the chosen-sigma map (``map_sigma_idx``, ``map_vote`` ``[G, G]`` over
-    ``map_x``, ``map_y``); ``summary`` :meth:`backend.robustness.dualrs.dualrs.DualRSResult.summary`;
-    ``samples_per_point`` the CERTIFY samples per method key; ``attack`` (with the attack check) its summary and the
-    per-point radius, flips and lowest votes."""
+    """``run``: the certificates, curves and chosen-sigma map of :func:`backend.robustness.dualrs.dualrs.run`
+    (:class:`~backend.robustness.dualrs.dualrs.DualRSResult`, the models dropped); beside it the class names, the
+    seed, ``summary`` (:meth:`DualRSResult.summary`), ``samples_per_point`` (the CERTIFY samples per method key) and
+    ``attack`` (with the attack check: its summary and the per-point radius, flips and lowest votes)."""
 
-    dataset: str
+    run: DualRSResult
     class_names: list[str]
     seed: int
-    sigmas: list[float]
-    sigma_e: float
-    x_test: np.ndarray
-    y_test: np.ndarray
-    x_train: np.ndarray
-    y_train: np.ndarray
-    baselines: dict[float, dict[str, np.ndarray]]
-    dual: dict[str, np.ndarray]
-    radii: np.ndarray
-    curves: dict[str, np.ndarray]
-    map_x: np.ndarray
-    map_y: np.ndarray
-    map_sigma_idx: np.ndarray
-    map_vote: np.ndarray
     summary: dict[str, Any]
     samples_per_point: dict[str, int]
     attack: dict[str, Any] | None = None
 
     def curves_every(self, step: int = 10) -> dict[str, list[float]]:
         """Every ``step``-th point of the radius grid and of each curve, rounded to 4 digits (the CLI's report)."""
-        return {"radius": [round(float(r), 4) for r in self.radii[::step]],
-                **{k: [round(float(v), 4) for v in c[::step]] for k, c in self.curves.items()}}
+        return {"radius": [round(float(r), 4) for r in self.run.radii[::step]],
+                **{k: [round(float(v), 4) for v in c[::step]] for k, c in self.run.curves.items()}}
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields as a dict (the page's session state); ``attack`` only when the check ran."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        """The run's fields and the ones beside it as one flat dict (the page's session state); ``attack`` only when
+        the check ran."""
+        out = {f.name: getattr(self.run, f.name) for f in fields(self.run) if f.name != "models"}
+        out.update({f.name: getattr(self, f.name) for f in fields(self) if f.name != "run"})
         if out["attack"] is None:
             del out["attack"]
         return out
@@ -120,9 +109,5 @@ def run_certify(data: Dataset2D | None, config: RunConfig, progress: Progress | 
         a = attack_run(res, seed=config.seed + 1, progress=sub_progress(progress, 0.8, 1.0))
         attack = {"summary": a.summary(), "index": a.index, "radius": a.radius, "flipped": a.flipped,
                   "class_vote": a.min_class_vote, "sigma_vote": a.min_sigma_vote}
-    return CertifyResult(
-        dataset=data.name, class_names=data.class_names, seed=config.seed, sigmas=res.sigmas, sigma_e=res.sigma_e,
-        x_test=res.x_test, y_test=res.y_test, x_train=res.x_train, y_train=res.y_train, baselines=res.baselines,
-        dual=res.dual, radii=res.radii, curves=res.curves, map_x=res.map_x, map_y=res.map_y,
-        map_sigma_idx=res.map_sigma_idx, map_vote=res.map_vote, summary=res.summary(), samples_per_point=per_point,
-        attack=attack)
+    return CertifyResult(replace(res, models=None), class_names=data.class_names, seed=config.seed,
+                         summary=res.summary(), samples_per_point=per_point, attack=attack)

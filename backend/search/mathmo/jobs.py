@@ -8,6 +8,7 @@ asked. ``run_grid(instance, GridConfig)``: every model of the grid, its objectiv
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ...errors import InputError
 from ...runtime import CancelToken, Progress, sub_progress
@@ -62,10 +63,13 @@ class GridConfig:
     customers: int = 30
 
 
-def _generator(name: str | None):  # noqa: ANN202 - a prompt -> text function
-    from ...models.lm import load_causal_lm
+def _generator(name: str | None, lm: Any = None):  # noqa: ANN202 - a prompt -> text function
+    """Prompt -> reply of the causal LM ``lm`` (already loaded, e.g. the page's cached model), else loaded by
+    ``name``."""
+    if lm is None:
+        from ...models.lm import load_causal_lm
 
-    lm = load_causal_lm(name)
+        lm = load_causal_lm(name)
 
     def generate(prompt: str) -> str:
         return lm.generate(prompt, max_new_tokens=40)
@@ -73,13 +77,14 @@ def _generator(name: str | None):  # noqa: ANN202 - a prompt -> text function
     return generate
 
 
-def run_search(instance: F.Instance | None, config: SearchConfig, progress: Progress | None = None,
+def run_search(instance: F.Instance | None, config: SearchConfig, lm: Any = None, progress: Progress | None = None,
                token: CancelToken | None = None) -> dict[str, object]:
-    """The strategies of ``config`` on ``instance`` (None = generated from the config's size and seed)."""
+    """The strategies of ``config`` on ``instance`` (None = generated from the config's size and seed). ``lm``: the
+    loaded causal LM of the language-model operator (None: loaded from ``config.lm`` when the operator needs it)."""
     seed = int(config.seed)
     space = Space(instance if instance is not None else F.generate(config.facilities, config.customers, seed), seed)
     cfg = config.search_config()
-    generate = _generator(config.lm) if config.uses_lm else None
+    generate = _generator(config.lm, lm) if config.uses_lm else None
     many = int(config.seeds) > 1 and instance is None and not config.uses_lm
     space.grid(progress=sub_progress(progress, 0.0, 0.4))
     out = to_json(space, compare(space, list(config.strategies), cfg, seed=seed, generate=generate,

@@ -43,6 +43,12 @@ def report(progress: Progress | None, fraction: float, message: str = "") -> Non
         progress(min(1.0, max(0.0, float(fraction))), message)
 
 
+def checked(progress: Progress | None, token: CancelToken | None) -> Progress | None:
+    """``progress`` that first checks ``token`` (a job's cancel flag and time cap); ``token`` None: ``progress``
+    itself. Every job ``run_*(..., progress=None, token=None)`` starts with it."""
+    return progress if token is None else token.wrap(progress)
+
+
 def sub_progress(progress: Progress | None, start: float, end: float) -> Progress:
     """Map a child job's [0, 1] onto ``[start, end]`` of the parent's progress."""
 

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from ...errors import InputError
-from ...runtime import CancelToken, Progress, sub_progress
+from ...runtime import CancelToken, Progress, checked, sub_progress
 from .softbon import (
     Instance,
     InstanceConfig,
@@ -164,10 +164,6 @@ class TextResult:
                 "expected_true": self.sweep["expected_true_reward"]}
 
 
-def _checked(progress: Progress | None, token: CancelToken | None) -> Progress | None:
-    return progress if token is None else token.wrap(progress)
-
-
 def _sweep(inst: Instance, grid: SweepConfig, progress: Progress | None):  # noqa: ANN202 - (SweepResult, regret)
     res = sweep(inst, grid, sub_progress(progress, 0.0, 0.8))
     regret = regret_table(inst, res)
@@ -178,7 +174,7 @@ def _sweep(inst: Instance, grid: SweepConfig, progress: Progress | None):  # noq
 def run_random(config: RandomConfig, progress: Progress | None = None,
                token: CancelToken | None = None) -> RandomResult:
     """Exact SBoN over ``config.sweep`` on the random instance of ``config.instance`` drawn with ``config.seed``."""
-    progress = _checked(progress, token)
+    progress = checked(progress, token)
     inst = make_instance(config.instance, config.seed)
     res, regret = _sweep(inst, config.sweep, progress)
     return RandomResult(res.to_dict(), regret, asdict(config.instance), config.seed, config.sweep.reward,
@@ -190,7 +186,7 @@ def run_text(candidates: Sequence[str], config: TextConfig, encoder: Any = None,
     """Exact SBoN over ``config.sweep`` on ``candidates`` (2-64 answers of at most 2,000 characters), the proxy
     being the cosine of ``encoder.embed`` (``[B, H]``, L2-normalised) to the reference; ``encoder`` None loads
     ``config.encoder``."""
-    progress = _checked(progress, token)
+    progress = checked(progress, token)
     if encoder is None:
         from ...models.text import load_text_encoder
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...errors import InputError
-from ...runtime import CancelToken, Progress, report
+from ...runtime import CancelToken, Progress, checked, report
 from . import model as M
 from .agents import AGENTS, DEFAULT_AGENTS, TIMED_AGENTS, check_settings, enumerating, runtime_vs_n, simulate
 from .items import MAX_ITEMS, Catalogue
@@ -180,7 +180,7 @@ def run_runtime(config: RuntimeConfig, progress: Progress | None = None,
                 token: CancelToken | None = None) -> RuntimeResult:
     """Milliseconds per round vs N (every round searching: the random-assortment rule is off for timing)."""
     rows = runtime_vs_n(config.ns, k=config.k, rounds=config.rounds, seed=config.seed, agents=config.agents,
-                        full_max_n=config.full_max_n, progress=progress if token is None else token.wrap(progress))
+                        full_max_n=config.full_max_n, progress=checked(progress, token))
     return RuntimeResult(rows, config.k)
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ...errors import InputError
 from ...registry import choose
-from ...runtime import CancelToken, Progress, sub_progress
+from ...runtime import CancelToken, Progress, checked, sub_progress
 from .futurefill import (
     FILTER_KINDS,
     METHODS,
@@ -88,7 +88,7 @@ def run_generate(series: np.ndarray, config: GenerateConfig, progress: Progress 
     method."""
     if not isinstance(config, GenerateConfig):
         raise InputError("run_generate takes a GenerateConfig.")
-    progress = progress if token is None else token.wrap(progress)
+    progress = checked(progress, token)
     series = np.asarray(series, dtype=np.float64).ravel()
     total = len(series) + config.n_new
     model, fit = fit_model(series, total, config.n_filters, config.kind, seed=config.seed)
@@ -142,7 +142,7 @@ def run_bench(config: BenchConfig, progress: Progress | None = None,
     """Generate ``L - prompt_len`` tokens for each length with each method; rows, slopes and MAC ratios."""
     if not isinstance(config, BenchConfig):
         raise InputError("run_bench takes a BenchConfig.")
-    progress = progress if token is None else token.wrap(progress)
+    progress = checked(progress, token)
     return bench(list(config.lengths), config.methods, n_filters=config.n_filters, kind=config.kind,
                  prompt_len=config.prompt_len, naive_max=config.naive_max, repeats=config.repeats,
                  direct_below=config.direct_below, seed=config.seed, progress=progress)
@@ -175,7 +175,7 @@ def run_page(series: np.ndarray, config: PageConfig, progress: Progress | None =
     recorded calls of a short generation) and ``params``."""
     if not isinstance(config, PageConfig):
         raise InputError("run_page takes a PageConfig.")
-    progress = progress if token is None else token.wrap(progress)
+    progress = checked(progress, token)
     g = config.generate
     gen = run_generate(series, g, progress=sub_progress(progress, 0.0, 0.55))
     lengths = config.bench_lengths

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...errors import InputError
 from ...registry import choose
-from ...runtime import CancelToken, Progress, report
+from ...runtime import CancelToken, Progress, checked, report
 from . import evaluate as E
 from .claims import PARTS, measure
 from .dpt import DPTConfig
@@ -84,7 +84,7 @@ def run_task(task: Any, config: RunConfig, progress: Progress | None = None,
     if token is not None:
         token.check()
     res = run(task, context=config.context, horizon=config.horizon, n_samples=config.n_samples,
-              replicas=config.replicas, seed=config.seed, progress=progress if token is None else token.wrap(progress))
+              replicas=config.replicas, seed=config.seed, progress=checked(progress, token))
     return RunResult(res)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import InputError
-from ...runtime import CancelToken, Progress
+from ...runtime import CancelToken, Progress, checked
 from . import evaluate as E
 from . import tissue as T
 
@@ -67,8 +67,7 @@ def run_impute(stack: str | np.ndarray, config: ImputeConfig, progress: Progress
     """Impute the unobserved channels of ``stack`` (a preset name of :data:`backend.imputation.mcd.tissue.PRESETS`,
     or a ``(12, H, W)`` array) with every method that applies; the ``bayes`` ceiling needs a preset, the U-Nets the
     pattern they were trained for."""
-    if token is not None:
-        progress = token.wrap(progress)
+    progress = checked(progress, token)
     z, mean, source = E.standardised_input(stack)
     res = E.evaluate(z, config.observed, mean=mean, n_samples=config.samples, steps=config.steps, seed=config.seed,
                      keep_preds=True, progress=progress, token=token)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...errors import InputError
 from ...registry import choose
-from ...runtime import CancelToken, Progress, sub_progress
+from ...runtime import CancelToken, Progress, checked, sub_progress
 from .baselines import LR_GRID_DEFAULT, METHODS, RBAR_GRID_DEFAULT, RBAR_METHODS, race
 from .problems import CHAIN_VARIANTS, CONSTRAINTS, DATASETS, MAX_DIM, Problem, Table, make_problem, problem_key
 
@@ -180,16 +180,12 @@ def _sensitivity(prob: Problem, iters: int, grid: tuple[float, ...], progress: P
     return SensitivityResult(res.problem, res.f_star, iters, list(grid), rows)
 
 
-def _checked(progress: Progress | None, token: CancelToken | None) -> Progress | None:
-    return progress if token is None else token.wrap(progress)
-
-
 def run_race(problem: ProblemConfig, config: RaceConfig, table: Table | None = None,
              progress: Progress | None = None, token: CancelToken | None = None) -> RaceResult:
     """Race the methods of ``config`` on the problem of ``problem`` (``table``: a decoded user table for the
     logistic problem); with ``config.sensitivity_grid`` also the sweep of the initial guess (the last 30 % of the
     progress)."""
-    progress = _checked(progress, token)
+    progress = checked(progress, token)
     prob = problem.build(table)
     rbar = config.rbar
     if config.rbar_rel is not None:
@@ -211,5 +207,5 @@ def run_race(problem: ProblemConfig, config: RaceConfig, table: Table | None = N
 def run_sensitivity(problem: ProblemConfig, config: SensitivityConfig, table: Table | None = None,
                     progress: Progress | None = None, token: CancelToken | None = None) -> SensitivityResult:
     """DADA and DoG for each initial guess of ``config.rbar_grid`` on the problem of ``problem``."""
-    progress = _checked(progress, token)
+    progress = checked(progress, token)
     return _sensitivity(problem.build(table), int(config.iters), config.rbar_grid, progress)

@@ -18,17 +18,13 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ...errors import InputError
-from ...runtime import CancelToken, Progress
+from ...runtime import CancelToken, Progress, checked
 from .pbfm import METHODS
 from .pdes import CASES, get_case
 
 MODEL_SEEDS = (0, 1, 2)  # the seeds of the shipped models
 MAX_SAMPLES = 4096
 MAX_STEPS = 1000
-
-
-def _checked(progress: Progress | None, token: CancelToken | None) -> Progress | None:
-    return progress if token is None else token.wrap(progress)
 
 
 @dataclass(frozen=True)
@@ -82,7 +78,7 @@ def run_sample(config: SampleConfig, progress: Progress | None = None,
     """Score every method x seed of ``config`` on the shipped models."""
     from .evaluation import heldout, score, summarise
 
-    progress = _checked(progress, token)
+    progress = checked(progress, token)
     scores, examples = score(config.case, list(config.methods), config.seeds, n=int(config.n),
                              steps=int(config.steps), progress=progress)
     c = get_case(config.case)
@@ -126,7 +122,7 @@ def run_gradient_dial(config: DialConfig, progress: Progress | None = None,
     """The two losses' gradients and the ConFIG direction on one training step of the shipped PBFM model."""
     from .evaluation import gradient_dial
 
-    _checked(progress, token)
+    checked(progress, token)
     d = gradient_dial(config.case, int(config.seed), int(config.batch))
     return DialResult(d["coords"], d["norms"], d["cos"])  # type: ignore[arg-type]
 
@@ -158,7 +154,7 @@ def run_residual(field: np.ndarray, config: ResidualConfig, progress: Progress |
     from .evaluation import check_field
     from .pdes import mean_abs_residual
 
-    _checked(progress, token)
+    checked(progress, token)
     field = np.asarray(field, dtype=np.float64)
     if config.case is not None:
         case = get_case(config.case)
@@ -203,5 +199,5 @@ def run_config_check(config: ConfigCheckConfig, progress: Progress | None = None
     """ConFIG on ``config.pairs`` random conflicting pairs."""
     from .evaluation import config_check
 
-    _checked(progress, token)
+    checked(progress, token)
     return ConfigCheckResult(**config_check(int(config.pairs), int(config.dim), int(config.seed)))

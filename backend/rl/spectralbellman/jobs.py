@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ...errors import InputError
 from ...registry import choose
-from ...runtime import CancelToken, Progress, sub_progress
+from ...runtime import CancelToken, Progress, checked, sub_progress
 from .agents import AGENTS, AgentConfig, run_agents, solve_sweep
 from .mdps import ENVS, MDP, full_rank_mdp, low_rank_mdp, make_env, spectrum
 from .spectral_bellman import SBMConfig, backup_rank, learn_features
@@ -25,10 +25,6 @@ from .spectral_bellman import SBMConfig, backup_rank, learn_features
 SWEEP_ENVS = ("deepsea", "chain")
 FEATURES = ("table", "network")
 REFERENCE_ENVS = ("lowrank", "fullrank")  # the environments whose spectra the representation shows anyway
-
-
-def _checked(progress: Progress | None, token: CancelToken | None) -> Progress | None:
-    return progress if token is None else token.wrap(progress)
 
 
 def _agents(names: tuple[str, ...] | None) -> tuple[str, ...]:
@@ -135,7 +131,7 @@ class SweepConfig:
 def run_spectrum(env: EnvConfig, config: SpectrumConfig, mdp: MDP | None = None, progress: Progress | None = None,
                  token: CancelToken | None = None) -> dict:
     """Singular values of ``config.n`` stacked backups, relative to the largest, and the numerical rank."""
-    _checked(progress, token)
+    checked(progress, token)
     m = env.build(mdp)
     s = spectrum(m, int(config.n), int(config.seed))
     rel = (s / s[0]).tolist()
@@ -151,7 +147,7 @@ def run_represent(env: EnvConfig, config: RepresentConfig, mdp: MDP | None = Non
                   progress: Progress | None = None, token: CancelToken | None = None) -> dict:
     """The SBM iterations on the environment: ``env``, ``features``, ``d``, ``sbm`` (the learner's summary) and, with
     ``config.spectra``, ``spectra`` (relative singular values per MDP, keyed by a label or the environment's name)."""
-    progress = _checked(progress, token)
+    progress = checked(progress, token)
     m = env.build(mdp)
     d = int(config.d or backup_rank(m))
     feats = config.features or ("network" if m.obs is not None else "table")
@@ -174,7 +170,7 @@ def run_represent(env: EnvConfig, config: RepresentConfig, mdp: MDP | None = Non
 def run_explore(env: EnvConfig, config: ExploreConfig, mdp: MDP | None = None, progress: Progress | None = None,
                 token: CancelToken | None = None) -> dict:
     """The agents on one environment: per-agent summary rows, return curves and state visitation."""
-    progress = _checked(progress, token)
+    progress = checked(progress, token)
     m = env.build(mdp)
     runs = run_agents(m, config.agents, config.agent_config(), progress=progress)
     return {
@@ -189,6 +185,6 @@ def run_explore(env: EnvConfig, config: ExploreConfig, mdp: MDP | None = None, p
 
 def run_sweep(config: SweepConfig, progress: Progress | None = None, token: CancelToken | None = None) -> dict:
     """Episodes to solve per agent, size and seed (censored at the budget): medians and quartiles."""
-    progress = _checked(progress, token)
+    progress = checked(progress, token)
     return solve_sweep(sorted(int(n) for n in config.sizes), int(config.seeds), config.agents, int(config.episodes),
                        env=config.env, progress=sub_progress(progress, 0, 1))

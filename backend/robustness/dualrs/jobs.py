@@ -15,10 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ...errors import InputError
-from ...runtime import CancelToken, Progress, sub_progress
+from ...runtime import CancelToken, Progress, checked, sub_progress
 from .configs import CertifyConfig, TrainConfig
 from .data2d import DATASETS, Dataset2D, make_dataset
 
@@ -86,10 +84,6 @@ class CertifyResult:
         return out
 
 
-def _checked(progress: Progress | None, token: CancelToken | None) -> Progress | None:
-    return progress if token is None else token.wrap(progress)
-
-
 def run_certify(data: Dataset2D | None, config: RunConfig, progress: Progress | None = None,
                 token: CancelToken | None = None) -> CertifyResult:
     """Train, certify (and with ``config.attack`` attack) on ``data`` (None: the preset ``config.data`` drawn with
@@ -97,7 +91,7 @@ def run_certify(data: Dataset2D | None, config: RunConfig, progress: Progress | 
     from .attack import attack_run
     from .dualrs import DUAL_KEY, run
 
-    progress = _checked(progress, token)
+    progress = checked(progress, token)
     if data is None:
         data = make_dataset(config.data, seed=config.seed)
     res = run(data, config.train, config.certify, seed=config.seed, max_test=int(config.max_test),

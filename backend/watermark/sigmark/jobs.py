@@ -24,7 +24,7 @@ import numpy as np
 
 from backend.errors import InputError
 from backend.registry import choose
-from backend.runtime import CancelToken, Progress, report, sub_progress
+from backend.runtime import CancelToken, Progress, checked, report, sub_progress
 from backend.watermark.sigmark.evaluation import DEFAULT_METHODS, METHODS
 from backend.watermark.sigmark.gfprc import SIGMarkConfig, bits_to_hex, generate, parse_hex
 from backend.watermark.sigmark.inputs import DEFAULT_MESSAGE, TABLE_ATTACKS
@@ -63,10 +63,6 @@ def _method_keys(methods: tuple[str, ...] | list[str]) -> tuple[str, ...]:
 def _check_videos(videos: int) -> None:
     if isinstance(videos, bool) or not isinstance(videos, (int, np.integer)) or not 1 <= videos <= MAX_VIDEOS:
         raise InputError(f"The number of videos must be between 1 and {MAX_VIDEOS}; got {videos!r}.")
-
-
-def _checked(progress: Progress | None, token: CancelToken | None) -> Progress | None:
-    return token.wrap(progress) if token is not None else progress
 
 
 def _tiny():
@@ -130,7 +126,7 @@ class GenerateResult(_Result):
 def run_generate(config: GenerateConfig, progress: Progress | None = None, token: CancelToken | None = None
                  ) -> GenerateResult:
     """Generate the (watermarked) video of ``config`` with the tiny video diffusion model."""
-    progress = _checked(progress, token)
+    progress = checked(progress, token)
     ch, cfg = _tiny(), SIGMarkConfig()
     msg = parse_hex(config.message, _channel_options(ch, cfg)) if config.watermark else None
     gen = generate(ch, config.seed, msg, cfg, progress)
@@ -182,7 +178,7 @@ def run_trial(config: TrialConfig, progress: Progress | None = None, token: Canc
     from backend.io import video as vio
     from backend.watermark.sigmark.evaluation import Trial, run_methods
 
-    progress = _checked(progress, token)
+    progress = checked(progress, token)
     ch, cfg = _tiny(), SIGMarkConfig()
     msg = parse_hex(config.message, _channel_options(ch, cfg))
     trial = Trial(ch, config.seed, msg, None if config.attack == "none" else config.attack,
@@ -232,7 +228,7 @@ def run_extract(video: Any, config: ExtractConfig, progress: Progress | None = N
     from backend.watermark.sigmark.channel import fit_video
     from backend.watermark.sigmark.sgo import extract
 
-    progress = _checked(progress, token)
+    progress = checked(progress, token)
     ch, cfg = _tiny(), SIGMarkConfig()
     check_message_bits(config.bits, _channel_options(ch, cfg))
     frames = fit_video(ch, video) if hasattr(video, "frames") else np.asarray(video, np.float32)
@@ -304,7 +300,7 @@ def run_evaluate(config: EvaluateConfig, progress: Progress | None = None, token
     """Bit accuracy per method under ``config.attack``, averaged over the videos (see :func:`aggregate`)."""
     from backend.watermark.sigmark.evaluation import aggregate
 
-    progress = _checked(progress, token)
+    progress = checked(progress, token)
     rows = _rows((config.attack,), config.methods, config.videos, config.seed, "local", progress)[0]
     return EvaluateResult(config.attack, config.videos, aggregate(rows))
 
@@ -343,7 +339,7 @@ def run_table(config: TableConfig, progress: Progress | None = None, token: Canc
     """The attack table: one :func:`run_evaluate` row per attack chain."""
     from backend.watermark.sigmark.evaluation import aggregate
 
-    progress = _checked(progress, token)
+    progress = checked(progress, token)
     rows = _rows(config.attacks, config.methods, config.videos, config.seed, config.executor, progress)
     return TableResult(config.videos, [{"attack": a, "methods": aggregate(r)}
                                        for a, r in zip(config.attacks, rows, strict=True)])

@@ -70,12 +70,17 @@ class InputKind:
         return self.max_bytes / MB
 
 
-def _k(name: str, what: str, decoder: str, ext: tuple[str, ...], max_bytes: int, limits: str, family: str,
-       source: str = "bytes", example: str | None = None) -> InputKind:
-    """A row; its examples are ``backend.io.examples:<name>`` and ``<name>_odd`` unless ``example`` names a
-    ``"module:function"`` elsewhere (a method's own module, named by string so this module imports none)."""
-    ex = example if example and ":" in example else f"backend.io.examples:{example or name}"
-    return InputKind(name, what, decoder, ext, max_bytes, limits, ex, f"{ex}_odd", family, source)
+def declare(module: str, name: str, what: str, decoder: str, extensions: tuple[str, ...], max_bytes: int,
+            limits: str, family: str, source: str = "bytes", example: str | None = None) -> InputKind:
+    """A kind whose example files are made by the functions ``<example or name>`` and ``<example or name>_odd`` of
+    ``module`` (a method's ``inputs`` module passes ``__name__``)."""
+    ex = f"{module}:{example or name}"
+    return InputKind(name, what, decoder, extensions, max_bytes, limits, ex, f"{ex}_odd", family, source)
+
+
+def _k(*args: Any, **kwargs: Any) -> InputKind:
+    """A shared row: its examples live in :mod:`backend.io.examples`."""
+    return declare("backend.io.examples", *args, **kwargs)
 
 
 _SHARED: tuple[InputKind, ...] = (

@@ -11,18 +11,17 @@ noisy proxy); ``EXAMPLE_CANDIDATES`` and ``EXAMPLE_REFERENCE``: the text mode's 
 
 from __future__ import annotations
 
-from ...io.registry import MB, InputKind
+from ...io.registry import MB, InputKind, declare
 
 KINDS: tuple[InputKind, ...] = (
-    InputKind(
+    declare(
+        __name__,
         name="candidates",
         what="candidate answers",
         decoder="backend.alignment.softbon.softbon:read_candidates",
         extensions=("txt",),
         max_bytes=MB // 2,
         limits="UTF-8 text, 2-64 answers separated by blank lines (or one per line), 2,000 characters each; 0.5 MB",
-        example="backend.alignment.softbon.inputs:candidates",
-        odd="backend.alignment.softbon.inputs:candidates_odd",
         family="text",
     ),
 )

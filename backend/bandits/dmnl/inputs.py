@@ -13,14 +13,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...io.registry import MB, InputKind
+from ...io.registry import MB, InputKind, declare
 from ...registry import choose
 
 if TYPE_CHECKING:
     from .items import Catalogue
 
 KINDS: tuple[InputKind, ...] = (
-    InputKind(
+    declare(
+        __name__,
         name="item_table",
         what="an item table",
         decoder="backend.bandits.dmnl.items:decode_item_table",
@@ -28,8 +29,6 @@ KINDS: tuple[InputKind, ...] = (
         max_bytes=2 * MB,
         limits="CSV with a header row: numeric feature columns and a category column (named 'category', else the "
                "last); 10-500 items, 1-20 features, 2-50 categories; 2 MB",
-        example="backend.bandits.dmnl.inputs:item_table",
-        odd="backend.bandits.dmnl.inputs:item_table_odd",
         family="csv",
     ),
 )

@@ -15,18 +15,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...io.registry import MB, InputKind
+from ...io.registry import MB, InputKind, declare
 
 KINDS: tuple[InputKind, ...] = (
-    InputKind(
+    declare(
+        __name__,
         name="series",
         what="a 1-D series",
         decoder="backend.generation.futurefill.futurefill:load_series",
         extensions=("txt", "csv"),
         max_bytes=5 * MB,
         limits="UTF-8 text or CSV, one number per line (or one numeric column); 16 to 65,536 finite values, 5 MB",
-        example="backend.generation.futurefill.inputs:series",
-        odd="backend.generation.futurefill.inputs:series_odd",
         family="csv",
     ),
 )

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...io.registry import MB, InputKind
+from ...io.registry import MB, InputKind, declare
 
 KINDS: tuple[InputKind, ...] = (
-    InputKind(
+    declare(
+        __name__,
         name="tsplib",
         what="a TSPLIB instance",
         decoder="backend.heuristics.moh.problems:read_tsplib",
@@ -24,11 +25,10 @@ KINDS: tuple[InputKind, ...] = (
         max_bytes=2 * MB,
         limits="TSPLIB text with a NODE_COORD_SECTION (EUC_2D, CEIL_2D or ATT), 5-1,000 cities, finite coordinates; "
                "2 MB",
-        example="backend.heuristics.moh.inputs:tsplib",
-        odd="backend.heuristics.moh.inputs:tsplib_odd",
         family="text",
     ),
-    InputKind(
+    declare(
+        __name__,
         name="bin_items",
         what="bin-packing item sizes",
         decoder="backend.heuristics.moh.problems:read_bin_items",
@@ -36,8 +36,6 @@ KINDS: tuple[InputKind, ...] = (
         max_bytes=MB,
         limits="CSV or text, one item size per line (optional header), 5-2,000 items, each in (0, capacity], "
                "capacity 100 unless set; 1 MB",
-        example="backend.heuristics.moh.inputs:bin_items",
-        odd="backend.heuristics.moh.inputs:bin_items_odd",
         family="csv",
     ),
 )

@@ -24,11 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...io.registry import InputKind
+from ...io.registry import InputKind, declare
 from ...registry import choose
 
 KINDS: tuple[InputKind, ...] = (
-    InputKind(
+    declare(
+        __name__,
         name="bandit_task",
         what="a bandit task",
         decoder="backend.icrl.vintix.taskfile:read_task_csv",
@@ -36,8 +37,6 @@ KINDS: tuple[InputKind, ...] = (
         max_bytes=256 * 1024,
         limits="UTF-8 CSV with a header: mean (2-10 arm means), center,width[,height] (1-3 peaks) or a,r (8-2,001 "
                "points of a reward curve on [-1, 1]); at most 256 KB",
-        example="backend.icrl.vintix.inputs:bandit_task",
-        odd="backend.icrl.vintix.inputs:bandit_task_odd",
         family="csv",
     ),
 )

@@ -16,11 +16,12 @@ import io
 
 import numpy as np
 
-from ...io.registry import MB, InputKind
+from ...io.registry import MB, InputKind, declare
 from . import tissue
 
 KINDS: tuple[InputKind, ...] = (
-    InputKind(
+    declare(
+        __name__,
         name="channel_stack",
         what="a multi-channel image stack",
         decoder="backend.imputation.mcd.stack:read_stack",
@@ -28,8 +29,6 @@ KINDS: tuple[InputKind, ...] = (
         max_bytes=4 * MB,
         limits="NPZ with one float or integer array 'stack' of shape (12, H, W), channels in the page's order, 8-96 px "
                "per side, finite values, no object arrays (TIFF is not read: save it as NPZ); 4 MB",
-        example="backend.imputation.mcd.inputs:channel_stack",
-        odd="backend.imputation.mcd.inputs:channel_stack_odd",
         family="archive",
     ),
 )

@@ -11,19 +11,18 @@ iris), shipped inside the wheel (no download).
 
 from __future__ import annotations
 
-from ...io.registry import MB, InputKind
+from ...io.registry import MB, InputKind, declare
 from .problems import DATASETS
 
 KINDS: tuple[InputKind, ...] = (
-    InputKind(
+    declare(
+        __name__,
         name="table",
         what="a labelled numeric table",
         decoder="backend.optim.dada.problems:load_csv_table",
         extensions=("csv", "txt"),
         max_bytes=20 * MB,
         limits="CSV with a header row, numeric features, the label last; 10-100,000 rows, 2-50 classes, 20 MB",
-        example="backend.optim.dada.inputs:example_table",
-        odd="backend.optim.dada.inputs:example_table_odd",
         family="csv",
     ),
 )
@@ -34,7 +33,7 @@ def _lines(rows: list[str], crlf: bool = False) -> bytes:
     return ("\r\n" if crlf else "\n").join(rows).encode("utf-8") + (b"\r\n" if crlf else b"\n")
 
 
-def example_table(seed: int = 0) -> bytes:
+def table(seed: int = 0) -> bytes:
     """A labelled numeric CSV for logistic regression: 2 features, 16 rows, classes a/b."""
     import numpy as np
 
@@ -46,9 +45,9 @@ def example_table(seed: int = 0) -> bytes:
     return _lines(rows)
 
 
-def example_table_odd() -> dict[str, bytes]:
+def table_odd() -> dict[str, bytes]:
     """Valid-but-odd tables: CRLF line ends, one data row, semicolons, labels that look like spreadsheet formulas."""
-    base = example_table(1).decode().splitlines()
+    base = table(1).decode().splitlines()
     formula = [base[0]] + [ln.rsplit(",", 1)[0] + ("," + ("=1+1" if i % 2 else "@SUM(A1)")) for i, ln in
                            enumerate(base[1:])]
     return {"crlf.csv": _lines(base, crlf=True), "one_row.csv": _lines(base[:2]),

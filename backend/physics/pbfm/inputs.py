@@ -16,11 +16,12 @@ import io
 
 import numpy as np
 
-from ...io.registry import MB, InputKind
+from ...io.registry import MB, InputKind, declare
 from .pdes import CASES
 
 KINDS: tuple[InputKind, ...] = (
-    InputKind(
+    declare(
+        __name__,
         name="pde_field",
         what="a PDE field",
         decoder="backend.physics.pbfm.pdes:read_field",
@@ -28,8 +29,6 @@ KINDS: tuple[InputKind, ...] = (
         max_bytes=2 * MB,
         limits="NPZ with a float array 'field' (or CSV rows): Darcy [2, 64] (log k, u) or heat [1, 8, 32]; finite "
                "values, no object arrays; 2 MB",
-        example="backend.physics.pbfm.inputs:pde_field",
-        odd="backend.physics.pbfm.inputs:pde_field_odd",
         family="archive",
     ),
 )

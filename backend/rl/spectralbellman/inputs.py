@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 
-from ...io.registry import MB, InputKind
+from ...io.registry import MB, InputKind, declare
 from .mdps import ENVS
 
 KINDS: tuple[InputKind, ...] = (
-    InputKind(
+    declare(
+        __name__,
         name="mdp_json",
         what="an MDP file",
         decoder="backend.rl.spectralbellman.mdps:read_mdp_json",
@@ -26,8 +27,6 @@ KINDS: tuple[InputKind, ...] = (
         max_bytes=2 * MB,
         limits="JSON object with states (2-200), actions (1-10), P[s][a][s'] (rows sum to 1, no negatives), R[s][a], "
         "gamma in [0, 1]; optional start, horizon (1-500), terminal; at most 2 MB",
-        example="backend.rl.spectralbellman.inputs:mdp_json",
-        odd="backend.rl.spectralbellman.inputs:mdp_json_odd",
         family="json",
     ),
 )

@@ -11,19 +11,18 @@ part whose classes meet closely plus two far blobs, so that no single global noi
 
 from __future__ import annotations
 
-from ...io.registry import MB, InputKind
+from ...io.registry import MB, InputKind, declare
 from .data2d import DATASETS
 
 KINDS: tuple[InputKind, ...] = (
-    InputKind(
+    declare(
+        __name__,
         name="points2d",
         what="2-D labelled points",
         decoder="backend.robustness.dualrs.data2d:load_csv",
         extensions=("csv", "txt"),
         max_bytes=5 * MB,
         limits="CSV x, y, label (header optional); 20-20,000 rows, 2-10 classes of at least 5 rows; 5 MB",
-        example="backend.robustness.dualrs.inputs:points2d",
-        odd="backend.robustness.dualrs.inputs:points2d_odd",
         family="csv",
     ),
 )

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...io.registry import MB, InputKind
+from ...io.registry import MB, InputKind, declare
 
 KINDS: tuple[InputKind, ...] = (
-    InputKind(
+    declare(
+        __name__,
         name="facility_csv",
         what="a facility-location instance",
         decoder="backend.search.mathmo.facility:read_facility_csv",
@@ -23,8 +24,6 @@ KINDS: tuple[InputKind, ...] = (
         max_bytes=2 * MB,
         limits="CSV kind,x,y,amount,fixed_cost: 2-40 facility rows (amount = capacity) and 2-200 customer rows "
                "(amount = demand), positive amounts, capacity >= demand; 2 MB",
-        example="backend.search.mathmo.inputs:facility_csv",
-        odd="backend.search.mathmo.inputs:facility_csv_odd",
         family="csv",
     ),
 )

@@ -35,11 +35,6 @@ LOG_RBAR_RANGE = (-10, 1)  # log10 of the relative initial guess rbar / (1 + ||x
 RADIUS_RANGE = (1e-3, 1e4)
 
 
-def _finite(name: str, value: float, lo: float, hi: float) -> None:
-    if not (math.isfinite(value) and lo <= value <= hi):
-        raise InputError(f"{name} must be between {lo:g} and {hi:g} (got {value:g}).")
-
-
 @dataclass(frozen=True)
 class ProblemConfig:
     """Which problem to build (:data:`backend.optim.dada.problems.PROBLEMS`) and its settings; the defaults are the

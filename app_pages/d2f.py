@@ -21,6 +21,7 @@ from ui.claims import claims_panel
 from ui.figures import d2f as figs
 from ui.inputs import text_upload
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
+from ui.reasoning import domain_note, grammar_expander
 from ui.runner import run_job
 from ui.state import bound, preset_choice, record_run, show_history
 
@@ -48,6 +49,7 @@ generator's training templates and numbers 1-20. The comparison draws unseen pro
 default; on the held-out templates and numbers every model here, the autoregressive one included, is near zero.
 """)
 claims_panel("d2f")
+grammar_expander()
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
@@ -91,12 +93,14 @@ with st.form("d2f_form"):
 if go_one:
     def job(progress, q=question):  # noqa: ANN001, ANN202
         from backend.reasoning.d2f_eval import prompt_ids, run_one, state_grid
+        from backend.reasoning.domain import domain
 
         models = _models()
         prompt_ids(models.tokenizer, q)
         cfg = D2FConfig(block=models.block, tau_add=tau_add, tau_act=tau_act, tau_conf=tau_conf,
                         max_new=models.length)
-        out = {"question": q, "config": vars(cfg), "parameters": models.parameters, "runs": []}
+        out = {"question": q, "domain": domain(q).to_dict(), "config": vars(cfg), "parameters": models.parameters,
+               "runs": []}
         for i, name in enumerate(DECODERS):
             r = run_one(models, q, name, cfg, steps)
             res = r.pop("result")
@@ -127,6 +131,7 @@ if res:
              "passes / token": round(r["passes_per_token"], 3), "tokens / s": round(r["tokens_per_s"]),
              "ms": round(1000 * r["seconds"], 1), "text": r["text"]} for r in res["runs"]]
     st.caption(f"Expected answer: {exp}" if exp is not None else "Your question: no reference answer.")
+    domain_note(res.get("domain"))
     show_metrics_table(rows, key="d2f_table")
     grids = {r["decoder"]: r for r in res["runs"] if "grid" in r}
     n_pos = max(len(r["grid"][0]) for r in grids.values() if r["grid"])

@@ -18,6 +18,7 @@ from ui.claims import claims_panel
 from ui.figures import swireasoning as figs
 from ui.inputs import text_upload
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
+from ui.reasoning import domain_note, grammar_expander
 from ui.runner import run_job
 from ui.state import bound, record_run, show_history
 
@@ -28,8 +29,9 @@ tokens: it goes explicit as soon as the next-token entropy falls below a referen
 rises again (after W explicit steps), and caps the number of switches by injecting the end-of-thinking marker.
 Here it runs beside greedy and sampled chain of thought, latent-only soft thinking and budget forcing.
 """, details_md="""
-**Models.** `tinyreasoner` is a 1.8M-parameter Llama trained here on the task generator in a
-`<think> steps </think> answer` format; SmolLM2-135M-Instruct and the optional Qwen2.5-Coder-1.5B get a chat prompt
+**Models.** `tinyreasoner` is a 1.9M-parameter Llama trained here on the task generator's documented grammar
+(expressions and four kinds of word problems, numbers of up to three digits, 1-8 operations; see the expander
+below) in a `<think> steps </think> answer` format; SmolLM2-135M-Instruct and the optional Qwen2.5-Coder-1.5B get a chat prompt
 with one solved example and plain-text markers (SmolLM2: `Reasoning:` / `Answer:`). None of them ever saw soft
 embeddings in training, so latent steps can hurt them: the controller itself is model-agnostic, and the numbers
 below say what it does to each model.
@@ -37,11 +39,12 @@ below say what it does to each model.
 **Settings.** The released code's defaults: blend weight beta0 = 0.7 of the end-marker embedding at a switch to
 explicit, alpha0 = 1, C_max = 2. Its window W = 512 would forbid any switch back to latent under budgets of 512 tokens
 or fewer, so W is scaled to budget / 8 there (our choice). Every decoder stops once a number follows the answer
-marker. **Problems** come from the task generator: unseen draws of the training templates and numbers (1-20), and
-its held-out splits, whose templates, number range (21-60) or both the tiny reasoner never saw in training; each
-preset and evaluation says which.
+marker. **Problems** come from the task generator: unseen draws of the grammar, of its phrasings held out of
+training, of the original five templates with numbers 1-20, and of held-out templates (ages, savings) the tiny
+reasoner never saw; each preset and evaluation says which. A typed question is labelled in or out of the grammar.
 """)
 claims_panel("swireasoning")
+grammar_expander()
 
 QWEN_OK = coder.installed()
 BUDGETS = [16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512]
@@ -135,6 +138,7 @@ res = st.session_state.get("swireasoning_result")
 if res:
     st.caption(f"{res['model']}, budget {res['budget']} (W = {effective_window(SwiRConfig(budget=res['budget']))})"
                f": {res['question']}" + (f" — correct answer {res['known']}" if res["known"] is not None else ""))
+    domain_note(res.get("domain"), res["model"])
     cols = st.columns(min(3, len(res["runs"])))
     for k, r in enumerate(res["runs"]):
         with cols[k % len(cols)].container(border=True):

@@ -133,9 +133,9 @@ def _tinyreasoner_present() -> bool:
 EXTRA_MODELS: dict[str, ExtraModel] = {
     "tinyreasoner": ExtraModel(
         id="tinyreasoner", role="reasoning LM (trained here)", title="tinyreasoner (Llama, 4 layers, hidden 192)",
-        parameters=1_834_560, license="project weights", loader="backend.models.tinyreasoner:load_tinyreasoner",
+        parameters=1_859_136, license="project weights", loader="backend.models.tinyreasoner:load_tinyreasoner",
         present="backend.models:_tinyreasoner_present", install="python -m backend.train tinyreasoner",
-        note="trained on backend.reasoning.tasks in the <think> ... </think> answer format",
+        note="trained on the grammar of backend.reasoning.tasks in the <think> ... </think> answer format",
     ),
     "qwen2.5-coder": ExtraModel(
         id="qwen2.5-coder", role="causal LM (optional)", title="Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF)",

@@ -8,7 +8,7 @@ a leading space), single characters, single digits (numbers are spelled digit by
 ``<pad> <bos> <eos> <unk> <think> </think> <mask>`` (``<mask>`` is reserved for the masked-diffusion variant).
 Characters outside the vocabulary become ``<unk>``; any English question still tokenizes, spelled out.
 
-- :class:`TinyReasonerConfig`: the architecture (defaults: 4 layers, hidden 192, 3 heads of 64, SwiGLU 512, 256 positions; 1.8M parameters).
+- :class:`TinyReasonerConfig`: the architecture (defaults: 4 layers, hidden 192, 3 heads of 64, SwiGLU 512, 512 positions; 1.9M parameters).
 - :func:`build` ``(cfg, vocab)`` -> (model, tokenizer); :func:`load_tinyreasoner` ``(path=None)`` -> :class:`TinyReasoner`
   from ``assets/tinyreasoner.safetensors`` (written by ``python -m backend.train tinyreasoner``).
 - :class:`TinyReasoner` ``.generate(question, max_new_tokens)`` greedy with a KV cache (the sampling engine,
@@ -40,7 +40,7 @@ class TinyReasonerConfig:
     hidden: int = 192
     n_head: int = 3
     intermediate: int = 512
-    max_positions: int = 256
+    max_positions: int = 512
     rope_theta: float = 10_000.0
 
 

@@ -87,6 +87,7 @@ def _summary(r: dict[str, Any], models: Any, grid: bool) -> dict[str, Any]:
 
 def cmd_generate(args: argparse.Namespace) -> Output:
     from .d2f_eval import DECODERS, load_models, prompt_ids, run_one
+    from .domain import domain
 
     _pre_check(args)
     names = list(DECODERS) if args.decoder == "all" else [DECODERS.get(args.decoder)]
@@ -96,8 +97,10 @@ def cmd_generate(args: argparse.Namespace) -> Output:
     runs = [_summary(run_one(models, args.prompt, n, cfg, args.steps), models, args.grid) for n in names]
     lines = [f"{r['decoder']:12s} answer {r['answer']!s:>6}  passes {r['forward_passes']:4d}  "
              f"passes/token {r['passes_per_token']:.3f}  tokens/s {r['tokens_per_s']:.0f}  {r['text']}" for r in runs]
-    return Output({"prompt": args.prompt, "config": vars(cfg), "parameters": models.parameters, "runs": runs},
-                  lines=lines, compact=True)
+    dom = domain(args.prompt)
+    lines.insert(0, f"{dom.label} (the tiny reasoner's grammar): {dom.reason}")
+    return Output({"prompt": args.prompt, "domain": dom.to_dict(), "config": vars(cfg), "parameters": models.parameters,
+                   "runs": runs}, lines=lines, compact=True)
 
 
 def cmd_bench(args: argparse.Namespace) -> Output:

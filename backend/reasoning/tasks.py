@@ -64,12 +64,19 @@ ITEMS = ("pens", "apples", "cards", "stamps", "marbles", "books", "shells", "coi
 
 
 class _Draw:
-    """Operands from one range; ``mul`` draws factors from a smaller range so products stay readable."""
+    """Operands of one problem. ``mul`` draws factors from a smaller range so products stay readable.
 
-    def __init__(self, rng: random.Random, lo: int, hi: int):
-        self.rng, self.lo, self.hi = rng, lo, hi
+    ``wide`` (the grammar splits) draws the number of digits uniformly in 1-3 and then the number, so one-, two- and
+    three-digit operands are equally common; otherwise operands are uniform in ``[lo, hi]``. ``style`` picks the
+    phrasing of the question (an index into the template's row of :data:`PHRASINGS`)."""
+
+    def __init__(self, rng: random.Random, lo: int, hi: int, wide: bool = False, style: int = 0):
+        self.rng, self.lo, self.hi, self.wide, self.style = rng, lo, hi, wide, style
 
     def num(self) -> int:
+        if self.wide:
+            digits = self.rng.randint(1, len(str(self.hi)))
+            return self.rng.randint(max(self.lo, 10 ** (digits - 1)), min(self.hi, 10 ** digits - 1))
         return self.rng.randint(self.lo, self.hi)
 
     def small(self) -> int:
@@ -81,46 +88,144 @@ class _Draw:
     def item(self) -> str:
         return self.rng.choice(ITEMS)
 
+    def say(self, template: str, piece: str, **slots) -> str:
+        """The ``piece`` of ``template``'s phrasing ``style`` with its slots filled."""
+        return PHRASINGS[template][self.style][piece].format(**slots)
+
+    def minus(self, value: int) -> int:
+        """A subtrahend that keeps ``value`` non-negative (wide: at most three digits)."""
+        if self.wide:
+            return self.num() if value > self.hi else self.rng.randint(1, value)
+        return self.rng.randint(self.lo, value) if value >= self.lo else value
+
+
+#: The phrasings of each template: a row per style, each a dict of the pieces the template joins into a question.
+#: The last row of each template is held out of training (split ``grammar_paraphrase``); row 0 is the phrasing of
+#: the original five templates (splits ``train`` / ``heldout*``).
+PHRASINGS: dict[str, list[dict[str, str]]] = {
+    "chain": [
+        {"q": "Compute {e}."}, {"q": "What is {e}?"}, {"q": "Calculate {e}."}, {"q": "{e} = ?"},
+        {"q": "Evaluate {e}."},
+    ],
+    "expression": [
+        {"q": "Compute {e}."}, {"q": "What is {e}?"}, {"q": "Calculate {e}."}, {"q": "{e} = ?"},
+        {"q": "How much is {e}?"},
+    ],
+    "inventory": [
+        {"start": "A shop has {v} {item}.", "sell": "It sells {b}.", "recv": "It receives {k} boxes of {n}.",
+         "end": "How many {item} does it have now?"},
+        {"start": "A store starts with {v} {item}.", "sell": "Then {b} are sold.",
+         "recv": "Then {k} boxes of {n} arrive.", "end": "How many {item} are in the store?"},
+        {"start": "There are {v} {item} in a warehouse.", "sell": "{b} are taken out.",
+         "recv": "{k} crates with {n} each are added.", "end": "How many {item} are there at the end?"},
+        {"start": "A library holds {v} {item}.", "sell": "It gives away {b}.", "recv": "It gets {k} packs of {n}.",
+         "end": "How many {item} does the library hold now?"},
+    ],
+    "shopping": [
+        {"part": "{q} {item} at {p} dollars each",
+         "q": "{who} buys {parts} and pays with {paid} dollars. How much change does {who} get?"},
+        {"part": "{q} {item} for {p} dollars each", "q": "{who} pays {paid} dollars for {parts}. What is the change?"},
+        {"part": "{q} {item} costing {p} dollars apiece",
+         "q": "With {paid} dollars, {who} buys {parts}. How many dollars are left?"},
+        {"part": "{q} {item} priced at {p} dollars per piece",
+         "q": "{who} hands over {paid} dollars to pay for {parts}. How much money comes back?"},
+    ],
+    "travel": [
+        {"first": "drives {h} hours at {s} km per hour", "next": "then drives {h} hours at {s} km per hour",
+         "q": "A car {legs}. How many km does it drive in all?"},
+        {"first": "travels {h} hours at {s} km per hour", "next": "then {h} hours at {s} km per hour",
+         "q": "A train {legs}. What distance does it cover in total?"},
+        {"first": "rides for {h} hours at {s} km per hour", "next": "then for {h} hours at {s} km per hour",
+         "q": "A cyclist {legs}. How far does the cyclist go?"},
+        {"first": "flies {h} hours at a speed of {s} km per hour",
+         "next": "next flies {h} hours at a speed of {s} km per hour",
+         "q": "A plane {legs}. What is the total distance flown?"},
+    ],
+    "sharing": [
+        {"part": "each gives away {x}",
+         "q": "{people} friends share {total} {item} equally{tail}. How many does each friend have?"},
+        {"part": "each loses {x}",
+         "q": "{total} {item} are split equally among {people} children{tail}. How many does each child have left?"},
+        {"part": "each team uses {x}",
+         "q": "{people} teams divide {total} {item} evenly{tail}. How many {item} does each team keep?"},
+        {"part": "each family donates {x}",
+         "q": "{total} {item} are shared fairly by {people} families{tail}. How many remain with each family?"},
+    ],
+}
+#: Largest intermediate value of the grammar splits: an operation that would pass it is redrawn as an addition.
+MAX_VALUE = 100_000
+
 
 def _chain(d: _Draw, n: int) -> tuple[str, list[str], int]:
-    """``start op a op b ...`` evaluated left to right (+, -, x); n operations."""
+    """``start op a op b ...`` evaluated left to right (+, -, x); n operations, every intermediate result in brackets:
+    ``((12 + 5) - 3) * 4``."""
     value = d.num()
     text, steps = str(value), []
     for _ in range(n):
         op = d.rng.choice("+-*")
-        if op == "*":
+        if op == "*" and (not d.wide or value * 9 < MAX_VALUE):
             b = d.small()
             new = value * b
         elif op == "-" and value > d.lo:
-            b = d.rng.randint(d.lo, value) if value >= d.lo else value
+            b = d.minus(value)
             new = value - b
         else:
             op, b = "+", d.num()
             new = value + b
         sym = {"+": "+", "-": "-", "*": "*"}[op]
         steps.append(f"{value} {sym} {b} = {new}")
-        text = f"({text} {sym} {b})" if steps[:-1] else f"{text} {sym} {b}"
+        text = f"({text}) {sym} {b}" if steps[:-1] else f"{text} {sym} {b}"
         value = new
-    return f"Compute {text}.", steps, value
+    return d.say("chain", "q", e=text), steps, value
+
+
+def _expression(d: _Draw, n: int) -> tuple[str, list[str], int]:
+    """A plain arithmetic expression of n operations (+, -, x a one-digit factor, / an exact one-digit divisor)
+    written with the usual precedence and only the brackets it needs, so that it is evaluated left to right."""
+    value = d.num()
+    text, steps, additive = str(value), [], False
+    for _ in range(n):
+        op = d.rng.choice("+-*/")
+        divisors = [k for k in range(2, 10) if value % k == 0]
+        if op == "*" and value * 9 < MAX_VALUE:
+            b = d.small()
+            new = value * b
+        elif op == "/" and value > 1 and divisors:
+            b = d.rng.choice(divisors)
+            new = value // b
+        elif op == "-" and value > 0:
+            b = d.minus(value)
+            new = value - b
+        else:
+            op, b = "+", d.num()
+            new = value + b
+        if op in "*/" and additive:
+            text = f"({text})"
+        additive = op in "+-"
+        steps.append(f"{value} {op} {b} = {new}")
+        text = f"{text} {op} {b}"
+        value = new
+    return d.say("expression", "q", e=text), steps, value
 
 
 def _inventory(d: _Draw, n: int) -> tuple[str, list[str], int]:
     """A stock that changes by n events (sales, deliveries of boxes)."""
-    item, value = d.item(), d.num() + d.hi
-    parts, steps = [f"A shop has {value} {item}."], []
+    item = d.item()
+    value = d.num() if d.wide else d.num() + d.hi
+    parts, steps = [d.say("inventory", "start", v=value, item=item)], []
     for _ in range(n):
         if d.rng.random() < 0.5 and value > d.lo:
-            b = d.rng.randint(d.lo, value) if value >= d.lo else value
-            parts.append(f"It sells {b}.")
+            b = d.minus(value)
+            parts.append(d.say("inventory", "sell", b=b))
             steps.append(f"{value} - {b} = {value - b}")
             value -= b
         else:
             boxes, per = d.small(), d.num()
-            parts.append(f"It receives {boxes} boxes of {per}.")
+            parts.append(d.say("inventory", "recv", k=boxes, n=per))
             steps.append(f"{boxes} * {per} = {boxes * per}")
             steps.append(f"{value} + {boxes * per} = {value + boxes * per}")
             value += boxes * per
-    parts.append(f"How many {item} does it have now?")
+    parts.append(d.say("inventory", "end", item=item))
     return " ".join(parts), steps, value
 
 
@@ -129,7 +234,7 @@ def _shopping(d: _Draw, n: int) -> tuple[str, list[str], int]:
     who, costs, parts, steps = d.name(), [], [], []
     for _ in range(max(1, n)):
         q, p = d.small(), d.num()
-        parts.append(f"{q} {d.item()} at {p} dollars each")
+        parts.append(d.say("shopping", "part", q=q, item=d.item(), p=p))
         steps.append(f"{q} * {p} = {q * p}")
         costs.append(q * p)
     total = costs[0]
@@ -138,7 +243,7 @@ def _shopping(d: _Draw, n: int) -> tuple[str, list[str], int]:
         total += c
     paid = (total // 10 + 1 + d.rng.randint(0, 3)) * 10
     steps.append(f"{paid} - {total} = {paid - total}")
-    q = f"{who} buys {', '.join(parts)} and pays with {paid} dollars. How much change does {who} get?"
+    q = d.say("shopping", "q", who=who, parts=", ".join(parts), paid=paid)
     return q, steps, paid - total
 
 
@@ -147,12 +252,12 @@ def _travel(d: _Draw, n: int) -> tuple[str, list[str], int]:
     parts, steps, total = [], [], 0
     for i in range(max(1, n)):
         s, h = d.num(), d.small()
-        parts.append(f"{'then ' if i else ''}drives {h} hours at {s} km per hour")
+        parts.append(d.say("travel", "next" if i else "first", h=h, s=s))
         steps.append(f"{h} * {s} = {h * s}")
         if i:
             steps.append(f"{total} + {h * s} = {total + h * s}")
         total += h * s
-    return f"A car {', '.join(parts)}. How many km does it drive in all?", steps, total
+    return d.say("travel", "q", legs=", ".join(parts)), steps, total
 
 
 def _take_away(d: _Draw, value: int, n: int, phrase: str) -> tuple[list[str], list[str], int]:
@@ -170,10 +275,11 @@ def _sharing(d: _Draw, n: int) -> tuple[str, list[str], int]:
     """Equal sharing with an exact division, then (n - 1) eaten per person."""
     people, each = d.small(), d.num()
     total, item = people * each, d.item()
-    parts, steps, value = _take_away(d, each, n - 1, "each gives away {}")
+    phrase = PHRASINGS["sharing"][d.style]["part"].replace("{x}", "{}")
+    parts, steps, value = _take_away(d, each, n - 1, phrase)
     steps.insert(0, f"{total} / {people} = {each}")
     tail = (", then " + ", then ".join(parts)) if parts else ""
-    return f"{people} friends share {total} {item} equally{tail}. How many does each friend have?", steps, value
+    return d.say("sharing", "q", people=people, total=total, item=item, tail=tail), steps, value
 
 
 def _ages(d: _Draw, n: int) -> tuple[str, list[str], int]:
@@ -211,16 +317,39 @@ def _savings(d: _Draw, n: int) -> tuple[str, list[str], int]:
 
 
 TEMPLATES: dict[str, Callable[[_Draw, int], tuple[str, list[str], int]]] = {
-    "chain": _chain, "inventory": _inventory, "shopping": _shopping, "travel": _travel,
+    "chain": _chain, "expression": _expression, "inventory": _inventory, "shopping": _shopping, "travel": _travel,
     "sharing": _sharing, "ages": _ages, "savings": _savings,
 }
 TRAIN_TEMPLATES = ("chain", "inventory", "shopping", "travel", "sharing")
 HELDOUT_TEMPLATES = ("ages", "savings")
-SPLITS = {
-    "train": (TRAIN_TEMPLATES, TRAIN_RANGE),
-    "heldout": (HELDOUT_TEMPLATES, HELDOUT_RANGE),
-    "heldout_numbers": (TRAIN_TEMPLATES, HELDOUT_RANGE),
-    "heldout_templates": (HELDOUT_TEMPLATES, TRAIN_RANGE),
+#: The templates of the tiny reasoner's grammar: the five training templates and plain expressions.
+GRAMMAR_TEMPLATES = ("expression",) + TRAIN_TEMPLATES
+#: Operands of the grammar splits: one to three digits (each length equally likely).
+GRAMMAR_RANGE = (1, 999)
+
+
+@dataclass(frozen=True)
+class Split:
+    """What a split draws: its templates, the operand range, whether digit lengths are uniform (``wide``) and the
+    phrasing rows of :data:`PHRASINGS` it may use."""
+
+    templates: tuple[str, ...]
+    operand_range: tuple[int, int]
+    wide: bool = False
+    styles: tuple[int, ...] = (0,)
+
+
+def _train_styles(t: str) -> tuple[int, ...]:
+    return tuple(range(len(PHRASINGS[t]) - 1))
+
+
+SPLITS: dict[str, Split] = {
+    "train": Split(TRAIN_TEMPLATES, TRAIN_RANGE),
+    "heldout": Split(HELDOUT_TEMPLATES, HELDOUT_RANGE),
+    "heldout_numbers": Split(TRAIN_TEMPLATES, HELDOUT_RANGE),
+    "heldout_templates": Split(HELDOUT_TEMPLATES, TRAIN_RANGE),
+    "grammar": Split(GRAMMAR_TEMPLATES, GRAMMAR_RANGE, wide=True, styles=(-1,)),
+    "grammar_paraphrase": Split(GRAMMAR_TEMPLATES, GRAMMAR_RANGE, wide=True, styles=(-2,)),
 }
 #: What each split holds, in words (pages label their split pickers and presets with it).
 SPLIT_LABELS = {
@@ -228,9 +357,24 @@ SPLIT_LABELS = {
     "heldout": f"held-out templates and numbers {HELDOUT_RANGE[0]}-{HELDOUT_RANGE[1]}",
     "heldout_numbers": f"held-out numbers {HELDOUT_RANGE[0]}-{HELDOUT_RANGE[1]}",
     "heldout_templates": "held-out templates",
+    "grammar": "unseen problems of the grammar (expressions and word problems, numbers 1-999)",
+    "grammar_paraphrase": "the grammar's problems in phrasings held out of training",
 }
 #: Seeds are offset per split, so the same seed never draws the same stream in two splits.
-_SPLIT_OFFSET = {"train": 0, "heldout": 1_000_003, "heldout_numbers": 2_000_003, "heldout_templates": 3_000_017}
+_SPLIT_OFFSET = {"train": 0, "heldout": 1_000_003, "heldout_numbers": 2_000_003, "heldout_templates": 3_000_017,
+                 "grammar": 4_000_037, "grammar_paraphrase": 5_000_011}
+
+
+def _styles(split: Split, template: str) -> tuple[int, ...]:
+    """The phrasing rows ``split`` draws for ``template``: ``(-1,)`` = every training row, ``(-2,)`` = the held-out
+    (last) row; templates without phrasings have one."""
+    if template not in PHRASINGS:
+        return (0,)
+    if split.styles == (-1,):
+        return _train_styles(template)
+    if split.styles == (-2,):
+        return (len(PHRASINGS[template]) - 1,)
+    return split.styles
 
 
 def generate(n: int, split: str = "train", seed: int = 0, steps: tuple[int, int] = (1, 4),
@@ -238,18 +382,18 @@ def generate(n: int, split: str = "train", seed: int = 0, steps: tuple[int, int]
     """``n`` problems of ``split`` with a number of operations drawn uniformly in ``steps`` (inclusive).
 
     ``templates`` / ``operand_range`` override the split's (for a custom difficulty); unknown names raise
-    :class:`InputError` listing the valid ones."""
+    :class:`InputError` listing the valid ones. ``meta`` holds ``ops`` and the phrasing row ``style``."""
     if split not in SPLITS:
         raise InputError(f"Unknown split {split!r}; choose one of {', '.join(SPLITS)}.")
     lo_s, hi_s = steps
     if not 1 <= lo_s <= hi_s <= 8:
         raise InputError(f"steps must satisfy 1 <= low <= high <= 8, got {steps}.")
-    names, rng_range = SPLITS[split]
-    names = tuple(templates) if templates else names
+    spec = SPLITS[split]
+    names = tuple(templates) if templates else spec.templates
     unknown = [t for t in names if t not in TEMPLATES]
     if unknown:
         raise InputError(f"Unknown template(s) {unknown}; choose from {', '.join(TEMPLATES)}.")
-    lo, hi = operand_range or rng_range
+    lo, hi = operand_range or spec.operand_range
     if not 1 <= lo < hi <= 10_000:
         raise InputError(f"operand range must satisfy 1 <= low < high <= 10000, got {(lo, hi)}.")
     rng = random.Random(seed + _SPLIT_OFFSET[split])
@@ -257,8 +401,10 @@ def generate(n: int, split: str = "train", seed: int = 0, steps: tuple[int, int]
     for _ in range(n):
         name = rng.choice(names)
         k = rng.randint(lo_s, hi_s)
-        question, sol, answer = TEMPLATES[name](_Draw(rng, lo, hi), k)
-        out.append(Problem(question, tuple(sol), int(answer), name, (lo, hi), {"ops": k}))
+        styles = _styles(spec, name)
+        style = rng.choice(styles) if len(styles) > 1 else styles[0]
+        question, sol, answer = TEMPLATES[name](_Draw(rng, lo, hi, spec.wide, style), k)
+        out.append(Problem(question, tuple(sol), int(answer), name, (lo, hi), {"ops": k, "style": style}))
     return out
 
 

@@ -60,3 +60,54 @@ def test_bad_arguments_name_the_valid_values():
         tasks.generate(1, templates=("nope",))
     with pytest.raises(InputError):
         tasks.generate(1, steps=(3, 2))
+
+
+def test_grammar_splits_hold_their_documented_ranges():
+    import re
+
+    for split in ("grammar", "grammar_paraphrase"):
+        probs = tasks.generate(600, split, seed=4, steps=(1, 8))
+        assert {p.template for p in probs} == set(tasks.GRAMMAR_TEMPLATES)
+        for p in probs:
+            assert tasks.check_steps(p), p
+            values = [int(v) for s in p.steps for v in re.findall(r"\d+", s)]
+            assert max(values) < tasks.MAX_VALUE
+        exprs = [p for p in probs if p.template == "expression"]
+        operands = [int(v) for p in exprs for v in re.findall(r"\d+", p.question)]
+        assert max(operands) <= 999 and min(operands) >= 1
+        # one-, two- and three-digit operands are all common (one-digit ones most: every factor and divisor)
+        assert all(sum(len(str(v)) == d for v in operands) > len(operands) / 10 for d in (1, 2, 3))
+
+
+def test_paraphrase_split_uses_only_held_out_phrasings():
+    train = tasks.generate(800, "grammar", seed=0, steps=(1, 3))
+    para = tasks.generate(300, "grammar_paraphrase", seed=0, steps=(1, 3))
+    last = {t: len(tasks.PHRASINGS[t]) - 1 for t in tasks.PHRASINGS}
+    assert all(p.meta["style"] != last[p.template] for p in train)
+    assert all(p.meta["style"] == last[p.template] for p in para)
+    assert len({p.meta["style"] for p in train if p.template == "inventory"}) == last["inventory"]
+
+
+def test_expressions_mean_what_the_usual_precedence_says():
+    for p in tasks.generate(400, "grammar", seed=2, steps=(1, 8), templates=("expression", "chain")):
+        e = p.question
+        for form in ("Compute ", "What is ", "Calculate "):
+            e = e.removeprefix(form)
+        e = e.removesuffix(" = ?").rstrip(".?")
+        assert eval(e.replace("/", "//"), {"__builtins__": {}}) == p.answer, p  # noqa: S307 - digits and operators only
+
+
+def test_domain_labels_the_grammar_and_nothing_else():
+    from backend.reasoning.domain import domain
+
+    for p in tasks.generate(300, "grammar", seed=6, steps=(1, 8)):
+        d = domain(p.question)
+        assert d.in_domain and d.ops == p.meta["ops"] and d.template in (p.template, "expression"), (p, d)
+    for split in ("grammar_paraphrase", "heldout_templates"):
+        assert not any(domain(p.question).in_domain for p in tasks.generate(200, split, seed=6, steps=(1, 8)))
+    assert domain("What is  2+3?").in_domain
+    for q, why in (("What is 12 + 34 * 5?", "left to right"), ("Compute 1234 + 5.", "three digits"),
+                   ("12 * 13", "one digit"), ("What is 7 / 2?", "whole number"), ("Tell me a joke.", "none"),
+                   ("", "none"), ("Compute (((1 + 1) + 1) + 1) + 1 + 1 + 1 + 1 + 1 + 1.", "1-8")):
+        d = domain(q)
+        assert d.label == "out of domain" and why in d.reason, (q, d)

@@ -244,3 +244,23 @@ def test_smollm2_greedy_equals_the_plain_loop_and_padded_batches(tmp_path):
         logp, _ = full_forward(lm.model, ids, res.tokens(b, 0))
         assert torch.allclose(res.logprobs[b, 0, : len(ref)], logp.gather(1, torch.tensor(ref)[:, None])[:, 0],
                               atol=1e-4)
+
+
+@pytest.mark.full
+def test_qwen_coder_greedy_equals_the_plain_loop_and_samples_are_seeded():
+    from backend.models import coder
+
+    if not coder.installed():
+        pytest.skip("optional model not installed (make models-extra)")
+    from backend.reasoning.lm import load_reasoning_lm
+
+    lm = load_reasoning_lm("qwen2.5-coder")
+    ad = S.adapter(lm)
+    q = "Compute (12 + 5) * 3."
+    ids = ad.prompt_ids(q)
+    res = S.sample(lm, [q], S.SamplingConfig(n=1, max_new_tokens=8, temperature=0.0))
+    ref, _ = reference_greedy(lm.model, ids, 8, ad.eos_ids, ad.max_positions)
+    assert res.tokens(0, 0)[: len(ref)] == ref
+    cfg = S.SamplingConfig(n=2, max_new_tokens=8, temperature=1.0, top_k=20)
+    a, b = S.sample(lm, [q], cfg, seed=3), S.sample(lm, [q], cfg, seed=3)
+    assert a.text == b.text and torch.isfinite(a.logprobs[a.mask]).all()

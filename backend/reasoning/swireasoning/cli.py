@@ -81,7 +81,8 @@ def cmd_run(args: argparse.Namespace) -> Output:
     out["provenance"] = provenance(args.seed, (), model=args.model, path=args.path, question=q,
                                    decoder=args.decoder, budget=args.budget, max_switch=args.max_switch,
                                    window=args.window)
-    lines = [f"{out['model']}, budget {out['budget']}: {q}"]
+    dom = out["domain"]
+    lines = [f"{out['model']}, budget {out['budget']}: {q}", f"{dom['label']}: {dom['reason']}"]
     for r in runs:
         lines.append(f"{r['label']:32} answer {r['answer']!s:>8}  tokens {r['tokens']:4d}  latent {r['latent_steps']:4d}"
                      f"  switches {r['switches']}  {r['stopped']:13}  {r['seconds']:.2f} s")

@@ -11,6 +11,7 @@ from typing import Any
 
 KINDS: tuple[Any, ...] = ()
 
-PRESETS: dict[str, int] = {"train": 99, "heldout_numbers": 7, "heldout_templates": 7, "heldout": 7}
+PRESETS: dict[str, int] = {"train": 99, "grammar": 7, "grammar_paraphrase": 7, "heldout_numbers": 7, "heldout_templates": 7,
+                           "heldout": 7}
 
 __all__ = ["KINDS", "PRESETS"]

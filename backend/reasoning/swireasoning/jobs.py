@@ -139,7 +139,9 @@ def _lm(model: str, path: str | None, lm: Any) -> Any:
 
 def run_decode(question: str, config: DecodeConfig, lm: Any = None, progress: Progress | None = None,
                token: CancelToken | None = None) -> dict[str, Any]:
-    """Each decoder of ``config`` on ``question``: ``{model, source, question, budget, runs}``."""
+    """Each decoder of ``config`` on ``question``: ``{model, source, question, domain, budget, runs}``; ``domain``
+    places the question against the tiny reasoner's grammar (:func:`backend.reasoning.domain.domain`)."""
+    from ..domain import domain
     from .decoder import decode, summarize
 
     q = check_question(question)
@@ -150,7 +152,8 @@ def run_decode(question: str, config: DecodeConfig, lm: Any = None, progress: Pr
         report(progress, k / len(config.decoders), DECODERS.label(n))
         runs.append(summarize(decode(lm, q, n, cfg, seed=config.seed, cancel=token), lm))
     report(progress, 1.0, "done")
-    return {"model": lm.name, "source": lm.source, "question": q, "budget": cfg.budget, "runs": runs}
+    return {"model": lm.name, "source": lm.source, "question": q, "domain": domain(q).to_dict(), "budget": cfg.budget,
+            "runs": runs}
 
 
 def run_eval(config: EvalConfig, lm: Any = None, progress: Progress | None = None,

@@ -89,3 +89,49 @@ def test_candidate_sets_follow_the_rates_and_the_seed():
     assert all(c.correct == (c.answer == p.answer) for c in s)
     with pytest.raises(ValueError):
         candidate_set(p, 4, arithmetic=0.8, logic=0.5)
+
+
+def _random_scores(seed=0, P=25, N=12):
+    import numpy as np
+
+    from backend.reasoning.t1.select import CandidateScores
+
+    rng = np.random.default_rng(seed)
+    correct = rng.random((P, N)) < 0.4
+    passed = correct | (rng.random((P, N)) < 0.3)
+    rm = np.clip(0.5 + 0.15 * (correct - 0.5) + 0.2 * rng.standard_normal((P, N)), 0.01, 0.99)
+    answers = np.where(correct, 1.0, rng.integers(2, 6, (P, N)).astype(float))
+    return CandidateScores(passed, rm, answers, correct)
+
+
+def test_tool_veto_never_lowers_rm_accuracy_when_no_right_candidate_is_vetoed():
+    import numpy as np
+
+    from backend.reasoning.t1.select import per_problem
+
+    for seed in range(3):
+        c = _random_scores(seed)
+        for n in (1, 2, 5, 12):
+            assert (per_problem(c, "tool_rm", n) >= per_problem(c, "rm", n) - 1e-12).all()
+    # a vetoed right candidate breaks the premise, and then the veto can cost accuracy
+    from backend.reasoning.t1.select import CandidateScores
+
+    c = CandidateScores(np.array([[False, True]]), np.array([[0.9, 0.5]]), np.array([[1.0, 2.0]]),
+                        np.array([[True, False]]))
+    assert per_problem(c, "tool_rm", 2)[0] == 0.0 and per_problem(c, "rm", 2)[0] == 1.0
+
+
+def test_selector_curves_agree_at_the_ends():
+    import numpy as np
+
+    from backend.reasoning.t1.select import SELECTORS, curves
+
+    c = _random_scores(1)
+    cv = curves(c, [1, 12], draws=50)
+    mean = c.correct.mean()
+    for name in ("tool_rm", "tool", "rm", "oracle"):
+        assert cv[name][0] == pytest.approx(mean)  # one candidate: no choice to make
+    assert cv["oracle"][1] == pytest.approx(c.correct.any(axis=1).mean())
+    assert all(cv["oracle"][1] >= v[1] - 1e-12 for v in cv.values())
+    assert set(cv) == set(SELECTORS)
+    assert np.isfinite(list(cv.values())).all()

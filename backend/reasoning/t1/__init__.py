@@ -7,11 +7,19 @@ then a small reward model ranks the survivors: y* = argmax_i f(x, y_i; tool) r(x
 Implemented: the tool verifier, a sandboxed interpreter that re-checks every ``a op b = c`` of a candidate and the
 final answer from a check program written from its steps (``tool``), and candidate sets built from the task
 generator's gold solutions with injected arithmetic slips (a wrong result) and logic slips (a wrong operation or
-quantity, every calculation right) at chosen rates (``slips``).
+quantity, every calculation right) at chosen rates (``slips``), and the selectors' exact best-of-N curves
+(``select``).
+
+The selectors (``select.SELECTORS``):
 
 | name | label | kind | what |
 |------|-------|------|------|
-| ``tool`` | Tool verifier (sandboxed check program) | ours | f(x, y) in {0, 1}: every calculation and the final answer check |
+| ``tool_rm`` | T1: tool veto x RM (ours) | ours | argmax f r: the RM's best among the candidates the tool passes |
+| ``tool`` | Tool only | ablation | a uniform choice among the candidates the tool passes |
+| ``rm`` | RM only | baseline | argmax r |
+| ``majority`` | Majority vote | baseline | the most frequent answer |
+| ``weighted_majority`` | RM-weighted majority vote | baseline | the answer with the largest sum of r |
+| ``oracle`` | Oracle | reference | a right candidate whenever the subset holds one |
 
 Shapes: a candidate is its text in the tiny reasoner's ``<think> steps </think> answer`` format or free text;
 :func:`verify` returns a :class:`Verdict`.
@@ -22,5 +30,6 @@ from ...api import lazy_api
 __getattr__, __dir__, __all__ = lazy_api(__name__, {
     "Limits": "tool", "ToolError": "tool", "Verdict": "tool", "Check": "tool", "verify": "tool",
     "run_program": "tool", "extract_steps": "tool", "check_program": "tool", "final_answer": "tool",
+    "SELECTORS": "select", "CandidateScores": "select", "curves": "select", "per_problem": "select",
     "SlipCandidate": "slips", "arithmetic_slip": "slips", "logic_slip": "slips", "candidate_set": "slips",
 })

@@ -1,0 +1,140 @@
+"""Best-of-N selectors of T1 and its baselines, as exact curves over a candidate set.
+
+Each problem has N candidates with the tool's verdicts ``f`` [P, N] in {0, 1}, reward-model scores ``r`` [P, N] in
+(0, 1), final answers and their correctness. A selector picks one candidate from a uniform random subset of size n
+of the N; its curve is the expected accuracy at each n, averaged over problems:
+
+| name | label | kind | what |
+|------|-------|------|------|
+| ``tool_rm`` | T1: tool veto x RM (ours) | ours | argmax f r: the RM's best among the candidates the tool passes (all vetoed: the RM's best) |
+| ``tool`` | Tool only | ablation | a uniform choice among the candidates the tool passes |
+| ``rm`` | RM only | baseline | argmax r |
+| ``majority`` | Majority vote | baseline | the most frequent answer (ties: uniform) |
+| ``weighted_majority`` | RM-weighted majority vote | baseline | the answer with the largest sum of r |
+| ``oracle`` | Oracle | reference | a right candidate whenever the subset holds one |
+
+BoN-type selectors (``tool_rm``, ``tool``, ``rm``, ``oracle``) are exact over all subsets
+(:func:`backend.reasoning.candidates.bon_at`, hypergeometric counts). Votes depend on the whole subset, so
+``majority`` and ``weighted_majority`` average ``draws`` uniform subsets per n (seeded; exact at n = N).
+
+``tool_rm``'s score is f + r, so any passing candidate outranks any vetoed one, and the paper's argmax f r holds
+whenever one passes. Invariant (by construction): when the tool vetoes no right candidate of a problem,
+``tool_rm`` >= ``rm`` on that problem at every n.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...errors import InputError
+from ...registry import Registry
+
+
+@dataclass(frozen=True)
+class CandidateScores:
+    """One candidate set's arrays, all [P, N]: ``passed`` (tool verdicts), ``rm`` (scores in (0, 1)), ``answers``
+    (floats, NaN when a candidate has none) and ``correct``."""
+
+    passed: np.ndarray
+    rm: np.ndarray
+    answers: np.ndarray
+    correct: np.ndarray
+
+    def __post_init__(self) -> None:
+        shapes = {a.shape for a in (self.passed, self.rm, self.answers, self.correct)}
+        if len(shapes) != 1 or len(next(iter(shapes))) != 2:
+            raise InputError(f"Candidate arrays must all be [problems, N]; got {sorted(shapes)}.")
+        if not ((self.rm > 0) & (self.rm < 1)).all():
+            raise InputError("Reward-model scores must lie strictly between 0 and 1.")
+
+
+def _bon(scores: np.ndarray, c: CandidateScores, ns: list[int]) -> np.ndarray:
+    from ..candidates import bon_at
+
+    return bon_at(scores, c.correct.astype(float), ns)
+
+
+def tool_rm(c: CandidateScores, ns: list[int], draws: int = 0, seed: int = 0) -> np.ndarray:
+    return _bon(c.passed.astype(float) + c.rm, c, ns)
+
+
+def tool_only(c: CandidateScores, ns: list[int], draws: int = 0, seed: int = 0) -> np.ndarray:
+    return _bon(c.passed.astype(float), c, ns)
+
+
+def rm_only(c: CandidateScores, ns: list[int], draws: int = 0, seed: int = 0) -> np.ndarray:
+    return _bon(c.rm, c, ns)
+
+
+def oracle(c: CandidateScores, ns: list[int], draws: int = 0, seed: int = 0) -> np.ndarray:
+    return _bon(c.correct.astype(float), c, ns)
+
+
+def _vote(answers: np.ndarray, correct: np.ndarray, weights: np.ndarray, rng: np.random.Generator) -> float:
+    """Probability that the weighted vote over one subset is right (ties: uniform among the tied answers)."""
+    keep = ~np.isnan(answers)
+    if not keep.any():
+        return 0.0
+    a, w, ok = answers[keep], weights[keep], correct[keep]
+    labels, inv = np.unique(a, return_inverse=True)
+    total = np.bincount(inv, weights=w)
+    best = np.flatnonzero(np.isclose(total, total.max()))
+    right = {int(inv[i]) for i in np.flatnonzero(ok)}
+    return sum(1.0 for b in best if int(b) in right) / best.size
+
+
+def _votes(c: CandidateScores, ns: list[int], draws: int, seed: int, weighted: bool) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    P, N = c.rm.shape
+    w = c.rm if weighted else np.ones_like(c.rm)
+    out = np.zeros(len(ns))
+    for k, n in enumerate(ns):
+        reps = 1 if n == N else max(1, draws)
+        acc = 0.0
+        for p in range(P):
+            for _ in range(reps):
+                idx = np.arange(N) if n == N else rng.choice(N, size=n, replace=False)
+                acc += _vote(c.answers[p, idx], c.correct[p, idx], w[p, idx], rng)
+        out[k] = acc / (P * reps)
+    return out
+
+
+def majority(c: CandidateScores, ns: list[int], draws: int = 400, seed: int = 0) -> np.ndarray:
+    return _votes(c, ns, draws, seed, weighted=False)
+
+
+def weighted_majority(c: CandidateScores, ns: list[int], draws: int = 400, seed: int = 0) -> np.ndarray:
+    return _votes(c, ns, draws, seed, weighted=True)
+
+
+SELECTORS: Registry[Callable[..., np.ndarray]] = Registry("selector")
+SELECTORS.add("tool_rm", tool_rm, label="T1: tool veto x RM (ours)", kind="ours")
+SELECTORS.add("tool", tool_only, label="Tool only", kind="ablation")
+SELECTORS.add("rm", rm_only, label="RM only", kind="baseline")
+SELECTORS.add("majority", majority, label="Majority vote", kind="baseline")
+SELECTORS.add("weighted_majority", weighted_majority, label="RM-weighted majority vote", kind="baseline")
+SELECTORS.add("oracle", oracle, label="Oracle", kind="reference")
+
+
+def curves(c: CandidateScores, ns: list[int] | None = None, selectors: tuple[str, ...] | None = None,
+           draws: int = 400, seed: int = 0) -> dict[str, np.ndarray]:
+    """``{selector: accuracy at each n}`` (default: every selector, n = 1..N)."""
+    N = c.rm.shape[1]
+    ns = list(range(1, N + 1)) if ns is None else list(ns)
+    names = selectors or tuple(SELECTORS)
+    return {SELECTORS.key(s): SELECTORS.get(s)(c, ns, draws=draws, seed=seed) for s in names}
+
+
+def per_problem(c: CandidateScores, selector: str, n: int) -> np.ndarray:
+    """[P] expected accuracy of a BoN-type selector on each problem at subset size n."""
+    fn = SELECTORS.get(selector)
+    if fn in (majority, weighted_majority):
+        raise InputError("per_problem is exact for the BoN-type selectors only.")
+    return np.array([float(fn(CandidateScores(c.passed[p:p + 1], c.rm[p:p + 1], c.answers[p:p + 1],
+                                               c.correct[p:p + 1]), [n])[0]) for p in range(c.rm.shape[0])])
+
+
+__all__ = ["SELECTORS", "CandidateScores", "curves", "per_problem"]

@@ -8,10 +8,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from backend.errors import InputError
+from backend.forecast.crowd import jobs
+from backend.forecast.crowd.inputs import PRESETS, SAMPLE, SAMPLE_FPS
 from backend.forecast.crowd.interface import METHODS
 from backend.runtime import ASSETS, provenance
 from ui.claims import claims_panel
 from ui.figures import crowd as figs
+from ui.inputs import decoded
 from ui.inputs import upload as trajectory_upload
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
 from ui.runner import run_job
@@ -38,10 +42,9 @@ colour scale; dots are coloured by the direction of their destination.
 """)
 claims_panel("crowd")
 
-SCENES = {"Bottleneck (gap 1.6 m)": "bottleneck", "Corridor, counter-flow (5 m)": "corridor",
-          "Crossing flows (6 m streets)": "crossing", "Concourse (GC-like, layout C)": "concourse"}
-SAMPLE = ASSETS / "crowd_sample_bottleneck.csv"
-OPTIONS = [*SCENES, "Sample CSV (bottleneck, 2.5 fps)", "Upload your own CSV"]
+SAMPLE_OPTION = f"Sample CSV (bottleneck, {SAMPLE_FPS:g} fps)"
+OPTIONS = [*PRESETS, SAMPLE_OPTION, "Upload your own CSV"]
+STRIDE = 2  # OT and MMD every 2nd frame
 results: dict = st.session_state.setdefault("crowd_result", {})
 
 with st.expander("Upload format (CSV)", icon=":material/description:"):
@@ -73,67 +76,30 @@ with st.form("crowd_form"):
     run = st.form_submit_button("Simulate", icon=":material/play_arrow:", type="primary")
 
 
-def job(source: str, seconds: float, seed: int, methods: list[str], upload, fps: float, progress=None) -> dict:
-    from backend.errors import InputError
-    from backend.forecast.crowd.evaluate import eval_clip, run_clip
-    from backend.forecast.crowd.methods import WEIGHTS
-    from backend.forecast.crowd.scenes import get_scene
-    from backend.io.registry import decode
-
-    if not methods:
-        raise InputError("Pick at least one method.")
-    if source in SCENES:
-        progress(0.02, "generating the ground truth")
-        clip = eval_clip(get_scene(SCENES[source]), float(seconds), int(seed))
-        params = {"scene": SCENES[source], "seconds": seconds}
-    else:
-        if source.startswith("Sample"):
-            name, data, rate = SAMPLE.name, SAMPLE.read_bytes(), 2.5
-        elif upload is None:
-            raise InputError("Upload a CSV first (or pick a scene).")
-        else:
-            (name, data), rate = upload, fps
-        clip = decode("trajectories", data, name=name, fps=rate)
-        params = {"input": name, "fps": rate}
-    run = run_clip(clip, methods, stride=2, progress=progress)
-    learned = [m for m in methods if m in WEIGHTS]
-    if learned:
-        from backend.forecast.crowd.methods import learned as learned_sim
-        from backend.forecast.crowd.stddn import count_parameters, micro_macs
-
-        net = learned_sim(learned[0]).net
-        costs = {"parameters": count_parameters(net), "macs_per_agent_step": micro_macs(net.cfg, 1)}
-    else:
-        costs = None
-    ode = None
-    if source in SCENES and "stddn" in methods:  # the macroscopic view (the model's grid covers generated scenes)
-        from backend.forecast.crowd.evaluate import ode_view
-
-        ode = ode_view(clip)
-    step = max(1, clip.num_frames // 60)
-    frames = np.arange(0, clip.num_frames, step)
-    final = clip.waypoints[np.arange(clip.num_agents), np.maximum(clip.n_waypoints - 1, 0)]
-    cx, cy = (clip.bounds[0] + clip.bounds[2]) / 2, (clip.bounds[1] + clip.bounds[3]) / 2
-    return {
-        "table": run.table(), "gt_collisions": run.gt_collisions, "clip": clip.summary(),
-        "panels": {"ground_truth": clip.positions[frames], **{m: r.positions[frames] for m, r in run.rollouts.items()}},
-        "positions": {m: r.positions for m, r in run.rollouts.items()}, "gt": clip.positions,
-        "times": frames * clip.dt, "colors": np.arctan2(final[:, 1] - cy, final[:, 0] - cx), "walls": clip.walls(),
-        "bounds": clip.bounds, "dt": clip.dt, "ids": clip.meta.get("ids"),
-        "curves": {m: {"t": c.frames * clip.dt, "MAE": c.mae, "OT": c.ot, "MMD": c.mmd} for m, c in run.curves.items()},
-        "ode": ode, "costs": costs,
-        "provenance": provenance(int(seed), [WEIGHTS[m] for m in methods if m in WEIGHTS], methods=methods,
-                                 source=source, **params),
-    }
-
-
 if run:
-    out = run_job("Crowd simulation", job, source, seconds, seed, methods, upload, fps, time_cap_s=300)
+    out = None
+    try:
+        config = jobs.SimulateConfig(tuple(methods), float(seconds), int(seed), stride=STRIDE)
+    except InputError as err:
+        st.error(str(err), icon=":material/error:")
+        config = None
+    if config is not None and source in PRESETS:
+        params = {"scene": PRESETS[source], "seconds": seconds}
+        out = run_job("Crowd simulation", jobs.run_simulate, PRESETS[source], config, time_cap_s=300)
+    elif config is not None:
+        got, rate = ((SAMPLE.name, SAMPLE.read_bytes()), SAMPLE_FPS) if source == SAMPLE_OPTION else (upload, fps)
+        if got is None:
+            st.error("Upload a CSV first (or pick a scene).", icon=":material/error:")
+        elif (clip := decoded("trajectories", got, fps=rate)) is not None:
+            params = {"input": got[0], "fps": rate}
+            out = run_job("Crowd simulation", jobs.run_simulate, clip, config, time_cap_s=300)
     if out is not None:
         results.clear()
-        results.update(out)
+        results.update({"table": out.table, "gt_collisions": out.gt_collisions, "clip": out.clip, **out.view,
+                        "costs": out.costs, "provenance": provenance(int(seed), out.assets, methods=list(config.methods),
+                                                                     source=source, **params)})
         record_run("crowd", {"source": source, "seconds": seconds, "methods": methods},
-                   {f"{k} {x['label']}": x[k] for x in out["table"] for k in ("MAE", "collisions")}, seed=int(seed))
+                   {f"{k} {x['label']}": x[k] for x in out.table for k in ("MAE", "collisions")}, seed=int(seed))
 
 if results:
     r = results
@@ -165,15 +131,12 @@ if results:
             f"density loss {o['loss_rho']:.4f})"), key="crowd_ode")
         st.caption("During training the ODE starts from the true density and is driven by the network's own moves; "
                    "its mismatch with the true density is the density loss. At inference only the network runs.")
-    from backend.forecast.crowd.csvio import rollouts_to_frame  # light: numpy/pandas only
-    from backend.forecast.crowd.data import Clip
+    from backend.forecast.crowd.csvio import trajectories_frame  # light: numpy/pandas only
 
-    gt_clip = Clip(r["gt"], np.zeros((r["gt"].shape[1], 1, 2), np.float32), np.ones(r["gt"].shape[1], np.int64),
-                   np.zeros(r["gt"].shape[:2], np.int64), r["dt"], meta={"ids": r["ids"]})
     d1, d2, d3 = st.columns(3)
     with d1:
-        csv_download("Rollouts (CSV)", rollouts_to_frame(gt_clip, r["positions"]), "crowd_rollouts.csv",
-                     "crowd_dl_roll")
+        csv_download("Rollouts (CSV)", trajectories_frame(r["gt"], r["positions"], r["dt"], r["ids"]),
+                     "crowd_rollouts.csv", "crowd_dl_roll")
     with d2:
         csv_download("Metrics (CSV)", metrics_df, "crowd_metrics.csv", "crowd_dl_metrics")
     with d3:

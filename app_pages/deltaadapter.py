@@ -5,9 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from backend.forecast.adapter import data as dt
-from backend.forecast.adapter import pipeline as pl
-from backend.forecast.adapter.interface import BACKBONES, CALIBRATORS, METHODS, PRESETS
+from backend.errors import InputError
+from backend.forecast.deltaadapter import data as dt
+from backend.forecast.deltaadapter import jobs
+from backend.forecast.deltaadapter.interface import BACKBONES, CALIBRATORS, METHODS, PRESETS
 from ui.claims import claims_panel
 from ui.figures import deltaadapter as figs
 from ui.inputs import file_input
@@ -42,29 +43,12 @@ claims_panel("deltaadapter")
 res: dict = st.session_state.setdefault("deltaadapter_result", {})
 
 
-@st.cache_resource(max_entries=9, show_spinner=False)
-def shipped_backbone(preset: str, kind: str):
-    from backend.forecast.adapter.backbones import load_shipped
-
-    return load_shipped(preset, kind)
-
-
-def train_user_backbone(series: dt.Series, kind: str, progress=None):
-    from backend.forecast.adapter import backbones as bb
-
-    w = dt.make_windows(series)
-    x, y = w.torch("early")
-    xv, yv = w.torch("early_val")
-    return bb.train_backbone(bb.config_for(kind, series.lookback, series.horizon, series.d), x, y, xv, yv,
-                             progress=progress)[0]
-
-
 SIZES = {"Light (adapters + baselines)": {"deltaadapter_sweep": False},
          "Full (+ MSE-vs-delta sweep)": {"deltaadapter_sweep": True}}
 source = bound(st.radio, "Series", ["Preset", "Your CSV"], horizontal=True, key="deltaadapter_source")
 c1, c2 = st.columns(2)
 kind = bound(c2.selectbox, "Backbone", list(BACKBONES), key="deltaadapter_backbone", format_func=BACKBONES.label)
-series, backbone_note, user_state = None, "", None
+series, user_state = None, None
 if source == "Preset":
     preset = bound(c1.selectbox, "Preset", list(PRESETS), key="deltaadapter_preset", format_func=PRESETS.label)
 else:
@@ -75,26 +59,25 @@ else:
     got = file_input("multiseries", "Your series (CSV: time column, then numeric channels, target first)",
                      key="deltaadapter_upload", lookback=int(lookback), horizon=int(horizon))
     series = got[1] if got else None
-    state = file_input("backbone_state", "Optional: your backbone (safetensors state of the chosen architecture)",
-                       key="deltaadapter_state_upload")
-    user_state = state[1] if state else None
-    backbone_note = "your uploaded state" if user_state else "trained here on the first half of your series"
+    user_state = file_input("backbone_state", "Optional: your backbone (safetensors state of the chosen architecture)",
+                            key="deltaadapter_state_upload")
     if series is None:
         st.info(f"Upload a CSV with at least {dt.min_length(int(lookback), int(horizon))} rows for input "
                 f"{lookback} and horizon {horizon}; without a backbone file one is trained on its first half.")
 
 
-def get_backbone(progress=None):
-    if preset is not None:
-        return pl.load_preset(preset), shipped_backbone(preset, kind)[0]
-    if user_state is not None:
-        from backend.forecast.adapter.backbones import load_user
-
-        return series, load_user(user_state, kind, series.lookback, series.horizon, series.d)
-    return series, train_user_backbone(series, kind, progress)
+data = preset if preset is not None else series  # what every job runs on: a preset name or the user's series
+ready = data is not None
 
 
-ready = preset is not None or series is not None
+def config(make, **settings):  # noqa: ANN001, ANN201 - a jobs config, or None after showing why it is refused
+    try:
+        return make(backbone=kind, **settings)
+    except InputError as err:
+        st.error(str(err), icon=":material/error:")
+        return None
+
+
 tab_a, tab_m, tab_c = st.tabs(["Adapters vs baselines", "Feature mask", "Calibration"])
 with tab_a:
     size = preset_choice("deltaadapter", SIZES, horizontal=True)
@@ -107,31 +90,29 @@ with tab_a:
         go_a = st.form_submit_button("Train adapters and baselines", type="primary", icon=":material/play_arrow:",
                                      disabled=not ready)
 
-    def job_adapt(progress):
-        s, model = get_backbone(progress)
-        k = "add" if mode == "additive" else "mul"
-        r = pl.adapt(s, model, float(delta), k, bool(zero), progress=progress)
-        out = {"rows": r.rows, "example": r.example, "unchanged": r.hash_before == r.hash_after,
-               "backbone_params": r.backbone_params, "series": s.summary(), "delta": float(delta), "kind": k,
-               "zero_init": bool(zero), "backbone": kind, "backbone_source": backbone_note or f"shipped ({preset})"}
-        if sweep:
-            out["sweep"] = pl.delta_sweep(s, model, kind=k)
-        return out
-
-    if go_a:
-        out = run_job("delta-Adapter run", job_adapt, time_cap_s=600)
-        if out is not None:
-            res["adapt"] = out
+    cfg = config(jobs.AdaptConfig, delta=float(delta), kind="add" if mode == "additive" else "mul",
+                 zero_init=bool(zero), sweep=bool(sweep)) if go_a else None
+    if cfg is not None:
+        r = run_job("delta-Adapter run", jobs.run_adapt, data, cfg, user_state, time_cap_s=600)
+        if r is not None:
+            out = res["adapt"] = {"rows": r.rows, "example": r.example, "unchanged": r.unchanged,
+                                  "backbone_params": r.backbone_params, "series": r.series, "delta": r.delta,
+                                  "kind": r.kind, "zero_init": r.zero_init, "backbone": r.backbone,
+                                  "backbone_source": r.backbone_source, **({"sweep": r.sweep} if r.sweep else {})}
             record_run("deltaadapter", {"series": out["series"]["name"], "backbone": kind, "delta": out["delta"],
                                         "kind": out["kind"], "zero_init": out["zero_init"]},
-                       {f"MSE {METHODS.label(m)}": out["rows"][m]["mse"] for m in ("frozen", "ada_xy", "finetune")})
+                       {f"MSE {METHODS.label(m)}": row["mse"] for m, row in out["rows"].items()})
     if a := res.get("adapt"):
         rows = a["rows"]
         st.caption(f"{a['series']['name']} · backbone {BACKBONES.label(a['backbone'])} "
                    f"({a['backbone_params']:,} parameters, {a['backbone_source']}) · delta {a['delta']} "
                    f"{a['kind']} · backbone bit-identical after training: {a['unchanged']}")
-        shown = bound(st.multiselect, "Methods in the plots", list(METHODS), ["frozen", "ada_xy", "finetune", "refit"],
-                      key="deltaadapter_shown", format_func=METHODS.label)
+        # ours and the frozen backbone (the reference) beside the two best other methods of the run
+        ours, ref = METHODS.names("ours"), METHODS.names("reference")
+        best = sorted(set(rows) - {*ours, *ref}, key=lambda m: rows[m]["mse"])[:2]
+        default = [m for m in METHODS if m in rows and (m in ours or m in ref or m in best)]
+        shown = bound(st.multiselect, "Methods in the plots", list(METHODS), default, key="deltaadapter_shown",
+                      format_func=METHODS.label)
         win = st.slider("Test window", 0, len(a["example"]["t0"]) - 1, 0, key="deltaadapter_win")
         st.plotly_chart(figs.forecast(a["example"], shown, win), key="deltaadapter_fc")
         st.plotly_chart(figs.per_horizon(rows, shown), key="deltaadapter_ph")
@@ -152,11 +133,9 @@ with tab_m:
         kappa = bound(st.slider, "Budget kappa (share of inputs kept)", 0.05, 0.95, 0.3, step=0.05,
                       key="deltaadapter_kappa")
         go_m = st.form_submit_button("Train the mask", icon=":material/filter_alt:", disabled=not ready)
-    if go_m:
-        out = run_job("feature mask", lambda progress: pl.select(*get_backbone(progress), float(kappa)),
-                      time_cap_s=300)
-        if out is not None:
-            res["mask"] = out
+    cfg = config(jobs.SelectConfig, kappa=float(kappa)) if go_m else None
+    if cfg is not None and (r := run_job("feature mask", jobs.run_select, data, cfg, user_state, time_cap_s=300)):
+        res["mask"] = r.result
     if sel := res.get("mask"):
         st.plotly_chart(figs.mask_heatmap(sel), key="deltaadapter_heat")
         st.caption(f"Test MSE with the mask {sel['mse_mask']:.4f} vs {sel['mse_frozen']:.4f} without "
@@ -167,11 +146,9 @@ with tab_c:
         alpha = bound(st.select_slider, "Miscoverage alpha", [0.01, 0.025, 0.05, 0.1, 0.2], 0.05,
                       key="deltaadapter_alpha")
         go_c = st.form_submit_button("Calibrate", icon=":material/straighten:", disabled=not ready)
-    if go_c:
-        out = run_job("calibration", lambda progress: pl.calibrate(*get_backbone(progress), float(alpha)),
-                      time_cap_s=300)
-        if out is not None:
-            res["calib"] = out
+    cfg = config(jobs.CalibrateConfig, alpha=float(alpha)) if go_c else None
+    if cfg is not None and (r := run_job("calibration", jobs.run_calibrate, data, cfg, user_state, time_cap_s=300)):
+        res["calib"] = r.result
     if c := res.get("calib"):
         st.plotly_chart(figs.fan_and_band(c["example"], c["alpha"]), key="deltaadapter_fan")
         ctab = [{"calibrator": CALIBRATORS.label(m), "coverage": round(v["coverage"], 4),

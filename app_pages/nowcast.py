@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from backend.errors import InputError
+from backend.forecast.nowcast.inputs import PRESETS
 from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.inputs import decoded
@@ -14,14 +16,12 @@ from ui.layout import csv_download, json_download, page_header, show_metrics_tab
 from ui.runner import run_job
 from ui.state import bound, preset_choice, record_run, show_history
 
-PRESETS = {"Mixed rain, moving north-east (seed 13)": 13, "Showers developing (seed 6)": 6,
-           "New convective cells (seed 4)": 4, "Widespread heavy rain (seed 14)": 14, "Stratiform rain (seed 0)": 0}
 KEY = "nowcast_result"
 
 
 @st.cache_data(max_entries=1)
 def _example() -> bytes:
-    from backend.forecast.precip.io import example_npz
+    from backend.forecast.nowcast.io import example_npz
 
     return example_npz()
 
@@ -50,7 +50,7 @@ every method (CRPS: lower is better; CSI and FSS: higher is better); reliability
 claims_panel("nowcast")
 
 src = bound(st.radio, "Input", ["Synthetic case", "Upload radar"], horizontal=True, key="nowcast_src")
-upload = None
+upload, name, hold = None, "upload", True
 if src == "Synthetic case":
     c1, c2 = st.columns([2, 1])
     preset = bound(c1.selectbox, "Preset", list(PRESETS), key="nowcast_preset")
@@ -71,20 +71,19 @@ else:
                        on_click="ignore", icon=":material/download:")
     seq = decoded("radar", got, timestep_min=step, pixel_km=px, png_scale=scale)
     if seq is not None:
-        from backend.errors import InputError
-        from backend.forecast.precip.io import to_model_grid
+        from backend.forecast.nowcast.io import to_model_grid
 
         try:
-            upload = to_model_grid(seq)
+            upload, name = to_model_grid(seq), got[0]
             st.success(f"{got[0]}: {upload.frames.shape[0]} frames on the model grid. " + "; ".join(upload.notes))
         except InputError as err:
             st.error(str(err), icon=":material/error:")
 
 # scipy loads here, after the header is drawn
-from backend.forecast.precip.baselines import METHODS, MODEL_FILE, UNET_FILE  # noqa: E402
+from backend.forecast.nowcast import jobs  # noqa: E402
+from backend.forecast.nowcast.baselines import ENSEMBLES, METHODS, MODEL_FILE, UNET_FILE  # noqa: E402
 
-ENSEMBLES = ("steps", "steps_blended")  # the two 20-member pysteps ensembles: most of a full run's time
-LIGHT = [m for m in METHODS if m not in ENSEMBLES]
+LIGHT = [m for m in METHODS if m not in ENSEMBLES]  # the 20-member pysteps ensembles take most of a full run's time
 preset_choice("nowcast", {
     "Light: every method but the two STEPS ensembles, 8 h of leads": {"nowcast_methods": LIGHT},
     "Full: with STEPS and blended STEPS (20 members each)": {"nowcast_methods": list(METHODS)},
@@ -97,30 +96,19 @@ with st.form("nowcast_form"):
                                disabled=src == "Upload radar" and upload is None)
 
 if submitted:
-    if not methods:
-        st.warning("Pick at least one method.")
-    else:
-        def job(progress):
-            from backend.forecast.precip.baselines import NowcastInputs
-            from backend.forecast.precip.io import split_sequence
-            from backend.forecast.precip.pipeline import compact, run_case, run_nowcast
-
-            if upload is None:
-                case, run = run_case(seed, methods, leads, progress=progress)
-                return compact(run, case.satellite, case.nwp)
-            x, truth = split_sequence(upload.frames, 4, hold_out=hold)
-            inp = NowcastInputs(radar=x, pixel_km=upload.pixel_km, timestep_min=upload.timestep_min)
-            run = run_nowcast(inp, methods, leads, seed=0, truth=truth, progress=progress,
-                              notes=upload.notes + ["radar-only path"])
-            return compact(run)
-
-        res = run_job("Nowcasting", job, time_cap_s=600)
-        if res is not None:
-            res["source"] = f"seed={seed}" if upload is None else "upload"
-            st.session_state[KEY] = res
-            crps = {f"CRPS 1-8 h {row['method']}": row.get("CRPS 1-8 h") for row in res["table"]}
-            record_run("nowcast", {"source": res["source"], "methods": methods, "leads": leads}, crps,
-                       seed=seed if upload is None else None)
+    try:
+        config = jobs.ForecastConfig(tuple(methods), int(leads), hold_out=bool(hold))
+    except InputError as err:
+        st.warning(str(err))
+        config = None
+    out = None if config is None else run_job("Nowcasting", jobs.run_forecast, seed if upload is None else upload,
+                                              config, name, time_cap_s=600)
+    if out is not None:
+        res = {**out.view, "npz": out.forecast_file, "source": f"seed={seed}" if upload is None else "upload"}
+        st.session_state[KEY] = res
+        crps = {f"CRPS 1-8 h {row['method']}": row.get("CRPS 1-8 h") for row in res["table"]}
+        record_run("nowcast", {"source": res["source"], "methods": list(config.methods), "leads": config.leads},
+                   crps, seed=seed if upload is None else None)
 
 res = st.session_state.get(KEY)
 if res:
@@ -143,17 +131,18 @@ if res:
             st.plotly_chart(fig.animated_maps(panels, leads_min),
                             key="nowcast_anim")
     with tabs[1]:
-        from backend.forecast.precip.verify import THRESHOLDS_MMH
+        from backend.forecast.nowcast.verify import THRESHOLDS_MMH
 
         prob_src = {**res["probs"]}
-        if not prob_src:
+        ours = next((m for m in METHODS.names("ours") if m in prob_src), None)
+        if ours is None:
             st.info("Run the network (model) to see its exceedance probabilities.")
         else:
             thr = st.select_slider("Threshold (mm/h)", list(THRESHOLDS_MMH), 1.0, key="nowcast_thr")
             k = list(THRESHOLDS_MMH).index(thr)
             show = [t for t in (3, 7, 15, 31) if t < res["n_leads"]]
             truth = None if res["truth"] is None else res["truth"].astype(np.float32)
-            st.plotly_chart(fig.probability_maps(prob_src["model"].astype(np.float32), truth, thr, k, leads_min, show),
+            st.plotly_chart(fig.probability_maps(prob_src[ours].astype(np.float32), truth, thr, k, leads_min, show),
                             key="nowcast_prob")
     with tabs[2]:
         if not scores:

@@ -237,7 +237,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F4, 7),
         icon=":material/water_drop:",
         status="available",
-        cli="backend.forecast.precip.cli",
+        package="backend.forecast.nowcast",
     ),
     Paper(
         id="crowd",
@@ -248,7 +248,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F0, 6),
         icon=":material/groups:",
         status="available",
-        cli="backend.forecast.crowd.cli",
+        package="backend.forecast.crowd",
     ),
     Paper(
         id="deltaadapter",
@@ -259,7 +259,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F0, 9),
         icon=":material/tune:",
         status="available",
-        cli="backend.forecast.adapter.cli",
+        package="backend.forecast.deltaadapter",
     ),
     Paper(
         id="nextmotion",

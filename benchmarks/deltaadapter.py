@@ -20,10 +20,10 @@ TRAINED = ("ada_xy", "ada_x", "ada_y", "finetune", "lora")
 def main() -> int:
     import torch
 
-    from backend.forecast.adapter import data as dt
-    from backend.forecast.adapter import pipeline as pl
-    from backend.forecast.adapter.backbones import load_shipped
-    from backend.forecast.adapter.interface import METHODS
+    from backend.forecast.deltaadapter import data as dt
+    from backend.forecast.deltaadapter import pipeline as pl
+    from backend.forecast.deltaadapter.backbones import load_shipped
+    from backend.forecast.deltaadapter.interface import METHODS
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=2)

@@ -372,7 +372,7 @@ def numbers(obj: object) -> str:
 
 def small_sweep(executor: str) -> str:
     """The nowcast evaluation of 2 held-out cases (3 methods, 4 leads) as canonical JSON without wall times."""
-    from backend.forecast.precip.pipeline import evaluate, heldout_seeds
+    from backend.forecast.nowcast.pipeline import evaluate, heldout_seeds
 
     got = evaluate(heldout_seeds(2), ["persistence", "extrapolation", "steps"], n_leads=4, executor=executor)
     return json.dumps({m: {k: v for k, v in s.items() if not k.startswith("seconds")} for m, s in got.items()},

@@ -38,10 +38,10 @@ def machine() -> str:
 def time_methods(cases: int, repeats: int) -> dict[str, dict]:
     import torch
 
-    from backend.forecast.precip.baselines import NowcastInputs, get_method, network_inputs
-    from backend.forecast.precip.model import NowcastConfig, NowcastNet, count_macs, count_parameters, lead_maps
-    from backend.forecast.precip.pipeline import heldout_seeds
-    from backend.forecast.precip.synthetic import make_case
+    from backend.forecast.nowcast.baselines import NowcastInputs, get_method, network_inputs
+    from backend.forecast.nowcast.model import NowcastConfig, NowcastNet, count_macs, count_parameters, lead_maps
+    from backend.forecast.nowcast.pipeline import heldout_seeds
+    from backend.forecast.nowcast.synthetic import make_case
 
     torch.manual_seed(0)
     lead_net = NowcastNet(NowcastConfig(kind="lead")).eval()
@@ -139,7 +139,7 @@ def main() -> int:
     res = time_methods(args.cases, args.repeats)
     out += [f"### Wall time of one 8-hour forecast (64 x 64, 32 leads), {args.cases} cases", "", timing_table(res), ""]
     if args.eval_cases:
-        from backend.forecast.precip.pipeline import check_claims, evaluate, heldout_seeds
+        from backend.forecast.nowcast.pipeline import check_claims, evaluate, heldout_seeds
 
         summ = evaluate(heldout_seeds(args.eval_cases), n_leads=32)
         claims = check_claims(summ)

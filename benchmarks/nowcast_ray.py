@@ -25,7 +25,7 @@ def main() -> int:
     import ray
 
     from backend.executor import RayExecutor
-    from backend.forecast.precip.pipeline import evaluate, heldout_seeds
+    from backend.forecast.nowcast.pipeline import evaluate, heldout_seeds
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=8)

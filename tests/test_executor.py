@@ -129,7 +129,7 @@ def test_bad_address_message() -> None:
 
 
 def test_ray_nowcast_evaluation_equals_local(ray_ex: RayExecutor) -> None:
-    from backend.forecast.precip.pipeline import evaluate
+    from backend.forecast.nowcast.pipeline import evaluate
 
     seeds, methods = [20000, 20001], ["persistence", "extrapolation", "steps"]
 

@@ -1,2 +1,7 @@
-"""Forecasting methods of Method Lab: ``precip/`` (RainPro-8 style probabilistic precipitation nowcasting with pysteps
-baselines); other subpackages (e.g. ``crowd/``) live beside it. Importing this package imports nothing heavy."""
+"""Forecasting methods.
+
+Method packages: :mod:`backend.forecast.nowcast` (RainPro-8 style probabilistic precipitation nowcasting with pysteps
+baselines, its synthetic world and the ``radar`` input kind), :mod:`backend.forecast.crowd` (STDDN crowd simulation)
+and :mod:`backend.forecast.deltaadapter` (delta-Adapter post-processing of frozen forecasters). Shared modules: none.
+Importing this package imports nothing heavy.
+"""

@@ -4,12 +4,8 @@
 |------|---------|---------|--------|---------|
 | ``image`` | ``backend.io.images.decode_image`` | PNG, JPEG, WebP | 20 MB, 40 megapixels, 16-12,000 px per side | attribution, illava, models, rewatermark pages; ``illava run --image``, ``rewatermark run IMAGE``, ``attribution embed/attribute``, image folders of the watermark CLIs (``backend.watermark.datasets.read_image_file``) |
 | ``video`` | ``backend.io.video.decode_video`` | MP4, WebM, GIF, NPZ, ZIP of PNG | 20 MB, 5-240 frames, 1,024 px per side | sigmark page; ``sigmark extract FILE`` |
-| ``radar`` | ``backend.forecast.precip.io.load_radar`` | NPZ, NetCDF classic, ZIP of PNG | 20 MB (160 MB unpacked), 3-96 frames, 0-500 mm/h | nowcast page; ``nowcast run --input`` |
-| ``trajectories`` | ``backend.forecast.crowd.csvio.read_trajectories`` | CSV ``frame,id,x,y`` | 5 MB, 600 pedestrians, 180 s | crowd page; ``crowd simulate --input`` |
 | ``labelled_texts`` | ``backend.tokens.stress.parse_labelled_csv`` | CSV ``text,label`` | 2 MB, 10-4,000 rows, 2-20 classes | glot page; ``glot train --csv`` |
 | ``text_corpus`` | ``backend.compression.corpus.decode_upload`` | UTF-8 text | 2 MB | pruning, stamp, tactic pages; ``pruning run --calib/--eval``, ``pruning encoder --text``, ``stamp eval --text``, ``tactic run/ppl --text`` |
-| ``multiseries`` | ``backend.forecast.adapter.data.read_csv`` | CSV, time column then numeric channels | 10 MB, 20,000 rows, 1-16 channels, long enough for input + horizon + splits | deltaadapter page; ``deltaadapter run/calibrate/select --data FILE`` |
-| ``backbone_state`` | ``backend.forecast.adapter.backbones.read_state`` | safetensors of float tensors | 16 MB, 256 tensors, 8M values | deltaadapter page; ``deltaadapter ... --backbone-file`` |
 | ``model_folder`` | ``backend.io.folders.check_model_folder`` | a folder with ``config.json`` | config.json 1 MB, a JSON object | every local model folder a loader is given (``backend.models._common.resolve_source``): models page source boxes, ``models check --source``, ``glot --backbone``, ``softbon text --encoder`` |
 
 Pages read uploads with ``ui.inputs.upload(kind, ...)`` / ``ui.inputs.file_input(kind, ...)`` and CLI handlers read a
@@ -89,22 +85,11 @@ _SHARED: tuple[InputKind, ...] = (
     _k("video", "a video", "backend.io.video:decode_video", ("mp4", "webm", "gif", "npz", "zip"), 20 * MB,
        "MP4, WebM, GIF, or a lossless NPZ / ZIP of PNG frames; at most 20 MB, 5-240 frames, 1,024 px per side",
        "archive"),
-    _k("radar", "a radar sequence", "backend.forecast.precip.io:load_radar", ("npz", "nc", "zip"), 20 * MB,
-       "NPZ, NetCDF classic or a ZIP of PNG frames; at most 20 MB, 3-96 frames of 16-1024 px, 0-500 mm/h",
-       "archive"),
-    _k("trajectories", "pedestrian trajectories", "backend.forecast.crowd.csvio:read_trajectories", ("csv", "txt"),
-       5 * MB, "UTF-8 CSV with columns frame, id, x, y (metres); at most 5 MB, 600 pedestrians, 180 s", "csv"),
     _k("labelled_texts", "labelled texts", "backend.tokens.stress:parse_labelled_csv", ("csv", "txt"), 2 * MB,
        "UTF-8 CSV with header text,label; 10-4,000 rows, 2-20 classes, texts of at most 2,000 characters; 2 MB",
        "csv"),
     _k("text_corpus", "a text corpus", "backend.compression.corpus:decode_upload", ("txt", "md"), 2 * MB,
        "UTF-8 text (.txt, .md), at most 2 MB", "text"),
-    _k("multiseries", "a multichannel series", "backend.forecast.adapter.data:read_csv", ("csv", "txt"), 10 * MB,
-       "UTF-8 CSV: a header, a time column first, then 1-16 numeric channels (target first), no gaps; at most "
-       "20,000 rows and 10 MB, at least 4 (input + horizon) + 3 (2 horizon + 8) rows", "csv"),
-    _k("backbone_state", "a backbone state", "backend.forecast.adapter.backbones:read_state", ("safetensors",),
-       16 * MB, "a safetensors file of float tensors (a DLinear, PatchTST-style or MLP state_dict); at most 16 MB",
-       "archive"),
     _k("model_folder", "a model folder", "backend.io.folders:check_model_folder", (), MB,
        "a folder written by save_pretrained: config.json (a JSON object, at most 1 MB) plus weights", "json",
        source="folder", example="model_config"),

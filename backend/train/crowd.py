@@ -45,7 +45,7 @@ def _train_one(kind: str, train: list, val: list, seed: int, scale: float, quick
                out_dir: Path | None = None, joint_lambda2: float | None = None) -> dict:
     import torch
 
-    from backend.forecast.crowd.methods import WEIGHTS, save_weights
+    from backend.forecast.crowd.methods import save_weights, weights_path
     from backend.forecast.crowd.stddn import STDDN, StddnConfig, count_parameters
     from backend.forecast.crowd.training import TrainConfig
     from backend.forecast.crowd.training import train as fit
@@ -73,7 +73,7 @@ def _train_one(kind: str, train: list, val: list, seed: int, scale: float, quick
     info = {"kind": kind, "seed": seed, "best_epoch": res.best_epoch, "best_val_rollout_mae": res.best_val_mae,
             "train_seconds": round(time.perf_counter() - t0, 1), "parameters_micro": count_parameters(model.micro),
             "parameters_ode": count_parameters(model.ode), "epochs": len(res.history), "train_config": vars(cfg)}
-    path = WEIGHTS[kind] if out_dir is None else out_dir / f"crowd_{kind}_seed{seed}.safetensors"
+    path = weights_path(kind) if out_dir is None else out_dir / f"crowd_{kind}_seed{seed}.safetensors"
     command = "python -m backend.train crowd" + (f" --out-dir {out_dir} --seed {seed} --only {kind}" if out_dir else
                                                  (f" --seed {seed}" if seed else ""))
     if scale != 1.0:
@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         from backend.forecast.crowd import methods
 
         tmp = Path(tempfile.mkdtemp(prefix="crowd_quick_"))
-        methods.WEIGHTS.update({"stddn": tmp / "crowd_stddn.safetensors", "micro": tmp / "crowd_micro.safetensors"})
+        methods.WEIGHTS_DIR = tmp
         global ASSETS  # noqa: PLW0603
         ASSETS = tmp
     if args.seed_eval:

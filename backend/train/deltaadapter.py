@@ -2,9 +2,10 @@
 regime of each preset, and write ``assets/deltaadapter_<preset>_<backbone>.safetensors`` (9 files: presets synthetic,
 co2 and macro x backbones dlinear, patchtst and mlp).
 
-Each backbone trains with MSE on the ``early`` split and early stopping on ``early_val`` (:mod:`backend.forecast.
-adapter.data`), with the settings of ``backbones.TRAIN``; nothing after the shift is seen. On one core of a shared
-2-core machine the nine take about 4 minutes together (the patch transformer on the synthetic preset about 2 of them).
+Each backbone trains with MSE on the ``early`` split and early stopping on ``early_val``
+(:mod:`backend.forecast.deltaadapter.data`), with the settings of ``backbones.TRAIN``; nothing after the shift is
+seen. On one core of a shared 2-core machine the nine take about 4 minutes together (the patch transformer on the
+synthetic preset about 2 of them).
 Options: ``--preset`` / ``--backbone`` (repeatable) train a subset, ``--seed``.
 """
 
@@ -13,8 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 
-PRESETS = ("synthetic", "co2", "macro")
-KINDS = ("dlinear", "patchtst", "mlp")
+from backend.forecast.deltaadapter.interface import BACKBONES, PRESETS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,21 +22,20 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from backend import weights
-    from backend.forecast.adapter import backbones as bb
-    from backend.forecast.adapter import data as dt
-    from backend.forecast.adapter.pipeline import load_preset
+    from backend.forecast.deltaadapter import backbones as bb
+    from backend.forecast.deltaadapter import data as dt
 
     ap = argparse.ArgumentParser(prog="python -m backend.train deltaadapter")
-    ap.add_argument("--preset", action="append", choices=PRESETS)
-    ap.add_argument("--backbone", action="append", choices=KINDS)
+    ap.add_argument("--preset", action="append", choices=list(PRESETS))
+    ap.add_argument("--backbone", action="append", choices=list(BACKBONES))
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     for preset in args.preset or PRESETS:
-        s = load_preset(preset)
+        s = PRESETS[preset]()
         w = dt.make_windows(s)
         x, y = w.torch("early")
         xv, yv = w.torch("early_val")
-        for kind in args.backbone or KINDS:
+        for kind in args.backbone or BACKBONES:
             cfg = bb.config_for(kind, s.lookback, s.horizon, s.d)
             model, log = bb.train_backbone(cfg, x, y, xv, yv, seed=args.seed)
             xt, yt = w.torch("test")

@@ -6,7 +6,7 @@ Writes (rows of assets/manifest.json):
 - ``assets/nowcast_unet.safetensors``: the deterministic U-Net baseline (same backbone and inputs, MSE on log1p rain);
 - ``assets/nowcast_training.json``: the run's settings, loss curves, wall times and validation scores.
 
-Data: synthetic episodes from ``backend.forecast.precip.synthetic`` (training seeds 1000+, validation seeds 5000+;
+Data: synthetic episodes from ``backend.forecast.nowcast.synthetic`` (training seeds 1000+, validation seeds 5000+;
 tests and benchmarks use seeds >= 20000, never seen in training). Each episode gives ``--windows`` cases issued one hour
 apart. Augmentation: the 8 rotations/flips of the square (the world is isotropic). Modality dropout: satellite and NWP
 are each hidden with probability 0.1 (flags at 0), so the same network serves radar-only uploads.
@@ -38,7 +38,7 @@ ASSETS = Path(__file__).resolve().parents[2] / "assets"
 def build_episodes(seeds: list[int], windows: int, log=print) -> dict[str, np.ndarray]:
     """Generate episodes: frames (E, 4*windows+32, H, W) f16, satellite (E, windows, 2, H, W) f16,
     nwp (E, windows, 9, H, W) f16 (hourly NWP already upsampled to the radar grid)."""
-    from backend.forecast.precip.synthetic import make_cases, upsample
+    from backend.forecast.nowcast.synthetic import make_cases, upsample
 
     frames, sats, nwps = [], [], []
     t = time.perf_counter()
@@ -57,7 +57,7 @@ def make_batch(data: dict, idx: list[tuple[int, int]], cfg, rng: np.random.Gener
     modality dropout when ``rng`` is given."""
     import torch
 
-    from backend.forecast.precip.model import build_inputs
+    from backend.forecast.nowcast.model import build_inputs
 
     xs, ys = [], []
     for e, i in idx:
@@ -83,7 +83,7 @@ def train(kind: str, data: dict, steps: int, batch: int, lr: float, seed: int, l
           input_skip: bool = True, skip_gain: float = 1.0, crps_weight: float = 1.0) -> tuple[object, list]:
     import torch
 
-    from backend.forecast.precip.model import NowcastConfig, NowcastNet, ordered_loss, rain_transform
+    from backend.forecast.nowcast.model import NowcastConfig, NowcastNet, ordered_loss, rain_transform
 
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
@@ -121,7 +121,7 @@ def train(kind: str, data: dict, steps: int, batch: int, lr: float, seed: int, l
 def predict_batch(model, x) -> np.ndarray:
     import torch
 
-    from backend.forecast.precip.model import exceedance_from_logits
+    from backend.forecast.nowcast.model import exceedance_from_logits
 
     with torch.no_grad():
         out = model(x)
@@ -132,7 +132,7 @@ def predict_batch(model, x) -> np.ndarray:
 
 def validate(model, unet, data: dict, log=print) -> dict:
     """CSI cut-offs (per lead and threshold, maximising pooled CSI) and validation CRPS/CSI of model, U-Net, NWP."""
-    from backend.forecast.precip.verify import crps_exceedance, exceedance_indicators
+    from backend.forecast.nowcast.verify import crps_exceedance, exceedance_indicators
 
     cfg = model.cfg
     thr = np.asarray(cfg.thresholds)
@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from backend.forecast.precip.model import count_macs, count_parameters, save_model
+    from backend.forecast.nowcast.model import count_macs, count_parameters, save_model
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     t = time.perf_counter()
     ckpt = out / "nowcast_model.partial.safetensors"
     if args.resume and ckpt.is_file():
-        from backend.forecast.precip.model import load_model
+        from backend.forecast.nowcast.model import load_model
 
         model, meta = load_model(ckpt)
         curve_m, t_model = meta.extra.get("curve", []), float(meta.extra.get("seconds", 0.0))

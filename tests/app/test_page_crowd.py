@@ -1,15 +1,21 @@
-"""AppTest of the crowd page: a preset run, the shipped sample CSV, an upload, and a bad upload."""
+"""AppTest of the crowd page: a preset run, the shipped sample CSV, an upload, and a bad upload; the page's job
+(``jobs.run_simulate`` with the config the page builds) gives the numbers of the CLI golden, and pickles."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import dataclasses
+import json
+import pickle
 
+import numpy as np
 import pandas as pd
+import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import Widget, open_page
-
-ROOT = Path(__file__).resolve().parents[2]
+from backend.forecast.crowd import jobs
+from backend.forecast.crowd.methods import weights_path
+from tests.app.conftest import ROOT, Widget, open_page
+from tests.test_cli import same, strip
 
 
 def _page() -> AppTest:
@@ -62,6 +68,42 @@ def test_bad_upload_shows_an_error() -> None:
     _run(at, "Upload your own CSV", ["constant_velocity"])
     assert not at.exception
     assert any("lacks the column" in e.value for e in at.error)
+
+
+@pytest.mark.skipif(not weights_path("stddn").is_file(), reason="shipped crowd weights missing")
+def test_page_job_equals_cli_golden(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page set to the golden's scene and methods (``tests/cli_golden/crowd.json``) hands the runner the job the
+    CLI runs; its config differs from the CLI's only where the page fixes a setting (5 s at least, OT and MMD every 2nd
+    frame), so the captured config runs with the golden's 3 s and stride 1."""
+    golden = json.loads((ROOT / "tests" / "cli_golden" / "crowd.json").read_text())
+    assert golden["argv"] == ["crowd", "simulate", "--scene", "bottleneck", "--method", "stddn", "--method",
+                              "social_force", "--seconds", "3", "--json"]
+    calls = []
+    monkeypatch.setattr("ui.runner.run_job", lambda label, fn, *args, **kw: calls.append((fn, args)))
+    at = _run(_page(), "Bottleneck (gap 1.6 m)", ["stddn", "social_force"])
+    assert not at.exception, at.exception
+    [(fn, (source, config))] = calls
+    assert fn is jobs.run_simulate and source == "bottleneck"
+    assert config == jobs.SimulateConfig(("stddn", "social_force"), seconds=5, stride=2)  # seed 0, as the CLI's
+    got = fn(source, dataclasses.replace(config, seconds=3.0, stride=1)).summary()
+    expected = golden["expected"]
+    for path in golden["volatile"]:
+        got, expected = strip(got, path.split(".")), strip(expected, path.split("."))
+    assert same(got, expected) is None, same(got, expected)
+
+
+def test_job_and_config_pickle() -> None:
+    """The job, its config and an uploaded clip pickle (the Ray executor sends them to a worker)."""
+    from backend.forecast.crowd.csvio import read_trajectories
+    from backend.forecast.crowd.inputs import trajectories
+
+    clip = read_trajectories(trajectories(), fps=2.5, name="t.csv")
+    job = (jobs.run_simulate, clip, jobs.SimulateConfig(("constant_velocity",), stride=2))
+    fn, back, config = pickle.loads(pickle.dumps(job))
+    assert fn is jobs.run_simulate and config == job[2] and back.name == clip.name
+    assert np.array_equal(back.positions, clip.positions, equal_nan=True)
+    evaluate = (jobs.run_evaluate, jobs.EvaluateConfig(("bottleneck",), seconds=5))
+    assert pickle.loads(pickle.dumps(evaluate)) == evaluate
 
 
 # The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).

@@ -1,11 +1,20 @@
 """AppTest of the delta-Adapter page: opens without running anything, the default preset (synthetic, DLinear) trains
-the adapters and baselines, the mask and the calibration tabs run (on the small macro preset), a user CSV trains its own backbone, and a bad
-upload shows an error."""
+the adapters and baselines, the mask and the calibration tabs run (on the small macro preset), a user CSV trains its
+own backbone, and a bad upload shows an error; the page's job (``jobs.run_adapt`` with the config the page builds)
+gives the numbers of the CLI golden, and the jobs pickle."""
 
 from __future__ import annotations
 
-from backend.forecast.adapter import data as dt
-from tests.app.conftest import Widget, open_page
+import dataclasses
+import json
+import pickle
+
+import pytest
+
+from backend.forecast.deltaadapter import data as dt
+from backend.forecast.deltaadapter import jobs
+from tests.app.conftest import ROOT, Widget, open_page
+from tests.test_cli import same, strip
 
 
 def test_opens_without_running_anything() -> None:
@@ -49,6 +58,45 @@ def test_user_csv_trains_a_backbone_and_bad_upload_errors() -> None:
     at.file_uploader(key="deltaadapter_upload").set_value(("bad.csv", b"time,a\n1,2\n2,x\n", "text/csv")).run()
     assert not at.exception
     assert any("rows" in e.value or "non-numeric" in e.value for e in at.error)
+
+
+def test_page_job_equals_cli_golden(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page set to the golden's preset and backbone (``tests/cli_golden/deltaadapter.json``) hands the runner the
+    job the CLI runs and a config equal to the CLI's but for the methods (the page runs every method), so the captured
+    config runs with the golden's four."""
+    golden = json.loads((ROOT / "tests" / "cli_golden" / "deltaadapter.json").read_text())
+    assert golden["argv"] == ["deltaadapter", "run", "--data", "macro", "--backbone", "dlinear", "--methods",
+                              "frozen,revin,refit,ewma", "--json"]
+    calls = []
+    monkeypatch.setattr("ui.runner.run_job", lambda label, fn, *args, **kw: calls.append((fn, args)))
+    at = open_page("deltaadapter", timeout=60)
+    at.selectbox(key="deltaadapter_preset").set_value("macro").run()
+    at.button(key="FormSubmitter:deltaadapter_form-Train adapters and baselines").click().run(timeout=60)
+    assert not at.exception, at.exception
+    [(fn, (data, config, state))] = calls
+    assert fn is jobs.run_adapt and data == "macro" and state is None
+    assert config == jobs.AdaptConfig("dlinear")  # delta 0.1, additive, no zero-init, every method, seed 0
+    got = fn(data, dataclasses.replace(config, methods=("frozen", "revin", "refit", "ewma")), state).summary()
+    expected = golden["expected"]
+    for path in golden["volatile"]:
+        got, expected = strip(got, path.split(".")), strip(expected, path.split("."))
+    assert same(got, expected) is None, same(got, expected)
+
+
+def test_jobs_and_configs_pickle() -> None:
+    """The jobs, their configs, a user's series and backbone state pickle (the Ray executor sends them to a
+    worker)."""
+    from backend.forecast.deltaadapter.backbones import read_state
+    from backend.forecast.deltaadapter.inputs import backbone_state, multiseries
+
+    series, state = dt.read_csv(multiseries(), name="s.csv"), ("b.safetensors", read_state(backbone_state()))
+    for job in ((jobs.run_adapt, series, jobs.AdaptConfig("mlp", methods=("frozen", "ada_xy")), state),
+                (jobs.run_select, "macro", jobs.SelectConfig(kappa=0.5), None),
+                (jobs.run_calibrate, "macro", jobs.CalibrateConfig(method="mapie"), None)):
+        fn, data, config, st = pickle.loads(pickle.dumps(job))
+        assert fn is job[0] and config == job[2]
+        assert (data == job[1]) if isinstance(data, str) else (data.values == series.values).all()
+        assert st is None or sorted(st[1]) == sorted(state[1])
 
 
 UPLOADS = [

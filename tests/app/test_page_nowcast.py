@@ -1,17 +1,23 @@
 """AppTest of the nowcasting page: opens instantly, runs a synthetic preset (network + pysteps extrapolation + NWP),
-runs an uploaded radar sequence on the radar-only path, and shows a clear error for a bad upload."""
+runs an uploaded radar sequence on the radar-only path, and shows a clear error for a bad upload; the page's job
+(``jobs.run_forecast`` with the config the page builds) gives the numbers of the CLI golden, and pickles."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import json
+import pickle
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from backend.forecast.precip.baselines import MODEL_FILE
-from backend.forecast.precip.io import example_npz
-from tests.app.conftest import Widget, open_page
+from backend.forecast.nowcast import jobs
+from backend.forecast.nowcast.baselines import MODEL_FILE
+from backend.forecast.nowcast.io import example_npz, load_radar, to_model_grid
+from tests.app.conftest import ROOT, Widget, open_page
+from tests.test_cli import same, strip
 
 FAST = ["model", "extrapolation", "nwp", "persistence"] if MODEL_FILE.is_file() else ["extrapolation", "nwp"]
 
@@ -78,6 +84,41 @@ def test_bad_upload_shows_an_error() -> None:
     at = _upload(_page(), "bad.npz", buf.getvalue())
     assert not at.exception
     assert any("NaN" in e.value for e in at.error)
+
+
+@pytest.mark.skipif(not MODEL_FILE.is_file(), reason="network weights not trained yet")
+def test_page_job_equals_cli_golden(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page set to the golden's case and methods (``tests/cli_golden/nowcast.json``) hands the runner the job the
+    CLI runs and a config equal to the CLI's; the page offers 4 leads at least, so the captured config runs with the
+    golden's 2."""
+    golden = json.loads((ROOT / "tests" / "cli_golden" / "nowcast.json").read_text())
+    assert golden["argv"] == ["nowcast", "run", "--case", "seed=3", "--method", "model", "--method", "persistence",
+                              "--leads", "2", "--json"]
+    calls = []
+    monkeypatch.setattr("ui.runner.run_job", lambda label, fn, *args, **kw: calls.append((fn, args)))
+    at = _page()
+    at.number_input(key="nowcast_seed_13").set_value(3)
+    _run(at, ["model", "persistence"], leads=4)
+    assert not at.exception, at.exception
+    [(fn, (source, config, name))] = calls
+    assert fn is jobs.run_forecast and source == 3
+    assert config == jobs.ForecastConfig(("model", "persistence"), leads=4)  # every other setting at the CLI's
+    got = fn(source, dataclasses.replace(config, leads=2), name).summary()
+    expected = golden["expected"]
+    for path in golden["volatile"]:
+        got, expected = strip(got, path.split(".")), strip(expected, path.split("."))
+    assert same(got, expected) is None, same(got, expected)
+
+
+def test_job_and_config_pickle() -> None:
+    """The job, its config and an uploaded sequence pickle (the Ray executor sends them to a worker)."""
+    grid = to_model_grid(load_radar(example_npz(3, 8), "radar.npz"))
+    job = (jobs.run_forecast, grid, jobs.ForecastConfig(("persistence",), leads=4, hold_out=False), "radar.npz")
+    fn, seq, config, name = pickle.loads(pickle.dumps(job))
+    assert fn is jobs.run_forecast and config == job[2] and name == "radar.npz"
+    assert np.array_equal(seq.frames, grid.frames) and seq.notes == grid.notes
+    evaluate = (jobs.run_evaluate, jobs.EvaluateConfig(cases=2))
+    assert pickle.loads(pickle.dumps(evaluate)) == evaluate
 
 
 # The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).

@@ -15,7 +15,7 @@ import json
 import pytest
 
 from backend.forecast.crowd.evaluate import eval_clip, evaluate
-from backend.forecast.crowd.methods import WEIGHTS, Learned, load_model, seed_weights, shipped_seeds
+from backend.forecast.crowd.methods import Learned, load_model, seed_weights, shipped_seeds, weights_path
 from backend.forecast.crowd.rollout import simulate
 from backend.forecast.crowd.scenes import get_scene
 from backend.forecast.crowd.stddn import count_parameters, micro_macs
@@ -27,7 +27,7 @@ RECORDED = ASSETS / "crowd_eval.json"
 # temperature is left free to collapse (see the STDDN module docstring)
 GRAD_RATIO_FLOOR = 1e-3
 
-pytestmark = pytest.mark.skipif(not WEIGHTS["stddn"].is_file() or not WEIGHTS["micro"].is_file(),
+pytestmark = pytest.mark.skipif(not weights_path("stddn").is_file() or not weights_path("micro").is_file(),
                                 reason="shipped crowd weights missing (python -m backend.train crowd)")
 
 

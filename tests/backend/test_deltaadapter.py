@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from backend.errors import InputError
-from backend.forecast.adapter import adapters as ad
-from backend.forecast.adapter import backbones as bb
-from backend.forecast.adapter import calibration as cal
-from backend.forecast.adapter import data as dt
+from backend.forecast.deltaadapter import adapters as ad
+from backend.forecast.deltaadapter import backbones as bb
+from backend.forecast.deltaadapter import calibration as cal
+from backend.forecast.deltaadapter import data as dt
 
 L, D, H = 24, 3, 6
 
@@ -175,7 +175,7 @@ def _csv(rows: list[str]) -> bytes:
 
 
 def test_csv_bad_input_messages() -> None:
-    from backend.io.examples import multiseries
+    from backend.forecast.deltaadapter.inputs import multiseries
 
     good = dt.to_csv_bytes(dt.read_csv(multiseries()))
     lines = good.decode().splitlines()
@@ -195,6 +195,17 @@ def test_csv_bad_input_messages() -> None:
         dt.read_csv(_csv([lines[0]] + lines[1:][::-1]))
     with pytest.raises(InputError, match="horizon"):
         dt.read_csv(good, horizon=500)
+
+
+@pytest.mark.parametrize("data", [b"\r\x00", b"\x00\r", b"\r\x00\n", b"time,a\r\x00\n"])
+def test_csv_with_a_nul_byte_is_refused_with_an_input_error(data: bytes) -> None:
+    """A carriage return beside a NUL byte (the decoder's registry entry, with and without the page's options)."""
+    from backend.io.registry import decode
+
+    for options in ({}, {"lookback": 24, "horizon": 6}):
+        with pytest.raises(InputError, match="looks binary; upload a CSV") as err:
+            decode("multiseries", data, name="s.csv", **options)
+        assert type(err.value) is InputError
 
 
 def test_user_backbone_of_another_shape_is_refused() -> None:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from backend.forecast.adapter import calibration as cal
-from backend.forecast.adapter import data as dt
-from backend.forecast.adapter import pipeline as pl
-from backend.forecast.adapter.backbones import load_shipped
+from backend.forecast.deltaadapter import calibration as cal
+from backend.forecast.deltaadapter import data as dt
+from backend.forecast.deltaadapter import pipeline as pl
+from backend.forecast.deltaadapter.backbones import load_shipped
+from backend.forecast.deltaadapter.interface import METHODS
 
 BASELINES = ("revin", "refit", "ewma")
 CI_METHODS = ("frozen", "ada_xy", "finetune", "lora", "revin", "refit", "ewma")  # Ada-X / Ada-Y alone: full tier
@@ -75,7 +76,7 @@ _LINEAR_SHIFT = ("the preset's shift is linear in the inputs (daily amplitude, l
         "re-normalisation and a running bias absorb the level shift that delta = 0.1 caps for the adapters"))]),
 ])
 def test_claim_ada_xy_at_least_as_good_as_revin_refit_ewma(synth, backbone: str, record_claim) -> None:
-    r = _adapt(synth, backbone, pl.ADAPT_METHODS if backbone == "patchtst" else CI_METHODS)
+    r = _adapt(synth, backbone, tuple(METHODS) if backbone == "patchtst" else CI_METHODS)
     record_claim(**{f"mse_{k}": r.rows[k]["mse"] for k in ("ada_xy", *BASELINES)})
     for b in BASELINES:
         assert r.rows["ada_xy"]["mse"] <= r.rows[b]["mse"], b
@@ -98,7 +99,7 @@ def test_claim_patch_transformer_small_and_faster_than_finetuning(synth, record_
 @pytest.mark.full
 @pytest.mark.timeout(2700)
 def test_claim_patch_transformer_full(synth, record_claim) -> None:
-    r = _adapt(synth, "patchtst", pl.ADAPT_METHODS)
+    r = _adapt(synth, "patchtst", tuple(METHODS))
     share = r.rows["ada_xy"]["params"] / r.backbone_params
     record_claim(**_numbers(r), share=share)
     assert r.hash_before == r.hash_after and share < 0.10
@@ -114,7 +115,7 @@ def test_claim_patch_transformer_full(synth, record_claim) -> None:
     "transformer, so an epoch costs about what a fine-tuning epoch costs (6.5 s vs 7.0 s) and early stopping decides "
     "the total; Ada-Y alone, with no backward through the backbone, takes about 0.4x"))
 def test_claim_patch_transformer_full_time(synth, record_claim) -> None:
-    r = _adapt(synth, "patchtst", pl.ADAPT_METHODS)
+    r = _adapt(synth, "patchtst", tuple(METHODS))
     rows = r.rows
     record_claim(ada_xy_s=rows["ada_xy"]["train_s"], finetune_s=rows["finetune"]["train_s"],
                  ada_y_s=rows["ada_y"]["train_s"], ada_xy_epochs=rows["ada_xy"]["epochs"],

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from backend.errors import InputError
-from backend.forecast.precip import io as pio
-from backend.forecast.precip.baselines import METHODS, NowcastInputs, get_method
-from backend.forecast.precip.synthetic import WorldConfig, make_case, make_cases, translation_sequence
-from backend.forecast.precip.verify import (
+from backend.forecast.nowcast import io as pio
+from backend.forecast.nowcast.baselines import METHODS, NowcastInputs, get_method
+from backend.forecast.nowcast.synthetic import WorldConfig, make_case, make_cases, translation_sequence
+from backend.forecast.nowcast.verify import (
     THRESHOLDS_MMH,
     Forecast,
     Scores,
@@ -76,7 +76,7 @@ def test_nwp_overtakes_extrapolation_after_the_first_hour():
 # --------------------------------------------------------------------------------------------------- the model
 def test_exceedance_probabilities_are_monotone_and_bounded():
     torch = pytest.importorskip("torch")
-    from backend.forecast.precip.model import exceedance_from_logits
+    from backend.forecast.nowcast.model import exceedance_from_logits
 
     g = torch.Generator().manual_seed(0)
     logits = torch.randn(2, 32 * 9, 8, 8, generator=g) * 5
@@ -88,8 +88,8 @@ def test_exceedance_probabilities_are_monotone_and_bounded():
 
 def test_ordered_loss_matches_its_definition_and_has_gradients():
     torch = pytest.importorskip("torch")
-    from backend.forecast.precip.model import NowcastConfig, exceedance_from_logits, ordered_loss
-    from backend.forecast.precip.verify import bin_widths
+    from backend.forecast.nowcast.model import NowcastConfig, exceedance_from_logits, ordered_loss
+    from backend.forecast.nowcast.verify import bin_widths
 
     cfg = NowcastConfig(n_leads=2)
     g = torch.Generator().manual_seed(1)
@@ -107,7 +107,7 @@ def test_ordered_loss_matches_its_definition_and_has_gradients():
 
 def test_network_costs_and_roundtrip(tmp_path):
     torch = pytest.importorskip("torch")
-    from backend.forecast.precip.model import (
+    from backend.forecast.nowcast.model import (
         NowcastConfig,
         NowcastNet,
         count_macs,
@@ -132,7 +132,7 @@ def test_network_costs_and_roundtrip(tmp_path):
 
 @pytest.fixture(scope="module")
 def shipped():
-    from backend.forecast.precip.baselines import MODEL_FILE
+    from backend.forecast.nowcast.baselines import MODEL_FILE
 
     if not MODEL_FILE.is_file():
         pytest.skip("assets/nowcast_model.safetensors not trained yet")
@@ -196,7 +196,7 @@ def test_motion_needs_enough_frames_and_dry_inputs_give_no_rain():
 def test_cascade_methods_lower_their_ar_order_when_earlier_frames_are_dry():
     """Rain that only appears in the last frame(s): S-PROG falls back to extrapolation (one wet frame) or fits AR(1)
     (two wet frames), STEPS fits AR(1); each says so in its note instead of failing inside pysteps."""
-    from backend.forecast.precip.baselines import _ar_order
+    from backend.forecast.nowcast.baselines import _ar_order
 
     seq = translation_sequence((64, 64), (1.0, 2.0), n_frames=4, seed=3)
     assert _ar_order(seq) == 2
@@ -325,7 +325,7 @@ def test_upload_is_resampled_to_the_model_grid_and_runs_radar_only(tmp_path):
     assert seq.frames.shape == (5, 64, 64) and seq.timestep_min == 15.0
     assert seq.pixel_km == pytest.approx(2.0 * 100 / 64)
     assert any("centre-cropped" in n for n in seq.notes) and any("interpolated" in n for n in seq.notes)
-    from backend.forecast.precip.pipeline import run_nowcast
+    from backend.forecast.nowcast.pipeline import run_nowcast
 
     x, truth = pio.split_sequence(seq.frames, 4)
     run = run_nowcast(NowcastInputs(x, pixel_km=seq.pixel_km), ["persistence", "extrapolation", "nwp"], 8,
@@ -337,7 +337,7 @@ def test_upload_is_resampled_to_the_model_grid_and_runs_radar_only(tmp_path):
 def test_forecast_exports_roundtrip(tmp_path):
     from scipy.io import netcdf_file
 
-    from backend.forecast.precip.pipeline import run_case
+    from backend.forecast.nowcast.pipeline import run_case
 
     _, run = run_case(5, ["persistence", "nwp"], 8)
     z = np.load(io.BytesIO(pio.forecast_npz(run)), allow_pickle=False)
@@ -352,7 +352,7 @@ def test_forecast_exports_roundtrip(tmp_path):
 def _cli(argv: list[str]) -> int:
     """Run one action's handler (an InputError propagates) and print its result the one way."""
     from backend.cli_common import finish
-    from backend.forecast.precip import cli
+    from backend.forecast.nowcast import cli
 
     ap = argparse.ArgumentParser()
     cli.add_parser(ap.add_subparsers(dest="group"))

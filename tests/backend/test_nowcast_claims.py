@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from backend.forecast.precip.baselines import MODEL_FILE, UNET_FILE
-from backend.forecast.precip.pipeline import DEFAULT_METHODS, check_claims, evaluate, heldout_seeds
+from backend.forecast.nowcast.baselines import MODEL_FILE, UNET_FILE
+from backend.forecast.nowcast.pipeline import DEFAULT_METHODS, check_claims, evaluate, heldout_seeds
 
 pytestmark = pytest.mark.skipif(not (MODEL_FILE.is_file() and UNET_FILE.is_file()),
                                 reason="train the weights with `python -m backend.train nowcast`")

@@ -1,5 +1,5 @@
 """Plotly builders of the delta-Adapter page: data in, ``go.Figure`` out. Labels and colours come from the
-registries of :mod:`backend.forecast.adapter.interface`."""
+registries of :mod:`backend.forecast.deltaadapter.interface`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from backend.forecast.adapter.interface import CALIBRATORS, METHODS
+from backend.forecast.deltaadapter.interface import CALIBRATORS, METHODS
 
 _LAYOUT = {"template": "plotly_white", "margin": {"l": 50, "r": 20, "t": 50, "b": 40}, "height": 360}
 
@@ -22,7 +22,7 @@ def forecast(example: dict, methods: list[str], k: int = 0) -> go.Figure:
     fig.add_trace(go.Scatter(x=xf, y=truth, name="truth", line={"color": "black", "width": 3}))
     for m in methods:
         if m in example["pred"]:
-            dash = "dot" if m == "frozen" else None
+            dash = "dot" if METHODS.kind(m) == "reference" else None
             fig.add_trace(go.Scatter(x=xf, y=example["pred"][m][k], name=METHODS.label(m),
                                      line={"color": METHODS.color(m), "dash": dash}))
     fig.update_layout(title=f"Test window starting at step {example['t0'][k]}", xaxis_title="steps from forecast "

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from backend.forecast.precip.baselines import METHODS
+from backend.forecast.nowcast.baselines import METHODS
 
 TRUTH = "truth"  # the observed panel, not a method
 

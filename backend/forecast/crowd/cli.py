@@ -16,7 +16,7 @@ from pathlib import Path
 
 from backend.cli_common import Output, add_action, add_group
 
-from .interface import METHODS, canonical
+from .interface import METHODS
 
 METRIC_COLUMNS = ("MAE", "OT", "MMD", "FDE", "collisions")
 
@@ -47,12 +47,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     return acts
 
 
-def _assets(methods: list[str]) -> list[Path]:
-    from .methods import WEIGHTS
-
-    return [WEIGHTS[m] for m in methods if m in WEIGHTS]
-
-
 def _table_lines(rows: list[dict]) -> list[str]:
     lines = [f"{'method':<20} " + " ".join(f"{k:>10}" for k in METRIC_COLUMNS)]
     for r in rows:
@@ -61,56 +55,45 @@ def _table_lines(rows: list[dict]) -> list[str]:
 
 
 def cmd_simulate(args: argparse.Namespace) -> Output:
-    from backend.errors import InputError
     from backend.io.export import to_csv as safe_csv
     from backend.io.registry import read_path
     from backend.runtime import provenance
 
-    from .csvio import rollouts_to_frame
-    from .evaluate import eval_clip, run_clip
+    from .jobs import SimulateConfig, run_simulate
     from .scenes import get_scene
 
-    methods = [canonical(m) for m in (args.method or ["stddn"])]
-    if not (1.0 <= args.seconds <= 300.0):
-        raise InputError("--seconds must be between 1 and 300")
+    config = SimulateConfig(**({"methods": tuple(args.method)} if args.method else {}), seconds=args.seconds,
+                            seed=args.seed, stride=args.stride)
     if args.input is not None:
-        clip = read_path("trajectories", args.input, fps=args.fps)
+        res = run_simulate(read_path("trajectories", args.input, fps=args.fps), config)
         source = {"input": str(args.input), "fps": args.fps}
     else:
-        try:
-            scene = get_scene(args.scene)
-        except ValueError as err:
-            raise InputError(str(err)) from None
-        clip = eval_clip(scene, args.seconds, args.seed)
+        scene = get_scene(args.scene)
+        res = run_simulate(scene.name, config)
         source = {"scene": scene.name, "seconds": args.seconds}
-    run = run_clip(clip, methods, stride=args.stride)
-    result = {"clip": clip.summary(), "metrics": run.table(), "ground_truth_collisions": run.gt_collisions,
-              "provenance": provenance(args.seed, _assets(methods), methods=methods, stride=args.stride, **source)}
+    result = {**res.summary(), "provenance": provenance(args.seed, res.assets, methods=list(config.methods),
+                                                        stride=args.stride, **source)}
     if args.out is not None:
-        safe_csv(rollouts_to_frame(clip, {m: r.positions for m, r in run.rollouts.items()}), args.out)
+        safe_csv(res.rollouts_frame(), args.out)
         result["out"] = str(args.out)
     c = result["clip"]
     lines = [f"{c['name']}: {c['agents']} agents, {c['seconds']} s; ground-truth collisions "
-             f"{run.gt_collisions:.4g}", *_table_lines(result["metrics"])]
+             f"{res.gt_collisions:.4g}", *_table_lines(result["metrics"])]
     if args.out is not None:
         lines.append(f"wrote {args.out}")
     return Output(result, lines=lines)
 
 
 def cmd_evaluate(args: argparse.Namespace) -> Output:
-    from backend.errors import InputError
     from backend.runtime import provenance
 
-    from .evaluate import evaluate
+    from .jobs import EvaluateConfig, run_evaluate
 
-    methods = [canonical(m) for m in (args.methods or METHODS)]
-    try:
-        res = evaluate(args.scenes, args.seconds, args.seed, methods, args.stride)
-    except ValueError as err:
-        raise InputError(str(err)) from None
-    result = {"table": res.table, "per_scene": res.per_scene,
-              "provenance": provenance(args.seed, _assets(methods), seconds=args.seconds, scenes=args.scenes,
-                                       methods=methods, stride=args.stride)}
+    config = EvaluateConfig(tuple(args.scenes or ()), args.seconds, args.seed, tuple(args.methods or ()), args.stride)
+    res = run_evaluate(config)
+    result = {**res.summary(),
+              "provenance": provenance(args.seed, res.assets, seconds=args.seconds, scenes=args.scenes,
+                                       methods=list(config.methods), stride=args.stride)}
     return Output(result, lines=_table_lines(res.table))
 
 

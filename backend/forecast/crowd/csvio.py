@@ -146,11 +146,18 @@ def clip_to_frame(clip: Clip, fps: float | None = None) -> pd.DataFrame:
 
 def rollouts_to_frame(clip: Clip, positions: dict[str, np.ndarray]) -> pd.DataFrame:
     """Long table ``method, frame, time_s, id, x, y`` of the ground truth and each method's rollout."""
-    ids = clip.meta.get("ids") or list(range(clip.num_agents))
+    return trajectories_frame(clip.positions, positions, clip.dt, clip.meta.get("ids"))
+
+
+def trajectories_frame(truth: np.ndarray, positions: dict[str, np.ndarray], dt: float,
+                       ids: list | None = None) -> pd.DataFrame:
+    """:func:`rollouts_to_frame` from the arrays: ``truth`` and each rollout ``[T, N, 2]`` (NaN where absent), the
+    frame step ``dt`` in seconds and the agents' ids (default 0..N-1)."""
+    ids = ids or list(range(truth.shape[1]))
     parts = []
-    for method, pos in {"ground_truth": clip.positions, **positions}.items():
+    for method, pos in {"ground_truth": truth, **positions}.items():
         t, n = np.nonzero(~np.isnan(pos[..., 0]))
-        parts.append(pd.DataFrame({"method": method, "frame": t, "time_s": np.round(t * clip.dt, 3),
+        parts.append(pd.DataFrame({"method": method, "frame": t, "time_s": np.round(t * dt, 3),
                                    "id": [ids[i] for i in n], "x": np.round(pos[t, n, 0], 3),
                                    "y": np.round(pos[t, n, 1], 3)}))
     return pd.concat(parts, ignore_index=True)

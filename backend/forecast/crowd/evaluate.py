@@ -18,6 +18,8 @@ from .rollout import Rollout, simulate
 from .scenes import EVAL_SCENES, Scene, get_scene
 
 METRICS = ("MAE", "OT", "MMD", "FDE", "collisions", "wall_crossings")  # wall crossings per simulated agent
+OURS, ABLATION = METHODS.names("ours")[0], METHODS.names("ablation")[0]  # STDDN and its no-density ablation
+PAIR = (OURS, ABLATION)
 
 
 @dataclass
@@ -108,7 +110,7 @@ def ode_view(clip: Clip, t0: int | None = None, frames: int = 10) -> dict:
     from .stddn import window_loss
     from .training import ClipTensors, collate, make_window
 
-    model, _ = load_model("stddn")
+    model, _ = load_model(OURS)
     grid = model.ode.grid
     if t0 is None:
         t0 = max(0, clip.num_frames // 2 - frames // 2)
@@ -145,11 +147,11 @@ def ablation_summary(assets: Path | None = None) -> dict:
         rec = {"seed": seed}
         for tier, rows in (("full", ev["table"]), ("ci", ev["ci"]["table"])):
             t = {r["method"]: r for r in rows}
-            if "stddn" in t and "micro" in t:
-                rec[tier] = {m: {k: float(t[m][k]) for k in ("MAE", "OT", "MMD")} for m in ("stddn", "micro")}
+            if OURS in t and ABLATION in t:
+                rec[tier] = {m: {k: float(t[m][k]) for k in ("MAE", "OT", "MMD")} for m in PAIR}
         rec["scenes"] = {}
         for r in ev.get("per_scene", []):
-            if r["method"] in ("stddn", "micro"):
+            if r["method"] in PAIR:
                 rec["scenes"].setdefault(r["scene"], {})[r["method"]] = {
                     k: float(r[k]) for k in ("MAE", "OT", "wall_crossings") if k in r}
         if "full" in rec and "ci" in rec:
@@ -159,13 +161,13 @@ def ablation_summary(assets: Path | None = None) -> dict:
         agg: dict = {}
         for k in ("MAE", "OT", "MMD"):
             row = {}
-            for m in ("stddn", "micro"):
+            for m in PAIR:
                 vals = [r[tier][m][k] for r in per_seed]
                 row[m] = {"mean": float(np.mean(vals)) if vals else float("nan"),
                           "min": float(np.min(vals)) if vals else float("nan"),
                           "max": float(np.max(vals)) if vals else float("nan")}
-            row["rel"] = (row["stddn"]["mean"] - row["micro"]["mean"]) / row["micro"]["mean"] if per_seed else float("nan")
-            row["wins"] = sum(r[tier]["stddn"][k] < r[tier]["micro"][k] for r in per_seed)
+            row["rel"] = (row[OURS]["mean"] - row[ABLATION]["mean"]) / row[ABLATION]["mean"] if per_seed else float("nan")
+            row["wins"] = sum(r[tier][OURS][k] < r[tier][ABLATION][k] for r in per_seed)
             agg[k] = row
         agg["holds"] = bool(per_seed) and agg["MAE"]["rel"] < 0 and agg["OT"]["rel"] < 0
         out[tier] = agg
@@ -173,7 +175,7 @@ def ablation_summary(assets: Path | None = None) -> dict:
     out["scenes"] = {}
     for sc in scenes:
         out["scenes"][sc] = {}
-        for m in ("stddn", "micro"):
+        for m in PAIR:
             recs = [r["scenes"][sc][m] for r in per_seed if sc in r["scenes"]]
             out["scenes"][sc][m] = {k: float(np.mean([x[k] for x in recs])) for k in ("MAE", "OT")}
             walls = [x["wall_crossings"] for x in recs if "wall_crossings" in x]
@@ -186,10 +188,10 @@ def scene_text(summary: dict) -> str:
     """Per held-out scene (60 s clips), STDDN vs the ablation averaged over the recorded seeds."""
     parts = []
     for sc, v in summary.get("scenes", {}).items():
-        t = (f"{sc}: MAE {v['stddn']['MAE']:.2f} vs {v['micro']['MAE']:.2f} m, OT {v['stddn']['OT']:.2f} vs "
-             f"{v['micro']['OT']:.2f}")
-        if "wall_crossings" in v["stddn"] and "wall_crossings" in v["micro"]:
-            t += f", wall crossings per agent {v['stddn']['wall_crossings']:.2f} vs {v['micro']['wall_crossings']:.2f}"
+        t = (f"{sc}: MAE {v[OURS]['MAE']:.2f} vs {v[ABLATION]['MAE']:.2f} m, OT {v[OURS]['OT']:.2f} vs "
+             f"{v[ABLATION]['OT']:.2f}")
+        if "wall_crossings" in v[OURS] and "wall_crossings" in v[ABLATION]:
+            t += f", wall crossings per agent {v[OURS]['wall_crossings']:.2f} vs {v[ABLATION]['wall_crossings']:.2f}"
         parts.append(t)
     return "Per held-out scene (60 s, mean over seeds, STDDN vs ablation): " + "; ".join(parts) + "."
 
@@ -201,8 +203,8 @@ def ablation_text(summary: dict, tier: str = "full", why: str = " (the wall and 
         return "No recorded evaluation of the ablation yet."
     f, n = summary[tier], len(summary["seeds"])
     where = "60 s held-out clips" if tier == "full" else "the ci subset"
-    parts = [f"{k} {f[k]['stddn']['mean']:.3f} [{f[k]['stddn']['min']:.3f}-{f[k]['stddn']['max']:.3f}] vs "
-             f"{f[k]['micro']['mean']:.3f} [{f[k]['micro']['min']:.3f}-{f[k]['micro']['max']:.3f}] "
+    parts = [f"{k} {f[k][OURS]['mean']:.3f} [{f[k][OURS]['min']:.3f}-{f[k][OURS]['max']:.3f}] vs "
+             f"{f[k][ABLATION]['mean']:.3f} [{f[k][ABLATION]['min']:.3f}-{f[k][ABLATION]['max']:.3f}] "
              f"({100 * f[k]['rel']:+.1f}%; STDDN ahead for {f[k]['wins']} of {n} seeds)" for k in ("MAE", "OT")]
     verdict = ("STDDN is ahead on both means." if f["holds"] else
                f"Not reproduced on our miniature{why}.")
@@ -304,13 +306,13 @@ def wall_text(walls: dict) -> str:
             "released code's obstacle context (the 5 nearest wall points within 4 m in its field of view, through an "
             "obstacle EGNN) and nothing at inference stops an agent at a wall, as in the released code; the trained "
             f"networks barely use it. A lone walker {d:g} m from a wall is pushed away by "
-            f"{mean('stddn', 'wall_response'):+.3f} m/s² (STDDN; seeds {spread('stddn', 'wall_response')}) and "
-            f"{mean('micro', 'wall_response'):+.3f} m/s² (ablation; {spread('micro', 'wall_response')}), against "
+            f"{mean(OURS, 'wall_response'):+.3f} m/s² (STDDN; seeds {spread(OURS, 'wall_response')}) and "
+            f"{mean(ABLATION, 'wall_response'):+.3f} m/s² (ablation; {spread(ABLATION, 'wall_response')}), against "
             f"{walls['generator_sf'][i]:.2f} m/s² for the generator's social-force walkers. Near the walls of the "
             f"held-out bottleneck (agents within 1.2 m, one-step predictions from the true state, "
             f"{walls['near_wall_samples']} samples) the mean acceleration along the wall normal is "
-            f"{mean('stddn', 'near_wall'):+.3f} m/s² for STDDN ({spread('stddn', 'near_wall')}) and "
-            f"{mean('micro', 'near_wall'):+.3f} for the ablation ({spread('micro', 'near_wall')}) against "
+            f"{mean(OURS, 'near_wall'):+.3f} m/s² for STDDN ({spread(OURS, 'near_wall')}) and "
+            f"{mean(ABLATION, 'near_wall'):+.3f} for the ablation ({spread(ABLATION, 'near_wall')}) against "
             f"{walls['near_wall_truth']:+.3f} in the ground truth (negative = toward the wall)."
             + (_crossing_text(walls, seeds) if "gap_wall" in walls else ""))
 
@@ -320,7 +322,7 @@ def _crossing_text(walls: dict, seeds: list[str]) -> str:
         per = [walls["seeds"][s][kind]["crossings_per_wall"] for s in seeds]
         return [sum(c[i] for i in walls["gap_wall"]) for c in per], [sum(c) for c in per]
 
-    (sg, st), (mg, mt) = counts("stddn"), counts("micro")
+    (sg, st), (mg, mt) = counts(OURS), counts(ABLATION)
     return (f" In that clip's 60 s rollouts, {sum(sg) + sum(mg)} of {sum(st) + sum(mt)} wall crossings go through "
             f"the wall that holds the gap, beside it: STDDN {'/'.join(map(str, sg))} and the ablation "
             f"{'/'.join(map(str, mg))} for seeds {'/'.join(seeds)}.")
@@ -367,19 +369,19 @@ def guard_text(wg: dict) -> str:
     seeds = sorted(wg["seeds"], key=int)
     parts = []
     for k in ("MAE", "OT"):
-        vals = {m: [wg["seeds"][s]["table"][m][k] for s in seeds] for m in ("stddn", "micro")}
-        ms, mm = float(np.mean(vals["stddn"])), float(np.mean(vals["micro"]))
-        wins = sum(a < b for a, b in zip(vals["stddn"], vals["micro"], strict=True))
-        parts.append(f"{k} {ms:.3f} [{min(vals['stddn']):.3f}-{max(vals['stddn']):.3f}] vs {mm:.3f} "
-                     f"[{min(vals['micro']):.3f}-{max(vals['micro']):.3f}] ({100 * (ms - mm) / mm:+.1f}%; STDDN ahead "
+        vals = {m: [wg["seeds"][s]["table"][m][k] for s in seeds] for m in PAIR}
+        ms, mm = float(np.mean(vals[OURS])), float(np.mean(vals[ABLATION]))
+        wins = sum(a < b for a, b in zip(vals[OURS], vals[ABLATION], strict=True))
+        parts.append(f"{k} {ms:.3f} [{min(vals[OURS]):.3f}-{max(vals[OURS]):.3f}] vs {mm:.3f} "
+                     f"[{min(vals[ABLATION]):.3f}-{max(vals[ABLATION]):.3f}] ({100 * (ms - mm) / mm:+.1f}%; STDDN ahead "
                      f"for {wins} of {len(seeds)} seeds)")
     scenes = sorted({r["scene"] for s in seeds for r in wg["seeds"][s]["per_scene"]})
     per, ahead = [], []
     for sc in scenes:
         v = {m: float(np.mean([r["OT"] for s in seeds for r in wg["seeds"][s]["per_scene"]
-                               if r["scene"] == sc and r["method"] == m])) for m in ("stddn", "micro")}
-        per.append(f"{sc} {v['stddn']:.2f} vs {v['micro']:.2f}")
-        if v["stddn"] < v["micro"]:
+                               if r["scene"] == sc and r["method"] == m])) for m in PAIR}
+        per.append(f"{sc} {v[OURS]:.2f} vs {v[ABLATION]:.2f}")
+        if v[OURS] < v[ABLATION]:
             ahead.append(sc)
     return (f"**With walls enforced** (diagnostic only: `evaluate.WallGuard` cancels any step through a wall for both "
             f"models; neither the paper nor the released code has it), mean over seeds {[int(s) for s in seeds]} on "
@@ -403,24 +405,24 @@ def control_text(control: dict, summary: dict, walls: dict | None = None) -> str
         return m([r["OT"] for r in rows if r["scene"].startswith(name)])
 
     c = {k: m([control["seeds"][str(s)]["table"][k] for s in seeds]) for k in ("MAE", "OT")}
-    st = {k: m([per[s]["full"]["stddn"][k] for s in seeds]) for k in ("MAE", "OT")}
-    ab = {k: m([per[s]["full"]["micro"][k] for s in seeds]) for k in ("MAE", "OT")}
+    st = {k: m([per[s]["full"][OURS][k] for s in seeds]) for k in ("MAE", "OT")}
+    ab = {k: m([per[s]["full"][ABLATION][k] for s in seeds]) for k in ("MAE", "OT")}
     b = {"control": m([scene_ot(control["seeds"][str(s)]["per_scene"]) for s in seeds]),
-         "stddn": m([v["stddn"]["OT"] for sc, v in summary["scenes"].items() if sc.startswith("bottleneck")]),
-         "micro": m([v["micro"]["OT"] for sc, v in summary["scenes"].items() if sc.startswith("bottleneck")])}
+         OURS: m([v[OURS]["OT"] for sc, v in summary["scenes"].items() if sc.startswith("bottleneck")]),
+         ABLATION: m([v[ABLATION]["OT"] for sc, v in summary["scenes"].items() if sc.startswith("bottleneck")])}
     text = (f"**Density control** (STDDN's stages, frozen physics epochs and batches, but the density term never "
             f"reaches the network: `--joint-lambda2 0`), mean over seeds {seeds} on the 60 s held-out clips: MAE "
             f"{c['MAE']:.3f} m and OT {c['OT']:.3f}, beside STDDN {st['MAE']:.3f} / {st['OT']:.3f} and the ablation "
-            f"{ab['MAE']:.3f} / {ab['OT']:.3f}; bottleneck OT {b['control']:.2f} (STDDN {b['stddn']:.2f}, ablation "
-            f"{b['micro']:.2f})")
+            f"{ab['MAE']:.3f} / {ab['OT']:.3f}; bottleneck OT {b['control']:.2f} (STDDN {b[OURS]:.2f}, ablation "
+            f"{b[ABLATION]:.2f})")
     if walls is not None and all(str(s) in walls["seeds"] for s in seeds):
         i = walls["distances"].index(0.5) if 0.5 in walls["distances"] else 0
         cw = m([control["seeds"][str(s)]["wall_response"][i] for s in seeds])
         cn = m([control["seeds"][str(s)]["near_wall"] for s in seeds])
-        sw = m([walls["seeds"][str(s)]["stddn"]["wall_response"][i] for s in seeds])
-        sn = m([walls["seeds"][str(s)]["stddn"]["near_wall"] for s in seeds])
-        aw = m([walls["seeds"][str(s)]["micro"]["wall_response"][i] for s in seeds])
-        an = m([walls["seeds"][str(s)]["micro"]["near_wall"] for s in seeds])
+        sw = m([walls["seeds"][str(s)][OURS]["wall_response"][i] for s in seeds])
+        sn = m([walls["seeds"][str(s)][OURS]["near_wall"] for s in seeds])
+        aw = m([walls["seeds"][str(s)][ABLATION]["wall_response"][i] for s in seeds])
+        an = m([walls["seeds"][str(s)][ABLATION]["near_wall"] for s in seeds])
         text += (f"; wall response at {walls['distances'][i]:g} m {cw:+.3f} m/s² (STDDN {sw:+.3f}, ablation "
                  f"{aw:+.3f}), near-wall normal acceleration in the bottleneck {cn:+.3f} (STDDN {sn:+.3f}, ablation "
                  f"{an:+.3f})")

@@ -27,14 +27,18 @@ if TYPE_CHECKING:
     from .rollout import CrowdSimulator
 
 
-def _learned(kind: str) -> Callable[..., CrowdSimulator]:
-    def make(net: Any = None, **_: Any) -> CrowdSimulator:
+class LearnedMethod:
+    """The factory of a learned simulator: the shipped network of ``kind`` (``methods.weights_path(kind)``), or the
+    :class:`~.stddn.MicroNet` given as ``net``."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __call__(self, net: Any = None, **_: Any) -> CrowdSimulator:
         from .methods import Learned, learned
         from .stddn import MicroNet
 
-        return Learned(net, kind) if isinstance(net, MicroNet) else learned(kind)
-
-    return make
+        return Learned(net, self.kind) if isinstance(net, MicroNet) else learned(self.kind)
 
 
 def _social_force(**_: Any) -> CrowdSimulator:
@@ -56,9 +60,9 @@ def _constant_velocity(**_: Any) -> CrowdSimulator:
 
 
 METHODS: Registry[Callable[..., CrowdSimulator]] = Registry("crowd method")
-METHODS.add("stddn", _learned("stddn"), label="STDDN", kind="ours", color="#d62728",
+METHODS.add("stddn", LearnedMethod("stddn"), label="STDDN", kind="ours", color="#d62728",
             about="trajectory network trained with the density continuity ODE")
-METHODS.add("micro", _learned("micro"), label="Micro only (no ODE)", kind="ablation", color="#ff7f0e",
+METHODS.add("micro", LearnedMethod("micro"), label="Micro only (no ODE)", kind="ablation", color="#ff7f0e",
             about="same network, lambda2 = 0 (ablation)")
 METHODS.add("social_force", _social_force, label="Social force", kind="baseline", color="#1f77b4",
             about="default-parameter social-force model")
@@ -66,7 +70,7 @@ METHODS.add("orca", _orca, label="ORCA", kind="baseline", color="#2ca02c",
             about="optimal reciprocal collision avoidance (pyrvo / RVO2)")
 METHODS.add("constant_velocity", _constant_velocity, label="Constant velocity", kind="baseline", color="#9467bd",
             about="keeps the last velocity")
-LEARNED = ("stddn", "micro")  # the methods that ship weights
+LEARNED: tuple[str, ...] = tuple(n for n, m in METHODS.items() if isinstance(m, LearnedMethod))  # they ship weights
 
 
 def canonical(name: str) -> str:
@@ -79,4 +83,4 @@ def get_method(name: str, **kwargs: Any) -> CrowdSimulator:
     return METHODS[canonical(name)](**kwargs)
 
 
-__all__ = ["LEARNED", "METHODS", "canonical", "get_method"]
+__all__ = ["LEARNED", "METHODS", "LearnedMethod", "canonical", "get_method"]

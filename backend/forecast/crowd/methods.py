@@ -21,13 +21,18 @@ from .physics import Orca, OrcaConfig, SocialForceConfig, social_force_step
 from .rollout import CrowdState
 from .stddn import STDDN, MicroConfig, MicroNet, StddnConfig
 
-WEIGHTS = {"stddn": ASSETS / "crowd_stddn.safetensors", "micro": ASSETS / "crowd_micro.safetensors"}
+WEIGHTS_DIR = ASSETS  # where weights_path looks (the training script's quick run points it at a temporary folder)
+
+
+def weights_path(kind: str) -> Path:
+    """The shipped weights of the learned method ``kind`` (``interface.LEARNED``): ``crowd_<kind>.safetensors``."""
+    return WEIGHTS_DIR / f"crowd_{kind}.safetensors"
 
 
 def seed_weights(kind: str, seed: int) -> Path:
     """Shipped weights of ``kind`` ("stddn" | "micro") for a training seed: seed 0 is the default model
-    (``WEIGHTS[kind]``), other seeds are ``assets/crowd_<kind>_seed<S>.safetensors`` (same data and budget)."""
-    return WEIGHTS[kind] if seed == 0 else ASSETS / f"crowd_{kind}_seed{seed}.safetensors"
+    (:func:`weights_path`), other seeds are ``assets/crowd_<kind>_seed<S>.safetensors`` (same data and budget)."""
+    return weights_path(kind) if seed == 0 else ASSETS / f"crowd_{kind}_seed{seed}.safetensors"
 
 
 def shipped_seeds() -> list[int]:
@@ -128,7 +133,7 @@ def save_weights(model: STDDN, path: Path, micro_only: bool, training: dict[str,
 
 def load_model(kind: str = "stddn", path: str | Path | None = None) -> tuple[STDDN, weights.WeightsMeta]:
     """Load shipped weights (safetensors only). Returns the model (ODE untrained for ``micro``) and its metadata."""
-    p = Path(path) if path is not None else WEIGHTS[kind]
+    p = Path(path) if path is not None else weights_path(kind)
     state, meta = weights.load(p, made_by=TRAIN_COMMAND)
     cfg = meta.config
     micro = MicroConfig(**cfg.get("micro", {}))
@@ -156,15 +161,15 @@ def learned(kind: str) -> Learned:
 def weights_sha(kind: str) -> str | None:
     from backend.runtime import sha256_file
 
-    p = WEIGHTS.get(kind)
-    return sha256_file(p) if p is not None and p.is_file() else None
+    p = weights_path(kind)
+    return sha256_file(p) if p.is_file() else None
 
 
 def param_count(kind: str) -> int | None:
-    if kind not in WEIGHTS or not WEIGHTS[kind].is_file():
+    if not weights_path(kind).is_file():
         return None
     return int(sum(v.numel() for v in learned(kind).net.parameters()))
 
 
-__all__ = ["ConstantVelocity", "Learned", "OrcaSim", "SocialForce", "WEIGHTS", "learned", "load_model",
-           "save_weights", "seed_weights", "shipped_seeds"]
+__all__ = ["ConstantVelocity", "Learned", "OrcaSim", "SocialForce", "WEIGHTS_DIR", "learned", "load_model",
+           "save_weights", "seed_weights", "shipped_seeds", "weights_path"]

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from backend.registry import choose
+
 Rect = tuple[float, float, float, float]  # x0, y0, x1, y1
 Segment = tuple[float, float, float, float]  # x0, y0, x1, y1
 
@@ -187,12 +189,7 @@ PRESETS: dict[str, Scene] = {s.kind: s for s in EVAL_SCENES}
 
 
 def get_scene(name: str) -> Scene:
-    """A scene by kind (``bottleneck`` = its held-out preset) or full name (``corridor-w4``). Raises ValueError."""
-    key = name.strip().lower()
-    if key in PRESETS:
-        return PRESETS[key]
-    for s in (*TRAIN_SCENES, *EVAL_SCENES):
-        if s.name.lower() == key:
-            return s
-    names = sorted({*PRESETS, *(s.name for s in TRAIN_SCENES + EVAL_SCENES)})
-    raise ValueError(f"unknown scene {name!r}; valid: {', '.join(names)}")
+    """A scene by kind (``bottleneck`` = its held-out preset) or full name (``corridor-w4``); an unknown name raises
+    InputError (a ValueError) listing the valid ones."""
+    scenes = {**{s.name: s for s in (*TRAIN_SCENES, *EVAL_SCENES)}, **PRESETS}
+    return scenes[choose(name, sorted(scenes), "scene")]

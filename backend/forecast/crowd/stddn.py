@@ -78,9 +78,12 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from backend.registry import choose
+
 from .density import T_MAX, T_MIN, Grid, crossing_weight, density, soft_assign
 
 HISTORY = 8
+OUTFLOWS = ("conservative", "code")  # the density ODE's outflow formulas (see "Outflow" above)
 
 
 @dataclass
@@ -316,10 +319,8 @@ class DensityODE(nn.Module):
     def __init__(self, grid: Grid, embed_dim: int = 4, temperature: float = 1.0, outflow: str = "conservative",
                  t_min: float = T_MIN) -> None:
         super().__init__()
-        if outflow not in ("conservative", "code"):
-            raise ValueError(f"unknown outflow {outflow!r}; valid: conservative, code")
         self.grid = grid
-        self.outflow = outflow
+        self.outflow = choose(outflow, OUTFLOWS, "outflow")
         self.t_min = max(float(t_min), T_MIN)
         C = grid.num_cells
         self.node_w = nn.Parameter(torch.randn(C + 1, embed_dim) * 0.01)

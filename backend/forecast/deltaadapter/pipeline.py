@@ -7,7 +7,8 @@ delta. :func:`select` trains the feature mask. :func:`calibrate` fits QC and CC 
 reports coverage and mean width on the test split, coverage against nominal before and after the shift, and CC's
 coverage over random exchangeable splits.
 
-Presets: ``synthetic`` (:func:`.data.synthetic`), ``co2`` and ``macro`` (:mod:`.data`), each with shipped backbones.
+The methods and calibrators are the entries of :mod:`.interface` (``METHODS``, ``CALIBRATORS``); the presets,
+``synthetic`` (:func:`.data.synthetic`), ``co2`` and ``macro`` (:mod:`.data`), each ship with their backbones.
 """
 
 from __future__ import annotations
@@ -21,24 +22,16 @@ import torch
 from backend.errors import InputError
 
 from . import adapters as ad
-from . import baselines as bl
 from . import calibration as cal
 from . import data as dt
 from .backbones import load_shipped, n_params, state_hash
-
-PRESETS = {"synthetic": dt.synthetic, "co2": dt.co2, "macro": dt.macro}
-ADAPT_METHODS = ("frozen", "ada_x", "ada_y", "ada_xy", "finetune", "lora", "revin", "refit", "ewma")
+from .backbones import predict as _predict
+from .interface import CALIBRATORS, METHODS, PRESETS, AdaptContext, Scored
 
 
 def load_preset(name: str) -> dt.Series:
-    if name not in PRESETS:
-        raise InputError(f"Unknown preset {name!r}; choose one of {', '.join(PRESETS)}.")
-    return PRESETS[name]()
-
-
-def _predict(model: torch.nn.Module, x: torch.Tensor, batch: int = 512) -> np.ndarray:
-    with torch.no_grad():
-        return torch.cat([model(x[i:i + batch]) for i in range(0, len(x), batch)]).numpy()
+    """The series of a preset (a name of ``interface.PRESETS``)."""
+    return PRESETS.get(name)()
 
 
 def _scores(pred: np.ndarray, y: np.ndarray) -> dict:
@@ -61,14 +54,8 @@ class AdaptResult:
                 for k, v in self.rows.items()]
 
 
-def _capped(cfg, epochs: int | None):
-    from dataclasses import replace
-
-    return cfg if epochs is None else replace(cfg, epochs=min(cfg.epochs, int(epochs)))
-
-
 def adapt(series: dt.Series, backbone: torch.nn.Module, delta: float = 0.1, kind: str = "add",
-          zero_init: bool = False, methods: tuple[str, ...] = ADAPT_METHODS, seed: int = 0,
+          zero_init: bool = False, methods: tuple[str, ...] = tuple(METHODS), seed: int = 0,
           windows: dt.Windows | None = None, n_example: int = 3, epochs: int | None = None, progress=None,
           cancel=None) -> AdaptResult:
     """Every method of ``methods`` on the post-shift splits of ``series``; ``delta`` in (0, 1]. ``epochs`` caps the
@@ -76,53 +63,23 @@ def adapt(series: dt.Series, backbone: torch.nn.Module, delta: float = 0.1, kind
     if not 0.0 < delta <= 1.0:
         raise InputError(f"delta must be in (0, 1]; got {delta}.")
     w = windows or dt.make_windows(series)
-    xa, ya = w.torch("adapt")
-    xv, yv = w.torch("val")
-    xt, yt = w.torch("test")
+    xt, _ = w.torch("test")
     h0 = state_hash(backbone)
     frozen = {s: _predict(backbone, w.torch(s)[0]) for s in ("adapt", "val", "test")}
+    ctx = AdaptContext(backbone, w, frozen, kind, delta, zero_init, seed, epochs)
     rows: dict[str, dict] = {}
     preds: dict[str, np.ndarray] = {}
-
-    def add(name: str, pred_t: np.ndarray, pred_v: np.ndarray | None, params: int, secs: float, **extra) -> None:
-        preds[name] = pred_t
-        val_mse = float(np.mean((pred_v - w.y["val"]) ** 2)) if pred_v is not None else None
-        rows[name] = {**_scores(pred_t, w.y["test"]), "val_mse": val_mse, "params": int(params),
-                      "train_s": float(secs), **extra}
-
-    todo = [m for m in methods if m in ADAPT_METHODS]
+    todo = [METHODS.key(m) for m in methods]
     for i, m in enumerate(todo):
         if cancel is not None:
             cancel.check()
         if progress is not None:
             progress(i / len(todo), f"{m}")
-        if m == "frozen":
-            add(m, frozen["test"], frozen["val"], 0, 0.0)
-        elif m in ("ada_x", "ada_y", "ada_xy"):
-            cfg = ad.AdapterConfig(mode=m.split("_")[1], kind=kind, delta=delta, zero_init=zero_init)
-            cfg.fit = _capped(cfg.fit, epochs)
-            model, log = ad.train_adapter(backbone, xa, ya, xv, yv, cfg, seed)
-            add(m, _predict(model, xt), _predict(model, xv), ad.adapter_params(model), log.seconds,
-                epochs=log.epochs_run, curve={"train": log.train, "val": log.val})
-        elif m == "finetune":
-            model, log = bl.finetune(backbone, xa, ya, xv, yv, _capped(bl.FT_FIT, epochs), seed=seed)
-            add(m, _predict(model, xt), _predict(model, xv), n_params(model), log.seconds, epochs=log.epochs_run,
-                curve={"train": log.train, "val": log.val})
-        elif m == "lora":
-            model, log, k = bl.lora(backbone, xa, ya, xv, yv, cfg=_capped(bl.LORA_FIT, epochs), seed=seed)
-            add(m, _predict(model, xt), _predict(model, xv), k, log.seconds, epochs=log.epochs_run,
-                curve={"train": log.train, "val": log.val})
-        elif m == "revin":
-            model = bl.RevIN(backbone)
-            add(m, _predict(model, xt), _predict(model, xv), 0, 0.0)
-        elif m == "refit":
-            model, secs, k = bl.last_layer_refit(backbone, xa, ya)
-            add(m, _predict(model, xt), _predict(model, xv), k, secs)
-        elif m == "ewma":
-            t0 = time.perf_counter()
-            pt = bl.ewma_correction(frozen["adapt"], w.y["adapt"], frozen["test"], w.y["test"])
-            pv = bl.ewma_correction(frozen["adapt"], w.y["adapt"], frozen["val"], w.y["val"])
-            add(m, pt, pv, int(np.prod(frozen["test"].shape[1:])), time.perf_counter() - t0)
+        fit = METHODS[m](ctx)
+        preds[m] = fit.test
+        val_mse = float(np.mean((fit.val - w.y["val"]) ** 2)) if fit.val is not None else None
+        rows[m] = {**_scores(fit.test, w.y["test"]), "val_mse": val_mse, "params": int(fit.params),
+                   "train_s": float(fit.seconds), **fit.extra}
     base = rows.get("frozen", {}).get("mse")
     for r in rows.values():
         r["improvement"] = float(1 - r["mse"] / base) if base else None
@@ -167,34 +124,15 @@ def select(series: dt.Series, backbone: torch.nn.Module, kappa: float = 0.3, see
             "mse_ratio": mse_mask / mse_frozen, "train_s": log.seconds}
 
 
-CALIBRATORS = ("cc", "cc_plain", "qc", "split", "residual", "cqr", "aci")
 NOMINAL = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
-
-
-def _intervals(method: str, alpha: float, f: dict, cal_split: str, test_split: str) -> cal.Interval:
-    pc, yc, pt, yt = f["pred"][cal_split], f["y"][cal_split], f["pred"][test_split], f["y"][test_split]
-    if method in ("cc", "cc_plain"):
-        return cal.cc_interval(f["w"][cal_split], yc - pc, pt, f["w"][test_split], alpha,
-                               "plain" if method == "cc_plain" else "rank")[0]
-    if method == "split":
-        return cal.split_conformal(yc - pc, pt, alpha)
-    if method == "residual":
-        return cal.residual_quantiles(yc - pc, pt, alpha)
-    if method == "aci":
-        return cal.aci(yc - pc, pt, yt, alpha)[0]
-    lo_i, hi_i = f["tau_index"](alpha)
-    q = f["q"]
-    if method == "qc":
-        return cal.Interval(q[test_split][..., lo_i], q[test_split][..., hi_i])
-    if method == "cqr":
-        return cal.cqr(q[cal_split][..., lo_i], q[cal_split][..., hi_i], yc, q[test_split][..., lo_i],
-                       q[test_split][..., hi_i], alpha)
-    raise InputError(f"Unknown calibrator {method!r}; choose one of {', '.join(CALIBRATORS)}.")
+# The calibrators every calibration tabulates: all but the references (mapie's split conformal, tabulated when asked).
+TABULATED: tuple[str, ...] = tuple(m for m in CALIBRATORS if CALIBRATORS.kind(m) != "reference")
 
 
 def calibrate(series: dt.Series, backbone: torch.nn.Module, alpha: float = 0.05, seed: int = 0, n_splits: int = 50,
-              windows: dt.Windows | None = None) -> dict:
-    """QC and CC plus the conformal baselines at miscoverage ``alpha`` (0 < alpha < 0.5)."""
+              windows: dt.Windows | None = None, also: tuple[str, ...] = ()) -> dict:
+    """QC and CC plus the conformal baselines at miscoverage ``alpha`` (0 < alpha < 0.5); ``also``: calibrators
+    tabulated beside :data:`TABULATED`."""
     if not 0.0 < alpha < 0.5:
         raise InputError(f"alpha must be in (0, 0.5); got {alpha}.")
     w = windows or dt.make_windows(series)
@@ -218,28 +156,30 @@ def calibrate(series: dt.Series, backbone: torch.nn.Module, alpha: float = 0.05,
     def tau_index(a: float) -> tuple[int, int]:
         return int(np.argmin(np.abs(tau_arr - a / 2))), int(np.argmin(np.abs(tau_arr - (1 - a / 2))))
 
-    f = {"pred": pred, "y": w.y, "q": q, "w": wsc, "tau_index": tau_index}
+    f = Scored(pred, w.y, q, wsc, tau_index)
     table = {}
-    for m in CALIBRATORS:
-        iv = _intervals(m, alpha, f, "val", "test")
+    for m in dict.fromkeys((*TABULATED, *(CALIBRATORS.key(a) for a in also))):
+        iv = CALIBRATORS[m](alpha, f, "val", "test")
         table[m] = {"coverage": iv.coverage(w.y["test"]), "width": iv.width(),
                     "per_horizon": iv.per_horizon(w.y["test"])}
     table["qc"]["train_s"], table["cc"]["train_s"] = qc_s, cc_s
     # coverage vs nominal: calibrated before the shift (early_val) and scored there / after it, and recalibrated after
     curves = {}
-    for m in ("cc", "qc", "cqr", "split", "aci"):
+    for m in (m for m in TABULATED if CALIBRATORS[m].curve):
+        c = CALIBRATORS[m]
         before, stale, after = [], [], []
         for nom in NOMINAL:
             a = 1 - nom
-            before.append(_intervals(m, a, f, "early_val", "early_val").coverage(w.y["early_val"]))
-            stale.append(_intervals(m, a, f, "early_val", "test").coverage(w.y["test"]))
-            after.append(_intervals(m, a, f, "val", "test").coverage(w.y["test"]))
+            before.append(c(a, f, "early_val", "early_val").coverage(w.y["early_val"]))
+            stale.append(c(a, f, "early_val", "test").coverage(w.y["test"]))
+            after.append(c(a, f, "val", "test").coverage(w.y["test"]))
         curves[m] = {"before_shift": before, "after_shift_stale": stale, "after_shift": after}
-    pooled = np.concatenate([np.abs(w.y[s] - pred[s]) / wsc[s] for s in ("val", "test")])
-    pooled_const = np.concatenate([np.abs(w.y[s] - pred[s]) for s in ("val", "test")])
-    rs = cal.random_split_coverage(pooled, alpha, n_splits, seed=seed)
-    rs_plain = cal.random_split_coverage(pooled, alpha, n_splits, seed=seed, rule="plain")
-    rs_const = cal.random_split_coverage(pooled_const, alpha, n_splits, seed=seed)
+    # the split-conformal calibrators' scores pooled over the post-shift held-out windows
+    scores = {"scaled": np.concatenate([np.abs(w.y[s] - pred[s]) / wsc[s] for s in ("val", "test")]),
+              "absolute": np.concatenate([np.abs(w.y[s] - pred[s]) for s in ("val", "test")])}
+    pooled = scores["scaled"]
+    random_splits = {m: cal.random_split_coverage(scores[c.scores], alpha, n_splits, seed=seed, rule=c.rule).tolist()
+                     for m, c in CALIBRATORS.items() if c.scores is not None}
     n_test_el = (len(pooled) - int(0.5 * len(pooled))) * pooled.shape[1] * pooled.shape[2]
     mono = bool((np.diff(q["test"], axis=-1) >= 0).all())
     i_lo, i_hi = tau_index(alpha)
@@ -249,13 +189,12 @@ def calibrate(series: dt.Series, backbone: torch.nn.Module, alpha: float = 0.05,
     if series.noise_scale is not None:
         idx = w.t0["test"][:, None] + np.arange(w.horizon)[None]
         noise = float(np.corrcoef(wsc["test"][..., 0].ravel(), series.noise_scale[idx].ravel())[0, 1])
-    cc_test = _intervals("cc", alpha, f, "val", "test")
+    cc_test = CALIBRATORS["cc"](alpha, f, "val", "test")
     lo_t, hi_t = cc_test.lo, cc_test.hi
     qlo, qhi = q["test"][..., i_lo], q["test"][..., i_hi]
     k_ex = np.linspace(0, len(w.y["test"]) - 1, 3).astype(int)
     return {"alpha": alpha, "table": table, "nominal": list(NOMINAL), "curves": curves,
-            "random_splits": {"cc": rs.tolist(), "cc_plain": rs_plain.tolist(), "split": rs_const.tolist(),
-                              "n_test_elements": int(n_test_el),
+            "random_splits": {**random_splits, "n_test_elements": int(n_test_el),
                               "tolerance": cal.binomial_tolerance(alpha, int(n_test_el))},
             "qc_monotone": mono, "qc_tau_coverage": qc_tau_cov, "width_noise_corr": noise,
             "kappa": {"rank": cal.conformal_kappa(np.abs(w.y["val"] - pred["val"]) / wsc["val"], alpha),
@@ -264,8 +203,8 @@ def calibrate(series: dt.Series, backbone: torch.nn.Module, alpha: float = 0.05,
                         "cc_lo": lo_t[k_ex, :, 0].tolist(), "cc_hi": hi_t[k_ex, :, 0].tolist(),
                         "qc": q["test"][k_ex, :, 0].tolist(), "taus": taus, "qc_lo": qlo[k_ex, :, 0].tolist(),
                         "qc_hi": qhi[k_ex, :, 0].tolist()},
-            "curves_train": {"qc": {"train": qlog.train, "val": qlog.val}, "cc": {"train": clog.train,
-                                                                                 "val": clog.val}}}
+            "curves_train": {"quantile_calibrator": {"train": qlog.train, "val": qlog.val},
+                             "scale_net": {"train": clog.train, "val": clog.val}}}
 
 
 def shipped(preset: str, kind: str):

@@ -12,7 +12,8 @@ own interfaces):
 | ``steps``         | pysteps STEPS ensemble (20 members; Bowler, Pierce and Seed 2006)                | radar        |
 | ``steps_blended`` | pysteps ``blending.steps``: STEPS blended with the NWP channel (Imhoff 2023)    | radar + NWP  |
 
-Every method has the signature ``forecast(inp: NowcastInputs, n_leads, seed, progress) -> verify.Forecast``. pysteps
+Every entry is a :class:`Method`, called as ``method(inp: NowcastInputs, n_leads, seed, progress) -> verify.Forecast``,
+that also says whether it needs the NWP channel, its ensemble size and the weights it loads. pysteps
 methods run in dBR (10 log10 R, 0.1 mm/h as the rain/no-rain threshold, as in the pysteps examples) and return mm/h.
 Motion for every pysteps method is pysteps' dense Lucas-Kanade on the 4 dBR input frames. The NWP motion for the
 blending is the radar motion (the hourly, 16 km NWP is too smooth for optical flow).
@@ -343,24 +344,43 @@ def _median_from_probs(probs: np.ndarray, thresholds) -> np.ndarray:
     return t[idx]
 
 
-METHODS: Registry[Callable[..., Forecast]] = Registry("nowcasting method")
-METHODS.add("model", model, label="RainPro-8 mini (ours)", kind="ours", color="#d62728",
-            about="the RainPro-8-style multi-source network (assets/nowcast_model.safetensors)")
-METHODS.add("unet", unet, label="U-Net (MSE)", kind="baseline", color="#9467bd",
-            about="deterministic U-Net, same backbone and inputs, trained with MSE")
-METHODS.add("nwp", nwp, label="NWP channel", kind="reference", color="#8c564b",
-            about="the NWP-like channel itself (hourly, coarse; linear in time, bilinear in space)")
-METHODS.add("persistence", persistence, label="Persistence", kind="baseline", color="#7f7f7f",
-            about="pysteps eulerian: the last radar frame, unchanged")
-METHODS.add("extrapolation", extrapolation, label="LK extrapolation", kind="baseline", color="#1f77b4",
-            about="pysteps Lucas-Kanade motion + semi-Lagrangian extrapolation")
-METHODS.add("sprog", sprog, label="S-PROG", kind="baseline", color="#17becf",
-            about="pysteps S-PROG (cascade + AR(2) per level, Seed 2003)")
-METHODS.add("steps", steps, label="STEPS (20)", kind="baseline", color="#2ca02c",
-            about="pysteps STEPS ensemble (20 members; Bowler, Pierce and Seed 2006)")
-METHODS.add("steps_blended", steps_blended, label="Blended STEPS (20)", kind="baseline", color="#ff7f0e",
-            about="pysteps blending.steps: STEPS blended with the NWP channel (Imhoff 2023)")
-NEEDS_NWP = ("nwp", "steps_blended")
+@dataclass(frozen=True)
+class Method:
+    """One nowcasting method: ``method(inp, n_leads, seed=, progress=) -> Forecast`` calls ``forecast``.
 
-# The forecast function of ``name`` (case-insensitive); an unknown name raises InputError listing the valid ones.
+    ``needs_nwp``: it reads the NWP channel, so the radar-only path (uploads) skips it; ``members``: the ensemble size
+    (0: a single forecast); ``weights``: the shipped network it loads, if any."""
+
+    forecast: Callable[..., Forecast]
+    needs_nwp: bool = False
+    members: int = 0
+    weights: Path | None = None
+
+    def __call__(self, inp: NowcastInputs, n_leads: int, seed: int = 0, progress: Progress | None = None,
+                 **kwargs: object) -> Forecast:
+        return self.forecast(inp, n_leads, seed=seed, progress=progress, **kwargs)
+
+
+METHODS: Registry[Method] = Registry("nowcasting method")
+METHODS.add("model", Method(model, weights=MODEL_FILE), label="RainPro-8 mini (ours)", kind="ours", color="#d62728",
+            about="the RainPro-8-style multi-source network (assets/nowcast_model.safetensors)")
+METHODS.add("unet", Method(unet, weights=UNET_FILE), label="U-Net (MSE)", kind="baseline", color="#9467bd",
+            about="deterministic U-Net, same backbone and inputs, trained with MSE")
+METHODS.add("nwp", Method(nwp, needs_nwp=True), label="NWP channel", kind="reference", color="#8c564b",
+            about="the NWP-like channel itself (hourly, coarse; linear in time, bilinear in space)")
+METHODS.add("persistence", Method(persistence), label="Persistence", kind="baseline", color="#7f7f7f",
+            about="pysteps eulerian: the last radar frame, unchanged")
+METHODS.add("extrapolation", Method(extrapolation), label="LK extrapolation", kind="baseline", color="#1f77b4",
+            about="pysteps Lucas-Kanade motion + semi-Lagrangian extrapolation")
+METHODS.add("sprog", Method(sprog), label="S-PROG", kind="baseline", color="#17becf",
+            about="pysteps S-PROG (cascade + AR(2) per level, Seed 2003)")
+METHODS.add("steps", Method(steps, members=N_MEMBERS), label="STEPS (20)", kind="baseline", color="#2ca02c",
+            about="pysteps STEPS ensemble (20 members; Bowler, Pierce and Seed 2006)")
+METHODS.add("steps_blended", Method(steps_blended, needs_nwp=True, members=N_MEMBERS), label="Blended STEPS (20)",
+            kind="baseline", color="#ff7f0e",
+            about="pysteps blending.steps: STEPS blended with the NWP channel (Imhoff 2023)")
+NEEDS_NWP: tuple[str, ...] = tuple(n for n, m in METHODS.items() if m.needs_nwp)
+ENSEMBLES: tuple[str, ...] = tuple(n for n, m in METHODS.items() if m.members)
+
+# The method of ``name`` (case-insensitive); an unknown name raises InputError listing the valid ones.
 get_method = METHODS.get

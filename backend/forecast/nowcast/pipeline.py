@@ -1,7 +1,8 @@
 """Run nowcasting methods on one case and score them; evaluate methods over held-out synthetic cases.
 
-The page, the CLI, the benchmark and the tests all go through ``run_nowcast`` and ``evaluate``: pure functions
-``(inputs, config, progress) -> result`` (no UI), so they can also be handed to a worker pool.
+The jobs (:mod:`backend.forecast.nowcast.jobs`), the benchmark and the tests go through ``run_nowcast`` and
+``evaluate``: pure functions ``(inputs, settings, progress) -> result`` (no UI), so they can also be handed to a worker
+pool.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 
 from ...errors import InputError
 from ...runtime import Progress, report, sub_progress
-from .baselines import METHODS, NEEDS_NWP, NowcastInputs, get_method
+from .baselines import METHODS, NowcastInputs, get_method
 from .synthetic import Case, WorldConfig, make_case
 from .verify import Forecast, Scores
 
@@ -81,7 +82,7 @@ def run_nowcast(inp: NowcastInputs, methods: tuple[str, ...] | list[str] = DEFAU
     for i, name in enumerate(methods):
         part = sub_progress(progress, i / len(methods), (i + 1) / len(methods))
         report(part, 0.0, f"{METHODS.label(name)} ({i + 1}/{len(methods)})")
-        if name in NEEDS_NWP and inp.nwp is None:
+        if get_method(name).needs_nwp and inp.nwp is None:
             skipped[name] = "needs the NWP channel (radar-only input)"
             continue
         forecasts[name] = get_method(name)(inp, n_leads, seed=seed, progress=part)
@@ -166,20 +167,21 @@ def check_claims(summaries: dict[str, dict], first_hour: int = 4) -> dict[str, d
     """The claims checked on evaluation summaries (name -> Scores.summary()), with the numbers behind each verdict.
 
     - crps_vs_<rival>: the model's CRPS, averaged over the leads beyond the first hour, is lower than the rival's
-      (rivals: extrapolation, steps, steps_blended), plus the per-hour CRPS of both so curves can be reported;
+      (every other method scored; the paper's rivals are extrapolation, steps and steps_blended), plus the per-hour
+      CRPS of both so curves can be reported;
     - csi_vs_extrapolation: the model's CSI at 1 mm/h averaged over leads from one hour on is >= extrapolation's;
-    - csi_vs_nwp: the model's CSI at 1 mm/h is >= the NWP channel's at every lead (``leads_below`` lists exceptions).
+    - csi_vs_<reference>: the model's CSI at 1 mm/h is >= the NWP channel's (the registry's reference) at every lead
+      (``leads_below`` lists exceptions).
     """
     out: dict[str, dict] = {}
-    if "model" not in summaries:
+    ours = METHODS.names("ours")[0]
+    m = summaries.get(ours)
+    if m is None:
         return out
-    m = summaries["model"]
     crps_m = np.asarray(m["crps"])
     n = len(crps_m)
     hours = [(a, min(a + 4, n)) for a in range(first_hour, n, 4)]
-    for rival in ("extrapolation", "steps", "steps_blended", "sprog", "persistence", "nwp", "unet"):
-        if rival not in summaries:
-            continue
+    for rival in (r for r in METHODS if r != ours and r in summaries):
         crps_r = np.asarray(summaries[rival]["crps"])
         out[f"crps_vs_{rival}"] = {
             "holds": bool(crps_m[first_hour:].mean() < crps_r[first_hour:].mean()),
@@ -188,27 +190,27 @@ def check_claims(summaries: dict[str, dict], first_hour: int = 4) -> dict[str, d
             "hours_model_better": [bool(crps_m[a:b].mean() < crps_r[a:b].mean()) for a, b in hours],
         }
     csi_m = np.asarray(m["csi"]["1.0"])
-    if "extrapolation" in summaries:
-        csi_e = np.asarray(summaries["extrapolation"]["csi"]["1.0"])
+    extrapolation = summaries.get("extrapolation")
+    if extrapolation is not None:
+        csi_e = np.asarray(extrapolation["csi"]["1.0"])
         out["csi_vs_extrapolation"] = {
             "holds": bool(csi_m[first_hour - 1:].mean() >= csi_e[first_hour - 1:].mean()),
             "model_from_1h": round(float(csi_m[first_hour - 1:].mean()), 4),
             "rival_from_1h": round(float(csi_e[first_hour - 1:].mean()), 4),
             "leads_below": [i + 1 for i in range(first_hour - 1, n) if csi_m[i] < csi_e[i]],
         }
-    if "nwp" in summaries:
-        csi_n = np.asarray(summaries["nwp"]["csi"]["1.0"])
+    for reference in (r for r in METHODS.names("reference") if r in summaries):
+        csi_n = np.asarray(summaries[reference]["csi"]["1.0"])
         below = [i + 1 for i in range(n) if csi_m[i] < csi_n[i]]
-        out["csi_vs_nwp"] = {"holds": not below, "leads_below": below,
-                             "model_mean": round(float(csi_m.mean()), 4), "rival_mean": round(float(csi_n.mean()), 4)}
+        out[f"csi_vs_{reference}"] = {"holds": not below, "leads_below": below, "model_mean": round(float(csi_m.mean()), 4),
+                                      "rival_mean": round(float(csi_n.mean()), 4)}
     return out
 
 
 def compact(run: NowcastRun, satellite: np.ndarray | None = None, nwp: np.ndarray | None = None,
             members: int = 4) -> dict:
     """A small, UI-friendly copy of a run (float16 maps, a few ensemble members, no models): what a page keeps in its
-    session state so figures redraw without recomputing. Includes the forecast NPZ bytes for the download."""
-    from .io import forecast_npz
+    session state so figures redraw without recomputing."""
     from .synthetic import upsample
 
     motion = next((fc.motion for fc in run.forecasts.values() if fc.motion is not None), None)
@@ -226,6 +228,5 @@ def compact(run: NowcastRun, satellite: np.ndarray | None = None, nwp: np.ndarra
         "satellite_last": None if satellite is None else satellite[-1].astype(np.float32),
         "nwp_first": None if nwp is None else upsample(nwp[:1], run.inputs.shape[-1])[0],
         "model_notes": {k: fc.note for k, fc in run.forecasts.items() if fc.note},
-        "npz": forecast_npz(run),
     }
     return out

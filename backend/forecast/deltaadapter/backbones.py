@@ -23,11 +23,13 @@ import hashlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from backend.errors import InputError
+from backend.registry import choose
 
 from .training import FitConfig, fit
 
@@ -63,7 +65,27 @@ def _moving_average(x: torch.Tensor, k: int) -> torch.Tensor:
     return F.avg_pool1d(xp.transpose(1, 2), k, stride=1).transpose(1, 2)
 
 
-class DLinear(nn.Module):
+class Architecture(nn.Module):
+    """What every backbone class says about itself: its ``kind`` (the name of ``interface.BACKBONES``), its training
+    settings ``train_config`` (the training script and the page's "train on my series"), how it adapts a
+    configuration to the input shape (:meth:`configure`) and reads the sizes of a user's state (:meth:`read_sizes`)."""
+
+    kind = ""
+    train_config = FitConfig()
+
+    @classmethod
+    def configure(cls, cfg: BackboneConfig) -> None:
+        """Adjust ``cfg`` to its input shape (in place)."""
+
+    @classmethod
+    def read_sizes(cls, cfg: BackboneConfig, tensors: dict[str, torch.Tensor]) -> None:
+        """Set the sizes of ``cfg`` that a user's state ``tensors`` fixes (in place)."""
+
+
+class DLinear(Architecture):
+    kind = "dlinear"
+    train_config = FitConfig(epochs=30, lr=3e-3, batch=64, patience=5, weight_decay=1e-4)
+
     def __init__(self, cfg: BackboneConfig):
         super().__init__()
         self.cfg = cfg
@@ -77,7 +99,27 @@ class DLinear(nn.Module):
         return out.view(-1, self.cfg.horizon, self.cfg.targets)
 
 
-class PatchTST(nn.Module):
+class PatchTST(Architecture):
+    kind = "patchtst"
+    train_config = FitConfig(epochs=12, lr=5e-4, batch=64, patience=3)
+
+    @classmethod
+    def configure(cls, cfg: BackboneConfig) -> None:
+        """Short inputs (fewer than 32 steps) get patches of 4."""
+        if cfg.lookback < 32:
+            cfg.patch_len, cfg.stride = 4, 4
+
+    @classmethod
+    def read_sizes(cls, cfg: BackboneConfig, tensors: dict[str, torch.Tensor]) -> None:
+        if "embed.weight" in tensors:
+            cfg.d_model, cfg.patch_len = (int(s) for s in tensors["embed.weight"].shape)
+        if "pos" in tensors:
+            n_patches = int(tensors["pos"].shape[0])
+            cfg.stride = max(1, (cfg.lookback - cfg.patch_len) // max(n_patches - 1, 1))
+        cfg.n_layers = len({k.split(".")[2] for k in tensors if k.startswith("encoder.layers.")}) or cfg.n_layers
+        if "encoder.layers.0.linear1.weight" in tensors:
+            cfg.d_ff = int(tensors["encoder.layers.0.linear1.weight"].shape[0])
+
     def __init__(self, cfg: BackboneConfig):
         super().__init__()
         self.cfg = cfg
@@ -99,7 +141,15 @@ class PatchTST(nn.Module):
         return self.head(z).view(-1, self.cfg.horizon, self.cfg.targets)
 
 
-class MLPBackbone(nn.Module):
+class MLPBackbone(Architecture):
+    kind = "mlp"
+    train_config = FitConfig(epochs=30, lr=1e-3, batch=64, patience=5, weight_decay=1e-4)
+
+    @classmethod
+    def read_sizes(cls, cfg: BackboneConfig, tensors: dict[str, torch.Tensor]) -> None:
+        if "net.0.weight" in tensors:
+            cfg.hidden = int(tensors["net.0.weight"].shape[0])
+
     def __init__(self, cfg: BackboneConfig):
         super().__init__()
         self.cfg = cfg
@@ -111,25 +161,32 @@ class MLPBackbone(nn.Module):
         return self.net(x.flatten(1)).view(-1, self.cfg.horizon, self.cfg.targets)
 
 
-ARCHS: dict[str, type[nn.Module]] = {"dlinear": DLinear, "patchtst": PatchTST, "mlp": MLPBackbone}
+ARCHS: dict[str, type[Architecture]] = {c.kind: c for c in (DLinear, PatchTST, MLPBackbone)}
 # Training settings per architecture (used by the training script and the page's "train on my series").
-TRAIN: dict[str, FitConfig] = {"dlinear": FitConfig(epochs=30, lr=3e-3, batch=64, patience=5, weight_decay=1e-4),
-                               "patchtst": FitConfig(epochs=12, lr=5e-4, batch=64, patience=3),
-                               "mlp": FitConfig(epochs=30, lr=1e-3, batch=64, patience=5, weight_decay=1e-4)}
+TRAIN: dict[str, FitConfig] = {k: c.train_config for k, c in ARCHS.items()}
+
+
+def architecture(kind: str) -> type[Architecture]:
+    """The class of ``kind`` (case-insensitive); an unknown name raises InputError listing the valid ones."""
+    return ARCHS[choose(kind, ARCHS, "backbone")]
 
 
 def config_for(kind: str, lookback: int, horizon: int, channels: int) -> BackboneConfig:
     """The configuration of ``kind`` for windows of this shape (short inputs get patches of 4)."""
-    cfg = BackboneConfig(kind=kind, lookback=lookback, horizon=horizon, channels=channels)
-    if kind == "patchtst" and lookback < 32:
-        cfg.patch_len, cfg.stride = 4, 4
+    arch = architecture(kind)
+    cfg = BackboneConfig(kind=arch.kind, lookback=lookback, horizon=horizon, channels=channels)
+    arch.configure(cfg)
     return cfg
 
 
 def build(cfg: BackboneConfig) -> nn.Module:
-    if cfg.kind not in ARCHS:
-        raise InputError(f"Unknown backbone {cfg.kind!r}; choose one of {', '.join(ARCHS)}.")
-    return ARCHS[cfg.kind](cfg)
+    return architecture(cfg.kind)(cfg)
+
+
+def predict(model: nn.Module, x: torch.Tensor, batch: int = 512) -> np.ndarray:
+    """``model``'s forecasts of ``x (N, L, d)`` in batches of ``batch``, as numpy ``(N, H, m)``."""
+    with torch.no_grad():
+        return torch.cat([model(x[i:i + batch]) for i in range(0, len(x), batch)]).numpy()
 
 
 def freeze(model: nn.Module) -> nn.Module:
@@ -190,18 +247,9 @@ def load_user(tensors: dict[str, torch.Tensor], kind: str, lookback: int, horizo
 
     Hyper-parameters that do not change tensor shapes (heads, dropout, kernel) take the defaults. Any missing,
     extra or differently shaped tensor raises InputError naming it."""
-    cfg = BackboneConfig(kind=kind, lookback=lookback, horizon=horizon, channels=channels)
-    if kind == "patchtst":
-        if "embed.weight" in tensors:
-            cfg.d_model, cfg.patch_len = (int(s) for s in tensors["embed.weight"].shape)
-        if "pos" in tensors:
-            n_patches = int(tensors["pos"].shape[0])
-            cfg.stride = max(1, (lookback - cfg.patch_len) // max(n_patches - 1, 1))
-        cfg.n_layers = len({k.split(".")[2] for k in tensors if k.startswith("encoder.layers.")}) or cfg.n_layers
-        if "encoder.layers.0.linear1.weight" in tensors:
-            cfg.d_ff = int(tensors["encoder.layers.0.linear1.weight"].shape[0])
-    if kind == "mlp" and "net.0.weight" in tensors:
-        cfg.hidden = int(tensors["net.0.weight"].shape[0])
+    arch = architecture(kind)
+    cfg = BackboneConfig(kind=arch.kind, lookback=lookback, horizon=horizon, channels=channels)
+    arch.read_sizes(cfg, tensors)
     model = build(cfg)
     want = model.state_dict()
     missing = sorted(set(want) - set(tensors))

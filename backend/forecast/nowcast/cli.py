@@ -51,15 +51,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     return sub
 
 
-def _methods(arg: list[str] | None, default: tuple[str, ...]) -> list[str]:
+def _methods(arg: list[str] | None) -> tuple[str, ...] | None:
+    """Repeated or comma-separated ``--method`` values; ``all`` is every method; None: the config's default."""
     from .baselines import METHODS
 
     if not arg:
-        return list(default)
-    names = [n.strip().lower() for a in arg for n in a.split(",") if n.strip()]
-    if "all" in names:
-        return list(METHODS)
-    return [METHODS.key(n) for n in names]
+        return None
+    names = [n.strip() for a in arg for n in a.split(",") if n.strip()]
+    return tuple(METHODS) if any(n.lower() == "all" for n in names) else tuple(names)
 
 
 def _case_seed(spec: str | None) -> int:
@@ -87,68 +86,52 @@ def cmd_run(args: argparse.Namespace) -> Output:
     from ...errors import InputError
     from ...io.registry import read_path
     from ...runtime import provenance
-    from . import io as pio
-    from .baselines import MODEL_FILE, UNET_FILE, NowcastInputs
-    from .pipeline import run_case, run_nowcast
+    from .io import to_model_grid
+    from .jobs import ForecastConfig, run_forecast
 
-    methods = _methods(args.method, ("model",))
-    if args.out and Path(args.out).suffix.lower() not in (".npz", ".nc"):
+    suffix = Path(args.out).suffix.lower() if args.out else ".npz"
+    if suffix not in (".npz", ".nc"):
         raise InputError("--out must end in .npz or .nc.")
+    methods = _methods(args.method)
+    config = ForecastConfig(**({} if methods is None else {"methods": methods}), leads=args.leads, seed=args.seed,
+                            hold_out=not args.no_hold_out, export=suffix[1:])
     if args.input:
         path = Path(args.input)
         seq = read_path("radar", path, timestep_min=args.timestep_min, pixel_km=args.pixel_km,
                         png_scale=args.png_scale)
-        grid = pio.to_model_grid(seq)
-        x, truth = pio.split_sequence(grid.frames, 4, hold_out=not args.no_hold_out)
-        inp = NowcastInputs(radar=x, pixel_km=grid.pixel_km, timestep_min=grid.timestep_min)
-        notes = grid.notes + ["radar-only path: no satellite or NWP for uploads"]
-        run = run_nowcast(inp, methods, args.leads, seed=args.seed, truth=truth, notes=notes)
-        source = {"input": path.name}
+        res = run_forecast(to_model_grid(seq), config, name=path.name)
     else:
-        seed = _case_seed(args.case)
-        _, run = run_case(seed, methods, args.leads)
-        source = {"case_seed": seed}
-    result = {
-        "source": source, "methods": list(run.forecasts), "skipped": run.skipped, "leads": run.n_leads,
-        "timestep_min": run.timestep_min, "pixel_km": run.pixel_km, "notes": run.notes, "table": run.table(),
-        "scores": {k: {"crps": v["crps"], "csi_1mmh": v["csi"]["1.0"]} for k, v in run.scores.items()},
-    }
+        res = run_forecast(_case_seed(args.case), config)
+    result = res.summary()
     if args.out:
-        data = pio.forecast_netcdf(run) if args.out.lower().endswith(".nc") else pio.forecast_npz(run)
-        Path(args.out).write_bytes(data)
+        Path(args.out).write_bytes(res.forecast_file)
         result["out"] = str(args.out)
-    assets = [p for p, m in ((MODEL_FILE, "model"), (UNET_FILE, "unet")) if m in run.forecasts]
-    result["provenance"] = provenance(args.seed, assets, command="nowcast run", methods=methods, leads=args.leads,
-                                      **source)
+    result["provenance"] = provenance(args.seed, res.assets, command="nowcast run", methods=list(config.methods),
+                                      leads=args.leads, **res.source)
     return _output(result)
 
 
 def cmd_evaluate(args: argparse.Namespace) -> Output:
-    from ...errors import InputError
     from ...runtime import provenance
     from .baselines import MODEL_FILE, UNET_FILE
-    from .pipeline import DEFAULT_METHODS, check_claims, evaluate, heldout_seeds
+    from .jobs import EvaluateConfig, run_evaluate
 
-    if not 1 <= args.cases <= 200:
-        raise InputError("--cases must be 1-200.")
-    if args.start < 20000:
-        raise InputError("--start must be >= 20000 (lower seeds are training and validation cases).")
-    methods = _methods(args.method, DEFAULT_METHODS)
-    seeds = heldout_seeds(args.cases, args.start)
+    methods = _methods(args.method)
+    config = EvaluateConfig(args.cases, args.start, **({} if methods is None else {"methods": methods}),
+                            leads=args.leads, executor=args.executor)
 
     def progress(f: float, msg: str = "") -> None:
         print(f"[{f:5.1%}] {msg}", file=sys.stderr, flush=True)
 
-    summaries = evaluate(seeds, methods, args.leads, progress=progress if not args.json else None,
-                         executor=args.executor)
-    result = {"seeds": seeds, "methods": methods, "summaries": summaries, "claims": check_claims(summaries),
-              "provenance": provenance(None, [MODEL_FILE, UNET_FILE], command="nowcast evaluate", cases=args.cases,
-                                       start=args.start, methods=methods, leads=args.leads)}
+    res = run_evaluate(config, progress=progress if not args.json else None)
+    result = res.summary()
+    result["provenance"] = provenance(None, [MODEL_FILE, UNET_FILE], command="nowcast evaluate", cases=args.cases,
+                                      start=args.start, methods=list(config.methods), leads=args.leads)
     return _output(result)
 
 
 def cmd_methods(args: argparse.Namespace) -> Output:  # noqa: ARG001
-    from .baselines import METHODS, NEEDS_NWP
+    from .baselines import METHODS
 
-    rows = [{"name": k, "label": METHODS.label(k), "needs_nwp": k in NEEDS_NWP} for k in METHODS]
+    rows = [{"name": k, "label": METHODS.label(k), "needs_nwp": m.needs_nwp} for k, m in METHODS.items()]
     return Output({"methods": rows}, lines=[f"{r['name']:14s} {r['label']}" for r in rows])

@@ -182,6 +182,24 @@ def test_bad_task_files_are_refused_with_a_message(data, match) -> None:
         decode("bandit_task", data, name="task.csv")
 
 
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        (b"\r\x00", "looks binary"),
+        (b"\r\x00\n", "looks binary"),
+        (b"mean\n0.1\n0.\x009\n", "looks binary"),
+        (b"mean\r0.1\r0.9\r", "not a readable CSV"),
+    ],
+)
+def test_task_files_the_csv_reader_refuses_are_input_errors(data, match) -> None:
+    """A NUL byte beside a carriage return, or a lone carriage return inside a line, is an InputError, not a csv.Error."""
+    from backend.io.registry import decode
+
+    with pytest.raises(InputError, match=match) as err:
+        decode("bandit_task", data, name="task.csv")
+    assert type(err.value) is InputError
+
+
 def test_task_files_of_each_layout() -> None:
     from backend.io.registry import decode
 

@@ -8,7 +8,7 @@ Three layouts, told apart by the header:
 * ``a,r``: a mean-reward curve, 8-2,001 rows, ``a`` strictly increasing in [-1, 1], ``r`` in [-1, 2] ->
   :class:`tasks.CurveTask` (linear in between).
 
-Limits: 256 KB. Anything else raises :class:`backend.errors.InputError` saying what to change.
+Limits: 256 KB, text without NUL bytes. Anything else raises :class:`backend.errors.InputError` saying what to change.
 """
 
 from __future__ import annotations
@@ -45,7 +45,13 @@ def read_task_csv(data: bytes, name: str = "the upload"):
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(f"{name} is not UTF-8 text; save it as a UTF-8 CSV.") from None
-    rows = [r for r in csv.reader(io.StringIO(text)) if any(c.strip() for c in r)]
+    if "\x00" in text:
+        raise InputError(f"{name} looks binary (it holds NUL bytes); save it as a UTF-8 CSV with {LAYOUTS}.")
+    try:
+        rows = [r for r in csv.reader(io.StringIO(text)) if any(c.strip() for c in r)]
+    except csv.Error as err:
+        why = str(err).split(" - ")[0]
+        raise InputError(f"{name} is not a readable CSV ({why}); save it as a UTF-8 CSV with one row per line.") from None
     if not rows:
         raise InputError(f"{name} is empty; give {LAYOUTS}.")
     header = [h.strip().lower() for h in rows[0]]

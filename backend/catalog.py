@@ -110,7 +110,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F0, 17),
         icon=":material/copyright:",
         status="available",
-        cli="backend.watermark.rewatermark.cli",
+        package="backend.watermark.rewatermark",
     ),
     Paper(
         id="attribution",
@@ -408,6 +408,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Reasoning",
         abstract=(_F4, 12),
         icon=":material/build:",
+        status="available",
+        package="backend.reasoning.t1",
     ),
     Paper(
         id="rgm",

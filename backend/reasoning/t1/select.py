@@ -110,13 +110,46 @@ def weighted_majority(c: CandidateScores, ns: list[int], draws: int = 400, seed:
     return _votes(c, ns, draws, seed, weighted=True)
 
 
-SELECTORS: Registry[Callable[..., np.ndarray]] = Registry("selector")
-SELECTORS.add("tool_rm", tool_rm, label="T1: tool veto x RM (ours)", kind="ours")
-SELECTORS.add("tool", tool_only, label="Tool only", kind="ablation")
-SELECTORS.add("rm", rm_only, label="RM only", kind="baseline")
-SELECTORS.add("majority", majority, label="Majority vote", kind="baseline")
-SELECTORS.add("weighted_majority", weighted_majority, label="RM-weighted majority vote", kind="baseline")
-SELECTORS.add("oracle", oracle, label="Oracle", kind="reference")
+def _first(mask: np.ndarray) -> int | None:
+    idx = np.flatnonzero(mask)
+    return int(idx[0]) if idx.size else None
+
+
+def _pick_vote(answers: np.ndarray, weights: np.ndarray) -> int | None:
+    keep = ~np.isnan(answers)
+    if not keep.any():
+        return None
+    totals: dict[float, float] = {}
+    for a, w in zip(answers[keep], weights[keep], strict=True):
+        totals[float(a)] = totals.get(float(a), 0.0) + float(w)
+    best = max(totals.values())
+    return next(i for i, a in enumerate(answers) if not np.isnan(a) and np.isclose(totals[float(a)], best))
+
+
+@dataclass(frozen=True)
+class Selector:
+    """A selector: ``curve(c, ns, draws, seed)`` -> [len(ns)] accuracy (calling the selector is its curve), and
+    ``pick(passed, rm, answers, correct)`` -> the index it selects from one candidate set of [N] arrays (None when it
+    selects nothing). ``exact``: its curve is exact over all subsets."""
+
+    curve: Callable[..., np.ndarray]
+    pick: Callable[..., int | None]
+    exact: bool = True
+
+    def __call__(self, c: CandidateScores, ns: list[int], draws: int = 400, seed: int = 0) -> np.ndarray:
+        return self.curve(c, ns, draws=draws, seed=seed)
+
+
+SELECTORS: Registry[Selector] = Registry("selector")
+SELECTORS.add("tool_rm", Selector(tool_rm, lambda f, r, a, y: int(np.argmax(f.astype(float) + r))),
+              label="T1: tool veto x RM (ours)", kind="ours")
+SELECTORS.add("tool", Selector(tool_only, lambda f, r, a, y: _first(f)), label="Tool only", kind="ablation")
+SELECTORS.add("rm", Selector(rm_only, lambda f, r, a, y: int(np.argmax(r))), label="RM only", kind="baseline")
+SELECTORS.add("majority", Selector(majority, lambda f, r, a, y: _pick_vote(a, np.ones_like(r)), exact=False),
+              label="Majority vote", kind="baseline")
+SELECTORS.add("weighted_majority", Selector(weighted_majority, lambda f, r, a, y: _pick_vote(a, r), exact=False),
+              label="RM-weighted majority vote", kind="baseline")
+SELECTORS.add("oracle", Selector(oracle, lambda f, r, a, y: _first(y)), label="Oracle", kind="reference")
 
 
 def curves(c: CandidateScores, ns: list[int] | None = None, selectors: tuple[str, ...] | None = None,
@@ -131,10 +164,10 @@ def curves(c: CandidateScores, ns: list[int] | None = None, selectors: tuple[str
 def per_problem(c: CandidateScores, selector: str, n: int) -> np.ndarray:
     """[P] expected accuracy of a BoN-type selector on each problem at subset size n."""
     fn = SELECTORS.get(selector)
-    if fn in (majority, weighted_majority):
+    if not fn.exact:
         raise InputError("per_problem is exact for the BoN-type selectors only.")
     return np.array([float(fn(CandidateScores(c.passed[p:p + 1], c.rm[p:p + 1], c.answers[p:p + 1],
                                                c.correct[p:p + 1]), [n])[0]) for p in range(c.rm.shape[0])])
 
 
-__all__ = ["SELECTORS", "CandidateScores", "curves", "per_problem"]
+__all__ = ["SELECTORS", "CandidateScores", "Selector", "curves", "per_problem"]

@@ -84,3 +84,26 @@ def test_first_wrong_step_and_auroc():
     s, y = rng.random(200), rng.random(200) < 0.5
     pairs = np.mean([(a > b) + 0.5 * (a == b) for a in s[y] for b in s[~y]])
     assert auroc(s, y) == pytest.approx(pairs)
+
+
+def test_collect_train_and_score_on_a_small_model():
+    from backend.models import tinyreasoner as tr
+    from backend.reasoning import tasks
+    from backend.reasoning.rgm.data import collect
+    from backend.reasoning.rgm.fit import locate_auroc, step_scores, train_head, trajectory_scores
+
+    torch.manual_seed(0)
+    cfg = tr.TinyReasonerConfig(n_layer=2, hidden=32, n_head=2, intermediate=64)
+    model, tok = tr.build(cfg, tr.base_vocab())
+    reasoner = tr.TinyReasoner(model.eval(), tok, cfg, {})
+    probs = tasks.generate(3, "grammar", seed=1, steps=(1, 2))
+    traces = collect(reasoner, probs, 2, seed=0)
+    assert traces.outcome.shape == (3, 2) and len(traces.features) == 6
+    assert all(f.shape[1] == 32 and f.shape[0] == s for f, s in zip(traces.features, traces.n_steps.ravel(),
+                                                                    strict=True))
+    head = train_head(traces, "spr", seed=0, epochs=2)
+    scores = step_scores(head, traces)
+    assert all(((s > 0) & (s < 1)).all() for s in scores)
+    assert trajectory_scores(scores, traces).shape == (3, 2)
+    a = locate_auroc(scores, traces)
+    assert math.isnan(a) or 0 <= a <= 1

@@ -419,6 +419,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Reasoning",
         abstract=(_F4, 8),
         icon=":material/psychology:",
+        status="available",
+        package="backend.reasoning.rgm",
     ),
     # --- 3D and vision ---
     Paper(

@@ -6,8 +6,10 @@ scores each reasoning step, trained from final-answer labels only with the self-
 trajectory's score is the geometric mean of its step scores.
 
 Implemented: the head, the step positions of the tiny reasoner's format, the SPR loss and the plain-BCE baseline, the
-trajectory aggregations (``sprm``), traces' first wrong step against the grammar's gold solution and the AUROC of
-step scores (``traces``).
+trajectory aggregations (``sprm``); traces' first wrong step against the grammar's gold solution and the AUROC of
+step scores (``traces``); sampled traces with the penultimate-layer state at every step end (``data``); head
+training and scoring (``fit``, ``python -m backend.train rgm``); the jobs (``jobs``). Left out: training the policy
+jointly with GRPO (the head here learns on a frozen policy) and the paper's reasoning-effort modes.
 
 | name | label | kind | what |
 |------|-------|------|------|
@@ -27,4 +29,7 @@ __getattr__, __dir__, __all__ = lazy_api(__name__, {
     "SPRMHead": "sprm", "spr_loss": "sprm", "bce_loss": "sprm", "aggregate": "sprm", "AGGREGATIONS": "sprm",
     "LOSSES": "sprm", "step_positions": "sprm",
     "parse_steps": "traces", "first_wrong_step": "traces", "step_labels": "traces", "auroc": "traces",
+    "Traces": "data", "collect": "data", "train_head": "fit", "step_scores": "fit", "locate_auroc": "fit",
+    "trajectory_scores": "fit", "ScoreConfig": "jobs", "ScoreResult": "jobs", "run_score": "jobs",
+    "EvalConfig": "jobs", "EvalResult": "jobs", "run_eval": "jobs", "load_heads": "jobs",
 })

@@ -70,14 +70,16 @@ def step_features(reasoner: Any, prompts: list[list[int]], samples: list[list[in
     return out
 
 
-def collect(reasoner: Any, problems: list, n: int, temperature: float = 0.8, seed: int = 0) -> Traces:
-    """See the module docstring."""
+def collect(reasoner: Any, problems: list, n: int, temperature: float = 0.8, seed: int = 0,
+            cache: Any = None) -> Traces:
+    """See the module docstring (``cache``: a :class:`backend.reasoning.candidates.CandidateCache` to read and
+    extend; None samples in memory)."""
     from ..candidates import CandidateCache
     from ..sampling import SamplingConfig
     from ..tasks import MARKERS, extract_answer
     from .traces import first_wrong_step, parse_steps
 
-    cache = CandidateCache(None)
+    cache = cache if cache is not None else CandidateCache(None)
     cfg = SamplingConfig(n=n, max_new_tokens=400, temperature=temperature)
     sets = cache.sample(reasoner, [p.question for p in problems], cfg, seed=seed)
     m = MARKERS["tinyreasoner"]

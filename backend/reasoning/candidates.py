@@ -1,11 +1,11 @@
 """A candidate cache for best-of-N: sample N candidates per problem once, score any verifier over them, and read
 BoN@n and weighted-BoN@n curves exactly from the cache.
 
-Cache (:class:`CandidateCache`): a JSONL file, one line per (model, settings, seed, problem) holding all N
-candidates of that problem, keyed by :func:`cache_key`, the sha256 of the canonical JSON of the four. The model is
+Cache (:class:`CandidateCache`): a JSONL file (gzip-compressed when its name ends in ``.gz``), one line per (model,
+settings, seed, problem) holding all N candidates of that problem, keyed by :func:`cache_key`, the sha256 of the canonical JSON of the four. The model is
 named by :func:`model_id` (its adapter's name and a sha256 of its weights), the settings are the
 :class:`backend.reasoning.sampling.SamplingConfig`. Each candidate keeps its text, token ids, finish reason,
-per-token log-probabilities and entropies, and per-step metadata (the steps end at the tokens that complete one of
+per-token log-probabilities and entropies (6 significant digits), and per-step metadata (the steps end at the tokens that complete one of
 the config's ``boundaries``; each step: token range, text, summed log-probability, mean entropy).
 :meth:`CandidateCache.sample` samples only the problems the file lacks, in one batch (:func:`backend.reasoning.
 sampling.sample`), and appends them.
@@ -106,6 +106,32 @@ def cache_key(model: str, settings: SamplingConfig | dict[str, Any], seed: int, 
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
+def _g6(x: float) -> float:
+    """``x`` to 6 significant digits (what the cache stores of log-probabilities and entropies)."""
+    return float(f"{x:.6g}")
+
+
+def _read(path: Path) -> str:
+    if path.suffix == ".gz":
+        import gzip
+
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            return f.read()
+    return path.read_text(encoding="utf-8")
+
+
+def _append(path: Path, text: str) -> None:
+    """Append lines (a ``.gz`` file gets one more gzip member; readers see one stream)."""
+    if path.suffix == ".gz":
+        import gzip
+
+        with gzip.open(path, "at", encoding="utf-8", compresslevel=9) as f:
+            f.write(text)
+        return
+    with path.open("a", encoding="utf-8") as f:
+        f.write(text)
+
+
 def _steps(lm: Any, toks: list[int], logprobs: list[float], entropies: list[float],
            boundaries: tuple[str, ...]) -> list[dict[str, Any]]:
     out, start = [], 0
@@ -125,7 +151,7 @@ class CandidateCache:
         self.path = Path(path) if path is not None else None
         self.sets: dict[str, CandidateSet] = {}
         if self.path is not None and self.path.is_file():
-            for i, line in enumerate(self.path.read_text(encoding="utf-8").splitlines()):
+            for i, line in enumerate(_read(self.path).splitlines()):
                 if not line.strip():
                     continue
                 try:
@@ -164,8 +190,8 @@ class CandidateCache:
                 for i in range(config.n):
                     toks = res.tokens(b, i)
                     n = len(toks)
-                    lp = [float(x) for x in res.logprobs[b, i, :n].tolist()]
-                    ent = [float(x) for x in res.entropies[b, i, :n].tolist()]
+                    lp = [_g6(x) for x in res.logprobs[b, i, :n].tolist()]
+                    ent = [_g6(x) for x in res.entropies[b, i, :n].tolist()]
                     cands.append(Candidate(res.text[b][i], toks, res.finish_reason[b][i], lp, ent,
                                            _steps(lm, toks, lp, ent, config.boundaries)))
                 cs = CandidateSet(k, prob, mid, config.to_dict(), int(seed), res.prompt_ids[b], cands)
@@ -173,8 +199,7 @@ class CandidateCache:
                 lines.append(cs.to_json())
             if self.path is not None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                with self.path.open("a", encoding="utf-8") as f:
-                    f.write("".join(line + "\n" for line in lines))
+                _append(self.path, "".join(line + "\n" for line in lines))
         return [self.sets[k] for k in keys]
 
 

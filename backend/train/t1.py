@@ -1,5 +1,5 @@
 """``python -m backend.train t1``: T1's reward model (``assets/t1_rm.safetensors``) and the candidate cache of the
-page's presets (``assets/t1_candidates.jsonl``), both from the shipped tiny reasoner.
+page's presets (``assets/t1_candidates.jsonl.gz``), both from the shipped tiny reasoner.
 
 Reward model (:mod:`backend.reasoning.t1.rm`): ``--problems`` problems of the ``grammar`` split (1-8 operations,
 generator seed 100: the page and the claims draw seed 0), ``--n`` samples each at temperature 0.8 (sampling seed 1),

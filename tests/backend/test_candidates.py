@@ -130,3 +130,16 @@ def test_bad_input_is_an_input_error(tmp_path):
         C.CandidateCache(bad)
     with pytest.raises(InputError, match="non-empty list"):
         C.CandidateCache().sample(None, [], S.SamplingConfig())
+
+
+def test_gzip_cache_round_trips(tmp_path):
+    from backend.models.tinyreasoner import load_tinyreasoner
+
+    r = load_tinyreasoner()
+    cfg = S.SamplingConfig(n=2, max_new_tokens=16, temperature=1.0)
+    path = tmp_path / "c.jsonl.gz"
+    a = C.CandidateCache(path).sample(r, ["Compute 2 + 3.", "Compute 4 * 5."], cfg, seed=1)
+    C.CandidateCache(path).sample(r, ["Compute 7 - 1."], cfg, seed=1)  # appends a second gzip member
+    back = C.CandidateCache(path)
+    assert len(back) == 3 and back.get(a[0].key).candidates[0].tokens == a[0].candidates[0].tokens
+    assert path.read_bytes()[:2] == b"\x1f\x8b"

@@ -25,7 +25,7 @@ from ...registry import choose
 from ...runtime import ASSETS, CancelToken, Progress, checked, report
 
 RM_WEIGHTS = ASSETS / "t1_rm.safetensors"
-CACHE_FILE = ASSETS / "t1_candidates.jsonl"
+CACHE_FILE = ASSETS / "t1_candidates.jsonl.gz"
 SOURCES = ("samples", "slips")
 MAX_PROBLEMS, MAX_N = 200, 64
 MAX_CANDIDATES_TEXT = 20_000

@@ -2,11 +2,13 @@
 BoN@n and weighted-BoN@n curves exactly from the cache.
 
 Cache (:class:`CandidateCache`): a JSONL file (gzip-compressed when its name ends in ``.gz``), one line per (model,
-settings, seed, problem) holding all N candidates of that problem, keyed by :func:`cache_key`, the sha256 of the canonical JSON of the four. The model is
+settings, seed, problem) holding all N candidates of that problem, keyed by :func:`cache_key`, the sha256 of the
+canonical JSON of the four. The model is
 named by :func:`model_id` (its adapter's name and a sha256 of its weights), the settings are the
 :class:`backend.reasoning.sampling.SamplingConfig`. Each candidate keeps its text, token ids, finish reason,
-per-token log-probabilities and entropies (6 significant digits), and per-step metadata (the steps end at the tokens that complete one of
-the config's ``boundaries``; each step: token range, text, summed log-probability, mean entropy).
+per-token log-probabilities and entropies (6 significant digits), and per-step metadata (the steps end at the
+tokens that complete one of the config's ``boundaries``; each step: token range, text, summed log-probability, mean
+entropy).
 :meth:`CandidateCache.sample` samples only the problems the file lacks, in one batch (:func:`backend.reasoning.
 sampling.sample`), and appends them.
 
@@ -22,6 +24,8 @@ candidates with verifier scores s and values v (e.g. 1 if the answer is right):
   P(i) = C(N, n)^-1 integral_0^inf w_i exp(-w_i t) e_{n-1}({exp(-w_j t)}_{j != i}) dt, w = exp(beta (s - max s)),
   e_k the elementary symmetric polynomial (the sum over the subsets that hold i); integrated in log t with the
   trapezoid rule of softbon (error ~1e-12). beta = inf is BoN, beta = 0 the mean.
+- majority and weighted-majority vote (:func:`vote_at`): averaged over seeded subsets (a vote depends on the whole
+  subset), exact at n = N.
 - ``replace=True``: n draws with replacement from the N (i.i.d. from the cache's empirical distribution): softbon's
   ``bon_policy`` / ``sbon_policy`` with a uniform reference over the N candidates.
 
@@ -316,3 +320,42 @@ def weighted_bon_at(scores: Any, values: Any, ns: Sequence[int] | None = None, b
                     replace: bool = False) -> np.ndarray:
     """Weighted (soft, softmax(beta score)) BoN@n for each n of ``ns``, averaged over problems: [len(ns)]."""
     return _curve(scores, values, ns, float(beta), replace)
+
+
+def vote_at(answers: Any, correct: Any, weights: Any = None, ns: Sequence[int] | None = None, draws: int = 400,
+            seed: int = 0) -> np.ndarray:
+    """Majority-vote accuracy at each n (default 1..N), averaged over problems: [len(ns)].
+
+    ``answers`` [P, N] floats (NaN: no answer), ``correct`` [P, N] bool, ``weights`` [P, N] (None: one vote each;
+    e.g. verifier scores for a weighted vote). For a uniform subset of size n the answer with the largest total weight
+    wins, ties split uniformly among the tied answers; candidates without an answer never win. A vote depends on the
+    whole subset, so each n averages ``draws`` seeded subsets per problem (exact at n = N), vectorised over them."""
+    a_all = np.asarray(answers, dtype=float)
+    y_all = np.asarray(correct, dtype=bool)
+    P, N = a_all.shape
+    w_all = np.ones((P, N)) if weights is None else np.asarray(weights, dtype=float)
+    ns = list(range(1, N + 1)) if ns is None else [int(n) for n in ns]
+    if y_all.shape != a_all.shape or w_all.shape != a_all.shape or not all(1 <= n <= N for n in ns):
+        raise InputError(f"answers, correct and weights must be [problems, N] and 1 <= n <= N = {N}.")
+    rng = np.random.default_rng(seed)
+    out = np.zeros(len(ns))
+    for p in range(P):
+        a = a_all[p]
+        ok = ~np.isnan(a)
+        labels, lab = np.unique(a[ok], return_inverse=True)
+        L = labels.size
+        lab_full = np.full(N, L)                       # no answer: a dummy label that never wins
+        lab_full[ok] = lab
+        right = np.zeros(L + 1, dtype=bool)
+        right[lab_full[y_all[p] & ok]] = True
+        w = w_all[p] * ok
+        for k, n in enumerate(ns):
+            idx = np.arange(N)[None] if n == N else np.argsort(rng.random((max(1, draws), N)), axis=1)[:, :n]
+            D = idx.shape[0]
+            totals = np.zeros((D, L + 1))
+            np.add.at(totals, (np.repeat(np.arange(D), idx.shape[1]), lab_full[idx].ravel()), w[idx].ravel())
+            totals[:, L] = -1.0
+            best = totals.max(1, keepdims=True)
+            win = np.isclose(totals, best) & (best > 0)
+            out[k] += float(((win & right[None]).sum(1) / np.maximum(win.sum(1), 1)).mean())
+    return out / P

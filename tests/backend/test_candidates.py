@@ -143,3 +143,15 @@ def test_gzip_cache_round_trips(tmp_path):
     back = C.CandidateCache(path)
     assert len(back) == 3 and back.get(a[0].key).candidates[0].tokens == a[0].candidates[0].tokens
     assert path.read_bytes()[:2] == b"\x1f\x8b"
+
+
+def test_vote_at_by_hand():
+    a = np.array([[1.0, 1.0, 2.0, np.nan]])
+    y = np.array([[True, True, False, False]])
+    assert C.vote_at(a, y, ns=[4])[0] == 1.0  # 1 has two votes, 2 one, no answer never wins
+    assert C.vote_at(a, y, np.array([[0.1, 0.1, 0.9, 5.0]]), ns=[4])[0] == 0.0  # weighted: 2 wins
+    # n = 2 exactly: subsets {1,1}: right; {1,2}: tie -> 1/2; {1,nan}: right; {2,nan}: wrong; {1,2} twice, {1,nan} twice
+    exact = (1 + 0.5 + 0.5 + 1 + 1 + 0) / 6
+    assert C.vote_at(a, y, ns=[2], draws=4000, seed=1)[0] == pytest.approx(exact, abs=0.02)
+    with pytest.raises(InputError):
+        C.vote_at(a, y, ns=[5])

@@ -179,8 +179,7 @@ def eval_traces(config: EvalConfig, reasoner: Any, cache: Any = None) -> Any:
 def run_eval(config: EvalConfig, reasoner: Any = None, heads: dict | None = None, cache: Any = None,
              progress: Progress | None = None, token: CancelToken | None = None) -> EvalResult:
     """See the module docstring."""
-    from ..candidates import bon_at
-    from ..t1.select import CandidateScores, majority
+    from ..candidates import bon_at, vote_at
     from .fit import locate_auroc, step_scores, trajectory_scores
     from .sprm import AGGREGATIONS
 
@@ -196,8 +195,8 @@ def run_eval(config: EvalConfig, reasoner: Any = None, heads: dict | None = None
     y = tr.outcome.astype(float)
     main = scores.get("spr_s0") or next(iter(scores.values()))
     bon = {k: [round(float(v), 4) for v in bon_at(trajectory_scores(main, tr, k), y, ks)] for k in AGGREGATIONS}
-    cs = CandidateScores(np.ones_like(tr.outcome), np.full(tr.outcome.shape, 0.5), tr.final, tr.outcome)
-    bon["majority"] = [round(float(v), 4) for v in majority(cs, ks, draws=200, seed=config.seed)]
+    bon["majority"] = [round(float(v), 4) for v in vote_at(tr.final, tr.outcome, None, ks, draws=200,
+                                                            seed=config.seed)]
     bon["oracle"] = [round(float(v), 4) for v in bon_at(y, y, ks)]
     lengths = tr.n_steps.astype(float).ravel()
     corr = float(np.corrcoef(lengths, y.ravel())[0, 1]) if lengths.std() > 0 and y.std() > 0 else float("nan")

@@ -73,33 +73,10 @@ def oracle(c: CandidateScores, ns: list[int], draws: int = 0, seed: int = 0) -> 
     return _bon(c.correct.astype(float), c, ns)
 
 
-def _vote(answers: np.ndarray, correct: np.ndarray, weights: np.ndarray, rng: np.random.Generator) -> float:
-    """Probability that the weighted vote over one subset is right (ties: uniform among the tied answers)."""
-    keep = ~np.isnan(answers)
-    if not keep.any():
-        return 0.0
-    a, w, ok = answers[keep], weights[keep], correct[keep]
-    labels, inv = np.unique(a, return_inverse=True)
-    total = np.bincount(inv, weights=w)
-    best = np.flatnonzero(np.isclose(total, total.max()))
-    right = {int(inv[i]) for i in np.flatnonzero(ok)}
-    return sum(1.0 for b in best if int(b) in right) / best.size
-
-
 def _votes(c: CandidateScores, ns: list[int], draws: int, seed: int, weighted: bool) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    P, N = c.rm.shape
-    w = c.rm if weighted else np.ones_like(c.rm)
-    out = np.zeros(len(ns))
-    for k, n in enumerate(ns):
-        reps = 1 if n == N else max(1, draws)
-        acc = 0.0
-        for p in range(P):
-            for _ in range(reps):
-                idx = np.arange(N) if n == N else rng.choice(N, size=n, replace=False)
-                acc += _vote(c.answers[p, idx], c.correct[p, idx], w[p, idx], rng)
-        out[k] = acc / (P * reps)
-    return out
+    from ..candidates import vote_at
+
+    return vote_at(c.answers, c.correct, c.rm if weighted else None, ns, draws=draws, seed=seed)
 
 
 def majority(c: CandidateScores, ns: list[int], draws: int = 400, seed: int = 0) -> np.ndarray:

@@ -1,21 +1,24 @@
 """Self-re-watermarking attack and the Lipschitz-constrained, self-aware defense (SRW, ICLR 2026). Thin page: inputs ->
-backend jobs (backend.watermark.rewatermark) -> figures (ui.figures.rewatermark)."""
+backend jobs (backend.watermark.rewatermark.jobs) -> figures (ui.figures.rewatermark)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 from PIL import Image
 
+from backend.errors import InputError
 from backend.io import ImageLimits
 from backend.runtime import ASSETS, provenance
 from backend.watermark import photo_eval as PE
-from backend.watermark.datasets import HELDOUT_PHOTOS, load_photo
 from backend.watermark.rewatermark import core as R
+from backend.watermark.rewatermark import inputs
 from backend.watermark.rewatermark import lipschitz as L
+from backend.watermark.rewatermark.jobs import AttackConfig, run_attack
 from ui.claims import claims_panel
 from ui.figures import rewatermark as fig
 from ui.inputs import image_input
@@ -63,32 +66,10 @@ avail = R.available_models()
 # the defended model, then its ablations from the most to the least complete
 DEFENDED = R.MODELS.names("ours") + R.MODELS.names("ablation")[::-1]
 # trained encoders an attacker may hold: the registry's learned one, then the undefended and the defended SRW twins
-CROSS = [R.DEFAULT_CROSS] + [m for m in R.model_names() if R.MODELS[m].source == "srw" and R.MODELS.kind(m) != "ablation"]
-if "srw" not in avail:
+CROSS = [R.DEFAULT_CROSS] + [m for m in R.model_names() if R.MODELS[m].shipped and R.MODELS.kind(m) != "ablation"]
+if not set(R.MODELS.names("ours")) <= set(avail):
     st.warning("The shipped SRW weights are missing: run `python -m backend.train rewatermark`.")
-presets = {name: (lambda n=name: Image.fromarray(load_photo(n))) for name in HELDOUT_PHOTOS}
-
-
-def job_compare(img: np.ndarray, models: list[str], rounds: int, cross: str, pgd_eps: float, seed: int,
-                tiles: int = L.TILES, progress=None) -> dict:
-    from backend.runtime import sub_progress
-    from backend.watermark.attacks import apply_chain
-    from backend.watermark.metrics import bit_accuracy
-
-    out = {"models": {}, "seed": seed, "rounds": rounds, "cross": cross, "pgd_eps": pgd_eps, "tiles": tiles}
-    for i, m in enumerate(models):
-        st_ = R.run_story(m, img, rounds, seed, cross_attacker=cross if cross != m else None,
-                          pgd=(pgd_eps, max(pgd_eps / 4, 1e-4), 50) if pgd_eps > 0 else None,
-                          progress=sub_progress(progress, i / len(models), (i + 1) / len(models)), tiles=tiles)
-        victim = R.get_model(m, tiles)
-        decoded = {k: victim.decode_batch([im])[0][0] for k, im in st_.images.items() if k != "x"}
-        dist = {d: float(bit_accuracy(victim.decode_batch([apply_chain(st_.images["x_w"], d, seed=seed)])[0][0],
-                                      st_.bits_a)) for d in R.EvalConfig().distortions}
-        out["models"][m] = {"rows": R.story_rows(st_), "images": st_.images, "decoded": decoded,
-                            "bits_a": st_.bits_a, "bits_b": st_.bits_b, "clean": st_.acc_clean, "acc_a": st_.acc_a,
-                            "acc_b": st_.acc_b, "ssim": st_.ssim, "seconds": st_.seconds, "distortions": dist,
-                            "label": st_.label}
-    return out
+presets = {name: (lambda n=name: Image.fromarray(inputs.preset_image(n))) for name in inputs.PRESETS}
 
 
 SHOWN_SIDE = 256
@@ -151,9 +132,16 @@ with tab_run:
         go_ = st.form_submit_button("Embed A, attack with B", icon=":material/play_arrow:", type="primary",
                                     disabled=pil is None)
     if go_ and pil is not None:
-        res = run_job("Re-watermarking", job_compare, np.asarray(pil.convert("RGB")), [baseline, defended], int(rounds),
-                      cross, float(pgd_eps), int(seed), int(tiles), time_cap_s=240)
+        try:
+            config = AttackConfig(models=(baseline, defended), rounds=int(rounds), cross=cross,
+                                  pgd_eps=float(pgd_eps), tiles=int(tiles), seed=int(seed))
+        except InputError as err:
+            st.error(str(err), icon=":material/error:")
+            config = None
+        res = None if config is None else run_job("Re-watermarking", run_attack, np.asarray(pil.convert("RGB")),
+                                                  config, time_cap_s=240)
         if res is not None:
+            res = asdict(res)
             results["run"] = res
             record_run("rewatermark", {"image": label, "baseline": baseline, "defended": defended, "cross": cross,
                                        "rounds": int(rounds), "PGD eps": float(pgd_eps), "SRW frames per side": int(tiles)},

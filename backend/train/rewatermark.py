@@ -84,11 +84,11 @@ def train_variant(variant: str, bank: np.ndarray, val: np.ndarray, steps: int, s
 
     from backend.watermark.rewatermark import lipschitz as L
 
-    flags = L.VARIANTS[variant]
+    recipe = L.VARIANTS[variant]
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    cfg = L.SRWConfig(spectral_norm=flags["spectral_norm"], variant=variant, psnr_floor=psnr_floor)
-    model = L.SRWModel(cfg)
+    model = recipe(psnr_floor=psnr_floor)
+    cfg = model.cfg
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     weights = L.AdaptiveWeights()
     noise_on = False
@@ -106,12 +106,12 @@ def train_variant(variant: str, bank: np.ndarray, val: np.ndarray, steps: int, s
         x = torch.from_numpy(bank[idx])
         m = torch.from_numpy(rng.integers(0, 2, (batch, cfg.n_bits)).astype(np.float32))
         m2 = torch.from_numpy(rng.integers(0, 2, (batch, cfg.n_bits)).astype(np.float32))
-        eps = L.pgd_epsilon(step, steps) if flags["pgd"] else 0.0
+        eps = L.pgd_epsilon(step, steps) if recipe.pgd else 0.0
         mse_scale = float(np.clip((step / steps - 0.3) / 0.2, 0.0, 1.0))
         size = None
         if round_trip > 0 and rng.random() < round_trip:
             size = (int(rng.integers(48, 129)), int(rng.integers(48, 129)))
-        out = L.training_step(model, x, m, m2, weights.weights, rng, reembed=flags["reembed"], pgd=flags["pgd"],
+        out = L.training_step(model, x, m, m2, weights.weights, rng, reembed=recipe.reembed, pgd=recipe.pgd,
                               use_noise=noise_on, eps=eps, mse_scale=mse_scale, image_size=size,
                               null_weight=null_weight)
         opt.zero_grad(set_to_none=True)
@@ -127,7 +127,7 @@ def train_variant(variant: str, bank: np.ndarray, val: np.ndarray, steps: int, s
             log(f"[{variant}] step {step}/{steps} loss {float(out.loss):.3f} ber {out.ber_clean:.3f} "
                 f"over {out.ber_over:.3f} eps {eps:.3f} noise {noise_on} t {time.perf_counter() - t0:.0f}s")
         if (step + 1) % 250 == 0 or step == steps - 1:
-            vloss = validate(model, vx, vm, vm2, flags, VAL_IMAGE_SIZE if round_trip > 0 else None)
+            vloss = validate(model, vx, vm, vm2, recipe, VAL_IMAGE_SIZE if round_trip > 0 else None)
             history[-1]["val"] = vloss
             # only checkpoints from the final 40 % (after the MSE ramp) compete, so fidelity is comparable
             if step >= 0.6 * steps and vloss["total"] < best_loss:
@@ -140,7 +140,7 @@ def train_variant(variant: str, bank: np.ndarray, val: np.ndarray, steps: int, s
                    "seconds": round(time.perf_counter() - t0, 1), "history": history, "config": cfg.__dict__}
 
 
-def validate(model, vx, vm, vm2, flags, image_size: tuple[int, int] | None = None) -> dict:
+def validate(model, vx, vm, vm2, recipe, image_size: tuple[int, int] | None = None) -> dict:
     """Validation losses on fixed frames: fidelity, clean BCE, self-re-watermark BCE vs m, PGD (0.05, 0.009, 10
     iterations; paper: 30) BCE vs m; total = fidelity * 27 + the BCEs the variant trains on. With ``image_size``
     the decoder reads every embedding through the round trip at that size (fidelity stays on the frame)."""
@@ -172,8 +172,8 @@ def validate(model, vx, vm, vm2, flags, image_size: tuple[int, int] | None = Non
            "acc_pgd_m": float(((lp > 0).float() == vm).float().mean()),
            "bce_reembed": float(F.binary_cross_entropy_with_logits(lr, vm)),
            "bce_pgd": float(F.binary_cross_entropy_with_logits(lp, vm))}
-    out["total"] = 27 * fid + out["bce_clean"] + (out["bce_reembed"] if flags["reembed"] else 0.0) + (
-        out["bce_pgd"] if flags["pgd"] else 0.0)
+    out["total"] = 27 * fid + out["bce_clean"] + (out["bce_reembed"] if recipe.reembed else 0.0) + (
+        out["bce_pgd"] if recipe.pgd else 0.0)
     return out
 
 

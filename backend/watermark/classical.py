@@ -1,5 +1,6 @@
 """Classical image watermarks from the ``invisible-watermark`` library (the one Stable Diffusion shipped): the
-baselines a practitioner already knows.
+baselines a practitioner already knows. ``METHODS`` holds them (each entry ``Classical(method)``, called with
+``n_bits``, makes the watermark):
 
 - ``dwtDctSvd``: Haar DWT of the U channel (YUV), 4x4 blocks of the approximation band, DCT, SVD; one bit per block by
   quantising the largest singular value (scale 36), bits repeated over the image, majority by averaging. The strong one.
@@ -12,16 +13,13 @@ or decoded (:class:`InputError` on embed; ``decode`` returns None so evaluations
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..errors import InputError
 from ..registry import Registry
 
-# invisible-watermark's method names (case-sensitive in the library; the registry's keys are lower-case)
-METHODS: Registry[str] = Registry("invisible-watermark method")
-METHODS.add("dwtDctSvd", "dwtDctSvd", label="invisible-watermark DWT-DCT-SVD", color="#d62728",
-            about="classical, strong")
-METHODS.add("dwtDct", "dwtDct", label="invisible-watermark DWT-DCT", color="#ff7f0e", about="classical, weak")
 MIN_PIXELS = 256 * 256
 
 
@@ -32,7 +30,7 @@ class ClassicalWatermark:
     differentiable = False
 
     def __init__(self, method: str = "dwtDctSvd", n_bits: int = 64):
-        method = METHODS.get(method)  # the library's spelling; InputError listing the valid names
+        method = METHODS.get(method).method  # the library's spelling; InputError listing the valid names
         self.method = method
         self.name = method
         self.n_bits = n_bits
@@ -72,3 +70,21 @@ class ClassicalWatermark:
             if bits is not None:
                 out[i], ok[i] = bits, True
         return out, ok
+
+
+@dataclass(frozen=True)
+class Classical:
+    """One invisible-watermark method: ``Classical(method)(n_bits) -> ClassicalWatermark``. ``method`` is the
+    library's spelling (case-sensitive in the library; the registry's keys are lower-case)."""
+
+    method: str
+
+    def __call__(self, n_bits: int = 64) -> ClassicalWatermark:
+        return ClassicalWatermark(self.method, n_bits)
+
+
+METHODS: Registry[Classical] = Registry("invisible-watermark method")
+METHODS.add("dwtDctSvd", Classical("dwtDctSvd"), label="invisible-watermark DWT-DCT-SVD", color="#d62728",
+            about="classical, strong")
+METHODS.add("dwtDct", Classical("dwtDct"), label="invisible-watermark DWT-DCT", color="#ff7f0e",
+            about="classical, weak")

@@ -107,9 +107,7 @@ class ClassicalBackend:
     differentiable = False
 
     def __init__(self, method: str, n_bits: int = 64):
-        from .classical import ClassicalWatermark
-
-        self.impl = ClassicalWatermark(method, n_bits)
+        self.impl = CLASSICAL.get(method)(n_bits)
         self.name, self.label, self.n_bits, self.min_side = method, self.impl.label, n_bits, self.impl.min_side
 
     def embed(self, img: np.ndarray, bits: np.ndarray) -> np.ndarray:
@@ -124,29 +122,32 @@ class ClassicalBackend:
 
 @dataclass(frozen=True)
 class BackendSpec:
-    """A registry row: ``name`` is the backend's exact spelling (invisible-watermark's method names are
-    case-sensitive; registry keys are lower-case)."""
+    """A registry row, called (``spec(weights=None)``) to load the backend. ``name`` is the backend's exact spelling
+    (invisible-watermark's method names are case-sensitive; registry keys are lower-case); ``learned``: a trained,
+    differentiable watermark whose embedding strength is set by a PSNR budget (else a classical one)."""
 
     name: str
     description: str
+    learned: bool = False
+
+    def __call__(self, weights: str | Path | None = None) -> LearnedWatermark | ClassicalBackend:
+        return LearnedWatermark(weights) if self.learned else ClassicalBackend(self.name)
 
 
 BACKENDS: Registry[BackendSpec] = Registry("watermark backend")
 BACKENDS.add("tinyhidden", BackendSpec("tinyhidden", "the project's learned HiDDeN-family watermark (64 bits, PSNR "
-                                                     "budget set per call)"),
+                                                     "budget set per call)", learned=True),
              label="TinyHiDDeN (learned)", kind="ours", color="#1f77b4", about="learned, HiDDeN family")
 for _key in CLASSICAL:  # the classical baselines, with invisible-watermark's labels
     _e = CLASSICAL.entry(_key)
-    BACKENDS.add(_e.obj, BackendSpec(_e.obj, f"{_e.label} ({_e.about})"), label=_e.label, kind="baseline",
-                 color=_e.color, about=_e.about)
+    BACKENDS.add(_e.obj.method, BackendSpec(_e.obj.method, f"{_e.label} ({_e.about})"), label=_e.label,
+                 kind="baseline", color=_e.color, about=_e.about)
 ALIASES = {"learned": "tinyhidden", "hidden": "tinyhidden"}
 
 
 @functools.lru_cache(maxsize=4)
 def _load(name: str, weights: str | None) -> LearnedWatermark | ClassicalBackend:
-    if name == "tinyhidden":
-        return LearnedWatermark(weights)
-    return ClassicalBackend(name)
+    return BACKENDS[name](weights)
 
 
 def get_method(name: str, weights: str | Path | None = None, target_psnr: float | None = None):

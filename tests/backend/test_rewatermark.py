@@ -156,7 +156,7 @@ def test_distortions_keep_shape_and_range() -> None:
     for kind in L.NOISES:
         y = L.distort(xw, x, rng, kind)
         assert y.shape == x.shape and float(y.min()) >= -1 - 1e-6 and float(y.max()) <= 1 + 1e-6, kind
-    with pytest.raises(ValueError, match="valid"):
+    with pytest.raises(ValueError, match="Valid names"):
         L.distort(xw, x, rng, "rotate")
 
 

@@ -4,9 +4,10 @@
   the image IN, re-embed B ``rounds`` times with the same encoder, once with another encoder, and overwrite with PGD;
   bit accuracy vs A (recovery) and vs B (attacker success) after each step, PSNR/SSIM. ``--out`` writes the PNGs.
   ``--tiles`` sets how many 32 x 32 frames per side the SRW-family models read an image as (4: the shipped 128 px
-  working resolution; 1: the whole image as one frame).
+  working resolution; 1: the whole image as one frame). Without ``--cross``, or with the model itself, the cross-model
+  attacker is the model's default other encoder (TinyHiDDeN; plain for TinyHiDDeN). ``jobs.run_attack``.
 - ``evaluate --images DIR [--models plain,srw] [--limit N] [--rounds 5] --json``: mean metrics over the images of a
-  folder (or ``--images heldout`` for the project's held-out set).
+  folder (or ``--images heldout`` for the project's held-out set). ``jobs.run_evaluate``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--model", default="srw", help="plain, sn, reemb, sn_reemb, srw, tinyhidden, dwtDctSvd, dwtDct")
     r.add_argument("--rounds", type=int, default=3)
     r.add_argument("--cross", default=None, help="attacker encoder for cross-model re-watermarking")
-    r.add_argument("--pgd-eps", type=float, default=0.03, help="PGD overwrite budget in [-1,1] units (0: off)")
+    r.add_argument("--pgd-eps", type=float, default=0.03, help="PGD overwrite budget in [-1,1] units, 0-1 (0: off)")
     r.add_argument("--tiles", type=int, default=None,
                    help="SRW frames per side (1-8; default: the shipped 4, a 128 px working resolution)")
     r.add_argument("--seed", type=int, default=0)
@@ -56,46 +57,40 @@ def cmd_run(args: argparse.Namespace) -> dict:
     from PIL import Image
 
     from backend.runtime import provenance, setup_torch
-    from backend.watermark.rewatermark import core as R
     from backend.watermark.rewatermark import lipschitz as L
+    from backend.watermark.rewatermark.jobs import AttackConfig, run_attack
 
     setup_torch()
     tiles = L.TILES if args.tiles is None else args.tiles
     try:
-        img = _read(Path(args.image))
-        story = R.run_story(args.model, img, rounds=args.rounds, seed=args.seed, cross_attacker=args.cross,
-                            pgd=(args.pgd_eps, max(args.pgd_eps / 4, 1e-4), 50) if args.pgd_eps > 0 else None,
-                            tiles=tiles)
-    except ValueError as err:  # InputError included; a bad model name is a ValueError of the registry
+        config = AttackConfig(models=(args.model,), rounds=args.rounds, cross=args.cross, pgd_eps=args.pgd_eps,
+                              tiles=tiles, seed=args.seed)
+        res = run_attack(_read(Path(args.image)), config)
+    except ValueError as err:  # InputError included
         raise InputError(str(err)) from None
+    [attack] = res.models.values()
     written = []
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        for k, im in story.images.items():
+        for k, im in attack.images.items():
             f = out / f"{args.model}_{k}.png"
             Image.fromarray(im).save(f)
             written.append(str(f))
-    result = {"model": story.model, "label": story.label, "n_bits": story.n_bits,
-              "bits_a": "".join(map(str, story.bits_a)), "bits_b": "".join(map(str, story.bits_b)),
-              "clean_acc": story.acc_clean, "self_acc_a": story.acc_a, "self_acc_b": story.acc_b,
-              "psnr": story.psnr, "ssim": story.ssim, "cross": story.cross, "pgd": story.pgd,
-              "seconds": story.seconds, "images": written,
-              "provenance": provenance(args.seed, _assets([args.model, args.cross or ""]), model=args.model,
-                                       rounds=args.rounds, cross=args.cross, pgd_eps=args.pgd_eps, tiles=tiles,
-                                       image=args.image)}
-    return result
+    return {**attack.to_json(), "images": written,
+            "provenance": provenance(args.seed, _assets([attack.model, config.cross or ""]), model=args.model,
+                                     rounds=args.rounds, cross=args.cross, pgd_eps=args.pgd_eps, tiles=tiles,
+                                     image=args.image)}
 
 
 def cmd_evaluate(args: argparse.Namespace) -> dict:
     from backend.runtime import provenance, setup_torch
-    from backend.watermark.rewatermark import core as R
+    from backend.watermark.rewatermark.jobs import EvaluateConfig, run_evaluate
 
     setup_torch()
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     try:
-        for m in models:
-            R.get_model(m)
+        config = EvaluateConfig(models=tuple(models), rounds=args.rounds, pgd_iters=args.pgd_iters, seed=args.seed)
         if args.images == "heldout":
             from backend.watermark.datasets import heldout_images
 
@@ -104,10 +99,9 @@ def cmd_evaluate(args: argparse.Namespace) -> dict:
             from backend.watermark.datasets import image_folder
 
             images = [_read(p) for p in image_folder(args.images, args.limit)]
-        cfg = R.EvalConfig(rounds=args.rounds, pgd_iters=args.pgd_iters, seed=args.seed)
-        res = R.evaluate(models, images, cfg)
-    except ValueError as err:  # InputError included; a bad model name is a ValueError of the registry
+        res = run_evaluate(images, config)
+    except ValueError as err:  # InputError included
         raise InputError(str(err)) from None
-    return {"models": res, "n_images": len(images),
-            "provenance": provenance(args.seed, _assets(models), images=args.images, limit=args.limit,
+    return {**res.to_json(),
+            "provenance": provenance(args.seed, _assets(config.models), images=args.images, limit=args.limit,
                                      rounds=args.rounds, pgd_iters=args.pgd_iters)}

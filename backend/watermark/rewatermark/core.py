@@ -41,29 +41,37 @@ SRW_VARIANTS = tuple(L.VARIANTS)
 
 @dataclass(frozen=True)
 class Victim:
-    """A registry row: ``name`` is the model's exact spelling (the watermark registry's classical names are
-    case-sensitive; registry keys are lower-case); ``source`` is ``"srw"`` (a shipped SRW-family variant of
-    :mod:`.lipschitz`) or ``"registry"`` (a backend of :mod:`backend.watermark.registry`)."""
+    """A registry row, called with ``tiles`` to get the backend (``embed``, ``decode_batch``, ``n_bits``,
+    ``min_side``, ``label``; learned ones also ``decoder_logits``). ``name`` is the model's exact spelling (the
+    watermark registry's classical names are case-sensitive; registry keys are lower-case); ``shipped``: a shipped
+    SRW-family variant of :mod:`.lipschitz` (else a backend of :mod:`backend.watermark.registry`)."""
 
     name: str
-    source: str
+    shipped: bool
+
+    def __call__(self, tiles: int = L.TILES):
+        if self.shipped:
+            return SRWBackend(self.name, tiles)
+        from backend.watermark.registry import get_method
+
+        return get_method(self.name)
 
 
 MODELS: Registry[Victim] = Registry("re-watermarking model")
-MODELS.add("plain", Victim("plain", "srw"), label="plain (no constraint, no adversarial terms: the victim)",
+MODELS.add("plain", Victim("plain", shipped=True), label="plain (no constraint, no adversarial terms: the victim)",
            kind="baseline", color="#1f77b4")
-MODELS.add("sn", Victim("sn", "srw"), label="spectral norm only", kind="ablation")
-MODELS.add("reemb", Victim("reemb", "srw"), label="re-embedding loss only", kind="ablation")
-MODELS.add("sn_reemb", Victim("sn_reemb", "srw"), label="spectral norm + re-embedding loss", kind="ablation")
-MODELS.add("srw", Victim("srw", "srw"), label="SRW: spectral norm + re-embedding + PGD losses (defended)", kind="ours",
-           color="#d62728")
-MODELS.add("tinyhidden", Victim("tinyhidden", "registry"),
+MODELS.add("sn", Victim("sn", shipped=True), label="spectral norm only", kind="ablation")
+MODELS.add("reemb", Victim("reemb", shipped=True), label="re-embedding loss only", kind="ablation")
+MODELS.add("sn_reemb", Victim("sn_reemb", shipped=True), label="spectral norm + re-embedding loss", kind="ablation")
+MODELS.add("srw", Victim("srw", shipped=True), label="SRW: spectral norm + re-embedding + PGD losses (defended)",
+           kind="ours", color="#d62728")
+MODELS.add("tinyhidden", Victim("tinyhidden", shipped=False),
            label="TinyHiDDeN of the attribution page (registry, learned, undefended)", kind="baseline")
-MODELS.add("dwtDctSvd", Victim("dwtDctSvd", "registry"),
+MODELS.add("dwtDctSvd", Victim("dwtDctSvd", shipped=False),
            label="invisible-watermark DWT-DCT-SVD (registry, classical reference)", kind="reference")
-MODELS.add("dwtDct", Victim("dwtDct", "registry"), label="invisible-watermark DWT-DCT (registry, classical reference)",
-           kind="reference")
-assert {MODELS[k].name for k in MODELS.names() if MODELS[k].source == "srw"} == set(SRW_VARIANTS)
+MODELS.add("dwtDct", Victim("dwtDct", shipped=False),
+           label="invisible-watermark DWT-DCT (registry, classical reference)", kind="reference")
+assert {k for k in MODELS if MODELS[k].shipped} == set(SRW_VARIANTS)
 
 
 def model_names() -> list[str]:
@@ -130,11 +138,7 @@ def get_model(name: str, tiles: int = L.TILES):
 
 @functools.lru_cache(maxsize=32)
 def _get_model(name: str, tiles: int = L.TILES):
-    if MODELS[name].source == "srw":
-        return SRWBackend(name, tiles)
-    from backend.watermark.registry import get_method
-
-    return get_method(name)
+    return MODELS[name](tiles)
 
 
 get_model.cache_clear = _get_model.cache_clear  # type: ignore[attr-defined]  # tests swap the weights folder
@@ -142,7 +146,7 @@ get_model.cache_clear = _get_model.cache_clear  # type: ignore[attr-defined]  # 
 
 def available_models() -> list[str]:
     """Models whose weights are present (SRW variants need their shipped safetensors)."""
-    return [m for m in model_names() if MODELS[m].source != "srw" or L.weights_path(m).is_file()]
+    return [m for m in model_names() if not MODELS[m].shipped or L.weights_path(m).is_file()]
 
 
 def check_image(img: np.ndarray, min_side: int = MIN_SIDE) -> np.ndarray:
@@ -284,6 +288,25 @@ def story_rows(story: Story) -> list[dict[str, object]]:
                      "bit acc A": story.pgd["acc_a"], "bit acc B": story.pgd["acc_b"],
                      "PSNR vs original": story.pgd["psnr"]})
     return rows
+
+
+def decoded_stages(story: Story, tiles: int = L.TILES) -> dict[str, np.ndarray]:
+    """The victim's decoded bits ``(n,)`` of every image of the story except the original (watermarked, each round,
+    cross-model, PGD)."""
+    victim = get_model(story.model, tiles)
+    return {k: victim.decode_batch([im])[0][0] for k, im in story.images.items() if k != "x"}
+
+
+def distortion_accuracy(story: Story, distortions: tuple[str, ...], seed: int = 0,
+                        tiles: int = L.TILES) -> dict[str, float]:
+    """Bit accuracy on A of the watermarked image after each common distortion (attack chains of
+    :mod:`backend.watermark.attacks`, e.g. ``jpeg:75``), seeded by ``seed``."""
+    from backend.watermark.attacks import apply_chain
+    from backend.watermark.metrics import bit_accuracy
+
+    victim = get_model(story.model, tiles)
+    return {d: float(bit_accuracy(victim.decode_batch([apply_chain(story.images["x_w"], d, seed=seed)])[0][0],
+                                  story.bits_a)) for d in distortions}
 
 
 # ------------------------------------------------------------------------------------------------ evaluation

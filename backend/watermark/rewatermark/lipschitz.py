@@ -75,16 +75,35 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from backend import weights
+from backend.registry import Registry, choose
 from backend.runtime import ASSETS
 
-VARIANTS: dict[str, dict[str, bool]] = {
-    # name: spectral norm, re-embedding loss, PGD loss
-    "plain": {"spectral_norm": False, "reembed": False, "pgd": False},
-    "sn": {"spectral_norm": True, "reembed": False, "pgd": False},
-    "reemb": {"spectral_norm": False, "reembed": True, "pgd": False},
-    "sn_reemb": {"spectral_norm": True, "reembed": True, "pgd": False},
-    "srw": {"spectral_norm": True, "reembed": True, "pgd": True},
-}
+
+@dataclass(frozen=True)
+class Variant:
+    """One training recipe of the SRW family (the paper's ablation): spectral norm on every layer, the
+    re-embedding loss, the PGD-overwrite loss. Called, it builds the untrained model of the recipe."""
+
+    name: str
+    spectral_norm: bool
+    reembed: bool
+    pgd: bool
+
+    def __call__(self, **config: object) -> SRWModel:
+        return SRWModel(SRWConfig(spectral_norm=self.spectral_norm, variant=self.name, **config))
+
+
+VARIANTS: Registry[Variant] = Registry("SRW variant")
+VARIANTS.add("plain", Variant("plain", spectral_norm=False, reembed=False, pgd=False),
+             label="plain (no constraint, no adversarial terms)", kind="baseline")
+VARIANTS.add("sn", Variant("sn", spectral_norm=True, reembed=False, pgd=False), label="spectral norm only",
+             kind="ablation")
+VARIANTS.add("reemb", Variant("reemb", spectral_norm=False, reembed=True, pgd=False), label="re-embedding loss only",
+             kind="ablation")
+VARIANTS.add("sn_reemb", Variant("sn_reemb", spectral_norm=True, reembed=True, pgd=False),
+             label="spectral norm + re-embedding loss", kind="ablation")
+VARIANTS.add("srw", Variant("srw", spectral_norm=True, reembed=True, pgd=True),
+             label="SRW: spectral norm + re-embedding + PGD losses", kind="ours")
 
 
 def weights_path(variant: str) -> Path:
@@ -350,7 +369,7 @@ def distort(x_w: torch.Tensor, x: torch.Tensor, rng: np.random.Generator, kind: 
     """One random training distortion of ``x_w`` (B,3,S,S) in [-1, 1] (``x`` = the cover, for dropout/cropout)."""
     from backend.watermark.attacks import jpeg_straight_through
 
-    kind = kind or NOISES[int(rng.integers(len(NOISES)))]
+    kind = choose(kind, NOISES, "training distortion") if kind else NOISES[int(rng.integers(len(NOISES)))]
     if kind == "identity":
         return x_w
     if kind == "jpeg":  # real JPEG Q40 forward, identity gradient
@@ -371,13 +390,11 @@ def distort(x_w: torch.Tensor, x: torch.Tensor, rng: np.random.Generator, kind: 
         return x_w * mask + x * (1 - mask)
     if kind == "noise":
         return (x_w + torch.randn_like(x_w) * float(rng.uniform(0.01, 0.06))).clamp(-1, 1)
-    if kind == "scale":
-        s = float(rng.uniform(0.7, 1.3))
-        h, w = x_w.shape[-2:]
-        mid = F.interpolate(x_w, size=(max(8, int(h * s)), max(8, int(w * s))), mode="bilinear", align_corners=False,
-                            antialias=s < 1)
-        return F.interpolate(mid, size=(h, w), mode="bilinear", align_corners=False, antialias=s > 1)
-    raise ValueError(f"unknown distortion {kind!r}; valid: {', '.join(NOISES)}")
+    s = float(rng.uniform(0.7, 1.3))  # the remaining kind: scale
+    h, w = x_w.shape[-2:]
+    mid = F.interpolate(x_w, size=(max(8, int(h * s)), max(8, int(w * s))), mode="bilinear", align_corners=False,
+                        antialias=s < 1)
+    return F.interpolate(mid, size=(h, w), mode="bilinear", align_corners=False, antialias=s > 1)
 
 
 def fidelity_loss(x_w: torch.Tensor, x: torch.Tensor) -> torch.Tensor:

@@ -1,9 +1,10 @@
 """Watermark-based attribution (arXiv 2404.04254): one watermark per user, bounds-optimal codes, attribution among many
-users after post-processing. Thin page: inputs -> backend jobs -> figures."""
+users after post-processing. Thin page: inputs -> backend jobs (backend.watermark.attribution.jobs) -> figures."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import numpy as np
 import pandas as pd
@@ -16,9 +17,9 @@ from backend.runtime import ASSETS, provenance
 from backend.watermark import photo_eval as PE
 from backend.watermark.attacks import ATTACKS
 from backend.watermark.attribution import bounds as A
+from backend.watermark.attribution import inputs, jobs
 from backend.watermark.attribution.users import UserRegistry
 from backend.watermark.codes import STRATEGIES
-from backend.watermark.datasets import HELDOUT_PHOTOS, load_photo
 from backend.watermark.registry import BACKENDS
 from ui.claims import claims_panel
 from ui.figures import attribution as fig
@@ -42,15 +43,12 @@ up to 10,000 users (it grows superlinearly); a million users use random codes.
 """)
 claims_panel("attribution")
 LIMITS = ImageLimits(max_bytes=10 * 2**20, max_pixels=4_200_000, max_side=4096, min_side=32)
-# the live rerun: our learned backend and the first (strongest) classical one; the paper's codes and the first baseline
-LIVE_BACKENDS = [BACKENDS[k].name for k in BACKENDS.names("ours") + BACKENDS.names("baseline")[:1]]
-LIVE_STRATEGIES = STRATEGIES.names("ours") + STRATEGIES.names("baseline")[:1]
 try:
     reg = UserRegistry()
 except InputError as err:  # a corrupt database file: say so instead of failing the page
     st.error(f"{err} The page reads the file named by $METHOD_LAB_ATTRIBUTION_DB (default: the user cache).")
     st.stop()
-presets = {name: (lambda n=name: Image.fromarray(load_photo(n))) for name in HELDOUT_PHOTOS}
+presets = {name: (lambda n=name: Image.fromarray(inputs.preset_image(n))) for name in inputs.PRESETS}
 tab_embed, tab_users, tab_eval, tab_theory = st.tabs(["Embed and attribute", "Users", "Evaluation", "Bounds"])
 
 with tab_users:
@@ -59,21 +57,22 @@ with tab_users:
     with st.form("attr_create"):
         c1, c2 = st.columns(2)
         count = c1.number_input("New users", 1, 1_000_000, 1000, step=100, key="attr_new_users")
-        strategy = c2.selectbox("Code selection", ["absta", "random", "nrg"], key="attr_strategy",
+        strategy = c2.selectbox("Code selection", list(STRATEGIES), format_func=STRATEGIES.label, key="attr_strategy",
                                 help="A-BSTA grows superlinearly: up to 10,000 users here. A million users use random "
                                      "codes (seconds).")
         create = st.form_submit_button("Create users", icon=":material/group_add:")
-    if create and (ids := run_job("Creating users", reg.create_users, int(count), strategy, time_cap_s=600)):
-        st.success(f"Created users {ids[0]}-{ids[-1]} ({strategy}); {reg.count():,} users in total.")
+    if create and (made := run_job("Creating users", jobs.run_create_users, reg.path,
+                                   jobs.CreateUsersConfig(int(count), strategy), time_cap_s=600)):
+        st.success(f"Created users {made.first_id}-{made.last_id} ({strategy}); {made.total_users:,} users in total.")
     if reg.count():
         show_metrics_table([{"id": u.id, "code (hex)": u.hex(reg.n_bits), "strategy": u.strategy}
                             for u in reg.list(10)], key="attr_users_tbl")
     with st.form("attr_pool"):
         n_cmp = st.slider("Compare strategies at N users (n = 64)", 100, 3000, 1000, 100, key="attr_pool_n")
         compare = st.form_submit_button("Compare code pools", icon=":material/compare:")
-    if compare:
-        from backend.watermark.attribution.evaluation import compare_strategies
-        st.session_state["attribution_pools"] = run_job("Selecting codes", compare_strategies, int(n_cmp)) or {}
+    if compare and (pools := run_job("Selecting codes", jobs.run_compare_pools, jobs.ComparePoolsConfig(int(n_cmp)))):
+        st.session_state["attribution_pools"] = {k: (np.asarray(pools.counts[k]), pools.max_ba[k], pools.seconds[k])
+                                                 for k in pools.counts}
     if pools_ := st.session_state.get("attribution_pools"):
         st.plotly_chart(fig.pairwise_histogram({k: v[0] for k, v in pools_.items()}, 64,
                                                {k: v[1] for k, v in pools_.items()}), key="attr_pool_fig")
@@ -83,7 +82,7 @@ with tab_embed:
     c1, c2, c3 = st.columns(3)
     backend = bound(c1.selectbox, "Watermark", [BACKENDS[k].name for k in BACKENDS], format_func=BACKENDS.label,
                     key="attribution_backend")
-    psnr_db = bound(c2.slider, "PSNR budget (learned, dB)", 30.0, 44.0, 36.0, 0.5, disabled=backend != "tinyhidden",
+    psnr_db = bound(c2.slider, "PSNR budget (learned, dB)", 30.0, 44.0, 36.0, 0.5, disabled=not BACKENDS[backend].learned,
                     key="attribution_psnr")
     fpr = bound(c3.select_slider, "Target false-detection rate", [1e-2, 1e-3, 1e-4, 1e-5, 1e-6], 1e-4,
                 key="attribution_fpr")
@@ -108,22 +107,24 @@ with tab_embed:
                                     disabled=pil is None)
     if go_ and pil is not None:
         if n_users == 0:
-            run_job("Creating 1,000 users (A-BSTA)", reg.create_users, 1000, "absta")
-        pool = reg.pool()
-        idx = int(np.searchsorted(pool.ids, uid))
-        if idx >= len(pool) or pool.ids[idx] != uid:
-            st.error(f"No user with id {uid}.")
-        else:
-            from backend.watermark.attribution.evaluation import embed_and_attribute
-            res = run_job("Embedding and attributing", embed_and_attribute, np.asarray(pil), idx, pool, backend,
-                          psnr_db, "+".join(chain) or "none", None, fpr)
-            if res:
-                st.session_state["attribution_result"] = res
-                record_run("attribution", {"image": label, "backend": backend, "PSNR budget": psnr_db, "FPR": fpr,
-                                           "user": int(uid), "attack": "+".join(chain) or "none"},
-                           {"bit accuracy": res["bit_accuracy"], "PSNR (dB)": res["psnr"],
-                            "attributed correctly": float(res["detected"] and res["attributed_user"] == res["user_id"]),
-                            "tau": res["tau"]})
+            run_job("Creating 1,000 users (A-BSTA)", jobs.run_create_users, reg.path,
+                    jobs.CreateUsersConfig(1000, jobs.DEFAULT_STRATEGY))
+        try:
+            config = jobs.TraceConfig(user=int(uid), backend=backend, psnr=float(psnr_db),
+                                      attack="+".join(chain) or "none", target_fpr=float(fpr))
+        except InputError as err:
+            st.error(str(err), icon=":material/error:")
+            config = None
+        res = None if config is None else run_job("Embedding and attributing", jobs.run_trace, np.asarray(pil),
+                                                  reg.pool(), config)
+        if res:
+            res = asdict(res)
+            st.session_state["attribution_result"] = res
+            record_run("attribution", {"image": label, "backend": backend, "PSNR budget": psnr_db, "FPR": fpr,
+                                       "user": int(uid), "attack": "+".join(chain) or "none"},
+                       {"bit accuracy": res["bit_accuracy"], "PSNR (dB)": res["psnr"],
+                        "attributed correctly": float(res["detected"] and res["attributed_user"] == res["user_id"]),
+                        "tau": res["tau"]})
     if r := st.session_state.get("attribution_result"):
         att = r["attacked"]
         st.plotly_chart(fig.image_row({"original": r["original"], "watermarked": r["watermarked"],
@@ -174,13 +175,11 @@ with tab_eval:
         k_imgs = st.slider("Images", 2, 8, 4)
         live_go = st.form_submit_button("Run live evaluation", icon=":material/science:")
     if live_go:
-        from backend.watermark.attribution.evaluation import clean_decode_set, strength_sweep
-        from backend.watermark.datasets import heldout_images
-        rows = run_job("Evaluating", strength_sweep, heldout_images(k_imgs, seed=3, min_side=256), attack,
-                       list(ATTACKS[attack].sweep[:3]), LIVE_BACKENDS, LIVE_STRATEGIES, 1000,
-                       clean_decode_set(200, min_side=256, max_side=288), time_cap_s=600)
-        if rows:
-            st.session_state["attribution_live"] = {"attack": attack, "rows": rows}
+        config = jobs.SweepConfig(attack=attack, strengths=tuple(ATTACKS[attack].sweep[:3]),
+                                  backends=jobs.LIVE_BACKENDS, strategies=jobs.LIVE_STRATEGIES, count=int(k_imgs),
+                                  **inputs.LIVE_SWEEP)
+        if swept := run_job("Evaluating", jobs.run_sweep, config, time_cap_s=600):
+            st.session_state["attribution_live"] = {"attack": attack, "rows": swept.rows}
     if live := st.session_state.get("attribution_live"):
         st.plotly_chart(fig.rates_vs_strength(live["rows"], live["attack"], ATTACKS[live["attack"]].unit),
                         key="attr_live_fig")
@@ -197,23 +196,24 @@ with tab_theory:
     a_max = c[1].slider("alpha_max", 0.0, 1.0, 0.8, 0.01)
     s_log = c[2].slider("users (log10)", 0.0, 9.0, 8.0, 0.5)
     s = int(round(10**s_log))
-    rows = {"TDR >= (Thm 1)": A.tdr_lower_bound(n, beta, tau, a_min) if tau < beta else float("nan"),
-            "TAR >= (Thm 4)": A.tar_lower_bound(n, beta, tau, a_max),
-            "FDR <= (Thm 2)": A.fdr_upper_bound_random(n, tau, a_max),
-            "FDR <= (Thm 3)": A.fdr_upper_bound_independent(s, n, tau, gamma)}
+    b = jobs.run_bounds(jobs.BoundsConfig(n=n, beta=beta, tau=tau, alpha_min=a_min, alpha_max=a_max, users=s,
+                                          gamma=gamma))
+    rows = {"TDR >= (Thm 1)": float("nan") if b.tdr_lower_bound_thm1 is None else b.tdr_lower_bound_thm1,
+            "TAR >= (Thm 4)": b.tar_lower_bound_thm4, "FDR <= (Thm 2)": b.fdr_upper_bound_thm2,
+            "FDR <= (Thm 3)": b.fdr_upper_bound_thm3}
     show_metrics_table([{k: f"{v:.10f}" for k, v in rows.items()}], key="attr_bounds_tbl")
     st.caption("Defaults = the paper's Table 5 (10^8 users, n 64, beta 0.99, gamma 0.05, tau 0.9). Thm 2 is vacuous "
                "there (n(1 - tau + alpha_max) = 57.6, so P[B <= 57] is about 1): that is why Table 5 uses Thm 3.")
-    st.plotly_chart(fig.binomial_thresholds(n, beta, A.binomial_pmf(n, beta), A.detection_threshold(n, tau),
-                                            A.attribution_threshold(n, tau, a_max)), key="attr_pmf")
-    from backend.watermark.attribution.evaluation import measured_betas, simulate_vs_users, theory_vs_users
+    st.plotly_chart(fig.binomial_thresholds(n, beta, A.binomial_pmf(n, beta), b.detection_threshold_bits,
+                                            b.attribution_threshold_bits), key="attr_pmf")
+    from backend.watermark.attribution.evaluation import measured_betas, theory_vs_users
     betas = {"your beta": beta, **measured_betas(ASSETS / "attribution_eval.json")}
     with st.form("attr_sim"):
         st.caption("Curves: Thm 4 TAR bounds (random codes, union-bound alpha_max) for your beta and for the learned "
                    "watermark's measured bit accuracy per attack; Thm 3 FDR bound. Points: simulated decodes.")
         sim_go = st.form_submit_button("Simulate 10^2-10^5 users at your beta", icon=":material/casino:")
-    if sim_go and (sim := run_job("Simulating", simulate_vs_users, n, beta, tau, [100, 1000, 10_000, 100_000], 1000)):
-        st.session_state["attribution_sim"] = sim
+    if sim_go and (sim := run_job("Simulating", jobs.run_simulate, jobs.SimulateConfig(n, beta, tau))):
+        st.session_state["attribution_sim"] = asdict(sim)
     sim = st.session_state.get("attribution_sim")
     points = {"simulated TAR": (sim["users"], sim["tar"]), "simulated FDR": (sim["users"], sim["fdr"])} if sim else {}
     st.plotly_chart(fig.rates_vs_users(theory_vs_users(n, betas, tau, np.unique(np.logspace(2, 8, 25).astype(int))),

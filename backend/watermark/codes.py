@@ -223,16 +223,26 @@ def select_nrg(num_users: int, n: int = 64, seed: int = 0, existing: np.ndarray 
 
 @dataclass(frozen=True)
 class Strategy:
+    """A selection strategy: ``strategy(num_users, n=, seed=, existing=, depth=, progress=)`` calls ``fn`` (packed
+    codes ``(num_users,)``). ``max_users``: what the lab offers interactively (a cached job beyond a few thousand);
+    ``sequential``: each code is chosen given all earlier ones (cost grows superlinearly; a longer pool's prefix is
+    the shorter pool, so pools are cached)."""
+
     name: str
     fn: Callable[..., np.ndarray]
     description: str
-    max_users: int  # what the lab offers interactively (a cached job beyond a few thousand)
+    max_users: int
+    sequential: bool = True
+
+    def __call__(self, num_users: int, **kwargs: object) -> np.ndarray:
+        return self.fn(num_users, **kwargs)
 
 
 STRATEGIES: Registry[Strategy] = Registry("watermark selection strategy")
 STRATEGIES.add("absta", Strategy("absta", select_absta, "A-BSTA (the paper's selection, maximises the bounds)", 10_000),
                label="A-BSTA", kind="ours", color="#2ca02c", about="the paper's selection, maximises the bounds")
-STRATEGIES.add("random", Strategy("random", select_random, "uniform random unique codes (baseline)", 10_000_000),
+STRATEGIES.add("random", Strategy("random", select_random, "uniform random unique codes (baseline)", 10_000_000,
+                                  sequential=False),
                label="Random", kind="baseline", color="#7f7f7f", about="uniform random unique codes")
 STRATEGIES.add("nrg", Strategy("nrg", select_nrg, "non-redundant guess (baseline)", 10_000),
                label="NRG", kind="baseline", color="#9467bd", about="non-redundant guess")
@@ -247,7 +257,7 @@ def get_method(name: str) -> Strategy:
 def select(strategy: str, num_users: int, n: int = 64, seed: int = 0, existing: np.ndarray | None = None,
            depth: int = 4, progress: Progress | None = None) -> np.ndarray:
     """Packed codes of ``num_users`` new users by ``strategy``."""
-    return get_method(strategy).fn(num_users, n=n, seed=seed, existing=existing, depth=depth, progress=progress)
+    return get_method(strategy)(num_users, n=n, seed=seed, existing=existing, depth=depth, progress=progress)
 
 
 # --------------------------------------------------------------------------------------------- pool statistics

@@ -8,8 +8,8 @@
 
 Every backend has ``embed(img, bits) -> img`` and ``decode_batch(imgs) -> (bits (B, n), ok (B,))`` on ``(H, W, 3)``
 uint8 RGB images, ``n_bits``, ``min_side`` and ``label``. The learned one also exposes a differentiable
-``decoder_logits`` (for the white-box attack) and ``residual_image`` (for display). Loaded backends are cached per
-process (they are small).
+``decoder_logits`` (for the white-box attack) and ``residual_image`` (for display). A registry entry called
+(``BACKENDS[name](weights)``) loads its backend; ``get_method`` caches loaded backends per process (they are small).
 """
 
 from __future__ import annotations

@@ -9,13 +9,15 @@ Actions:
   sweep [--attack A] [--strengths 90,70,50] [--backend ...] [--strategy ...] [--users N] [--executor local|ray] [--json]
   bounds --n 64 --beta 0.99 --tau 0.9 [--alpha-min A] [--alpha-max A] [--users S] [--gamma G] [--json]
 
-Handlers return their result; :mod:`backend.cli_common` prints it (and the ``--json`` flag, the provenance block and
-the exit code 2 of an InputError). Heavy imports (torch, the models) happen inside the handlers.
+Handlers build the config of a job of :mod:`.jobs`, run it and return its result; :mod:`backend.cli_common` prints
+it (and the ``--json`` flag, the provenance block and the exit code 2 of an InputError). Heavy imports (torch, the
+models) happen inside the handlers.
 """
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 from pathlib import Path
 
 from backend.cli_common import add_action, add_group
@@ -29,49 +31,27 @@ def _prov(args: argparse.Namespace, assets: list = (), **params: object) -> dict
     return provenance(getattr(args, "seed", None), assets, **params)
 
 
-def _backend(args: argparse.Namespace):
-    from backend.watermark.registry import get_method
+def _weights(path: str | None) -> list:
+    return [path] if path is not None else []
 
+
+def _checked(make):
+    """``make()``, a ValueError of the bounds or the code selection reported as an InputError."""
     try:
-        return get_method(args.backend, target_psnr=getattr(args, "psnr", None))
-    except ValueError as err:
+        return make()
+    except ValueError as err:  # InputError included
         raise InputError(str(err)) from None
-
-
-def _weights(be: object) -> list:
-    w = getattr(be, "weights", None)
-    return [w] if w is not None else []
-
-
-def _codes_name(strategy: str) -> str:
-    from backend.watermark.codes import get_method
-
-    return get_method(strategy).name
 
 
 # -------------------------------------------------------------------------------------------------- handlers
 def cmd_users_create(args: argparse.Namespace) -> dict:
-    from backend.runtime import timed
-    from backend.watermark.attribution.users import UserRegistry
+    from backend.watermark.attribution.jobs import CreateUsersConfig, run_create_users
 
-    reg = UserRegistry(args.db, n_bits=args.bits)
-    clock = timed()
-    try:
-        ids = reg.create_users(args.count, args.strategy, seed=args.seed, depth=args.depth)
-    except ValueError as err:
-        raise InputError(str(err)) from None
-    seconds = clock()
-    result = {"db": str(reg.path), "created": len(ids), "first_id": ids[0], "last_id": ids[-1],
-              "total_users": reg.count(), "strategy": _codes_name(args.strategy), "n_bits": reg.n_bits,
-              "seconds": round(seconds, 3)}
-    if args.stats:
-        from backend.watermark.codes import pool_stats
-
-        st = pool_stats(reg.pool().codes, reg.n_bits)
-        result["max_pairwise_bitwise_accuracy"] = st.max_ba
-        result["pairs_sampled"] = st.sampled_pairs
-    result["provenance"] = _prov(args, db=str(reg.path), count=args.count, strategy=args.strategy, depth=args.depth)
-    return result
+    config = _checked(lambda: CreateUsersConfig(args.count, args.strategy, seed=args.seed, depth=args.depth,
+                                                n_bits=args.bits, stats=args.stats))
+    res = _checked(lambda: run_create_users(args.db, config))
+    return {**res.to_json(), "provenance": _prov(args, db=res.db, count=args.count, strategy=args.strategy,
+                                                 depth=args.depth)}
 
 
 def cmd_users_list(args: argparse.Namespace) -> dict:
@@ -97,144 +77,102 @@ def cmd_users_show(args: argparse.Namespace) -> dict:
 def cmd_embed(args: argparse.Namespace) -> dict:
     from PIL import Image
 
-    from backend.runtime import timed
+    from backend.watermark.attribution.jobs import EmbedConfig, run_embed
     from backend.watermark.attribution.users import UserRegistry
-    from backend.watermark.metrics import psnr, ssim
 
     reg = UserRegistry(args.db, create=False)
     user = reg.get(args.user)
-    be = _backend(args)
-    if be.n_bits != reg.n_bits:
-        raise InputError(f"the database holds {reg.n_bits}-bit codes but {args.backend} embeds {be.n_bits} bits.")
+    config = _checked(lambda: EmbedConfig(args.backend, args.psnr))
     img = read_image_file(args.input)
-    clock = timed()
-    wm = be.embed(img, user.bits(reg.n_bits))
-    seconds = clock()
+    res = _checked(lambda: run_embed(img, user.bits(reg.n_bits), config))
     out = Path(args.output)
     if out.suffix.lower() not in (".png", ""):
         raise InputError("write the watermarked image as PNG (lossless); JPEG would already be an attack.")
     out = out.with_suffix(".png")
     out.parent.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(wm).save(out)
-    result = {"input": args.input, "output": str(out), "user": user.id, "backend": be.label,
-              "psnr_db": round(psnr(img, wm), 3), "ssim": round(ssim(img, wm), 5), "seconds": round(seconds, 4),
-              "size": [int(img.shape[1]), int(img.shape[0])],
-              "provenance": _prov(args, _weights(be), backend=args.backend, user=user.id, psnr=args.psnr)}
-    return result
+    Image.fromarray(res.watermarked).save(out)
+    return {"input": args.input, "output": str(out), "user": user.id, "backend": res.backend_label,
+            "psnr_db": res.psnr_db, "ssim": res.ssim, "seconds": res.seconds,
+            "size": [int(img.shape[1]), int(img.shape[0])],
+            "provenance": _prov(args, _weights(res.weights), backend=args.backend, user=user.id, psnr=args.psnr)}
 
 
 def cmd_attribute(args: argparse.Namespace) -> dict:
-    from backend.runtime import timed
-    from backend.watermark.attribution import bounds as A
+    from backend.watermark.attribution.jobs import AttributeConfig, run_attribute
     from backend.watermark.attribution.users import UserRegistry
 
     reg = UserRegistry(args.db, create=False)
     pool = reg.pool()
-    be = _backend(args)
+    config = _checked(lambda: AttributeConfig(args.backend, target_fpr=args.fpr, tau=args.tau, gamma=args.gamma,
+                                              top=args.top))
     img = read_image_file(args.file)
-    clock = timed()
-    bits, ok = be.decode_batch([img])
-    decode_s = clock()
-    if not ok[0]:
-        raise InputError(f"{be.label} cannot decode this image: {img.shape[1]} x {img.shape[0]} px is below its "
-                         f"minimum of {be.min_side} px per side.")
-    tau = args.tau if args.tau is not None else A.tau_for_fpr(pool.n, len(pool), args.fpr, args.gamma)
-    clock = timed()
-    m = pool.match(bits[0], tau, k=args.top)
-    match_s = clock()
-    matches = int(round(m.score[0] * pool.n))
-    result = {
-        "file": args.file, "backend": be.label, "users": len(pool), "n_bits": pool.n, "tau": tau,
-        "tau_bits": A.detection_threshold(pool.n, tau), "target_fpr": None if args.tau is not None else args.fpr,
-        "detected": bool(m.detected[0]),
-        "p_value": A.detection_p_value(matches, pool.n, len(pool)),
-        "attributed_user": int(pool.ids[m.user_index[0]]) if m.detected[0] else None,
-        "best_match_user": int(pool.ids[m.user_index[0]]), "best_bitwise_accuracy": float(m.score[0]),
-        "top": [{"user": int(pool.ids[i]), "bitwise_accuracy": float(s)}
-                for i, s in zip(m.top_index[0], m.top_score[0], strict=True)],
-        "decoded_bits": "".join(map(str, bits[0])), "decode_seconds": round(decode_s, 4),
-        "match_seconds": round(match_s, 5),
-        "provenance": _prov(args, _weights(be), backend=args.backend, tau=tau, db=str(reg.path)),
+    res = _checked(lambda: run_attribute(img, pool, config))
+    return {
+        "file": args.file, "backend": res.backend_label, "users": res.users, "n_bits": res.n_bits, "tau": res.tau,
+        "tau_bits": res.tau_bits, "target_fpr": res.target_fpr, "detected": res.detected, "p_value": res.p_value,
+        "attributed_user": res.attributed_user, "best_match_user": res.best_match_user,
+        "best_bitwise_accuracy": res.best_bitwise_accuracy, "top": res.top, "decoded_bits": res.decoded_bits,
+        "decode_seconds": res.decode_seconds, "match_seconds": res.match_seconds,
+        "provenance": _prov(args, _weights(res.weights), backend=args.backend, tau=res.tau, db=str(reg.path)),
     }
-    return result
 
 
 def cmd_evaluate(args: argparse.Namespace) -> dict:
-    from backend.watermark.attribution import evaluation as E
-    from backend.watermark.datasets import heldout_images
+    from backend.watermark.attribution.jobs import EvaluateConfig, run_evaluate
+    from backend.watermark.registry import get_method
 
+    config = _checked(lambda: EvaluateConfig(
+        backend=args.backend, attacks=tuple(args.attack or ["none"]), users=args.users, strategy=args.strategy,
+        depth=args.depth, target_fpr=args.fpr, gamma=args.gamma, tau=args.tau, psnr=args.psnr, clean=args.clean,
+        count=args.count, seed=args.seed))
+    images = None
     if args.images:
         images = [read_image_file(p) for p in image_folder(args.images, args.count)]
         source = f"{len(images)} images from {args.images}"
     else:
-        images = heldout_images(args.count, seed=args.seed)
         source = f"{args.count} held-out images (scikit-image photos never used in training + procedural)"
     pool = None
     if args.db:
         from backend.watermark.attribution.users import UserRegistry
 
         pool = UserRegistry(args.db, create=False).pool()
-    strategy = args.strategy or ("absta" if args.users <= 10_000 else "random")
-    cfg = E.EvalConfig(backend=args.backend, attacks=tuple(args.attack or ["none"]), num_users=args.users,
-                       strategy=strategy, depth=args.depth, target_fpr=args.fpr, gamma=args.gamma, tau=args.tau,
-                       psnr=args.psnr,
-                       clean_decodes=args.clean, seed=args.seed)
-    try:
-        res = E.evaluate(images, cfg, pool=pool)
-    except ValueError as err:
-        raise InputError(str(err)) from None
+    res = _checked(lambda: run_evaluate(images, config, pool=pool))
     out = res.to_dict()
     if not args.per_image:
         for row in out["rows"]:
             row.pop("per_image_bit_accuracy", None)
     out["images"] = source
-    be = _backend(args)
-    out["provenance"] = _prov(args, _weights(be), **{k: v for k, v in cfg.__dict__.items() if k != "seed"})
+    weights = getattr(get_method(args.backend, target_psnr=args.psnr), "weights", None)
+    out["provenance"] = _prov(args, _weights(weights), **{k: v for k, v in out["config"].items() if k != "seed"})
     return out
 
 
 def cmd_sweep(args: argparse.Namespace) -> dict:
-    from backend.watermark.attribution import evaluation as E
-    from backend.watermark.datasets import heldout_images
+    from backend.watermark.attribution.jobs import LIVE_STRATEGIES, SweepConfig, run_sweep
 
     try:
-        strengths = [float(v) for v in args.strengths.split(",") if v.strip()]
+        strengths = tuple(float(v) for v in args.strengths.split(",") if v.strip())
     except ValueError:
         raise InputError("--strengths must be comma-separated numbers, e.g. 90,70,50.") from None
-    if not strengths:
-        raise InputError("--strengths needs at least one value.")
-    images = heldout_images(args.count, seed=args.seed)
-    clean = E.clean_decode_set(args.clean, seed=args.seed) if args.clean else None
-    backends, strategies = args.backend or ["tinyhidden"], args.strategy or ["absta", "random"]
-    try:
-        rows = E.strength_sweep(images, args.attack, strengths, backends, strategies, num_users=args.users,
-                                clean=clean, target_fpr=args.fpr, seed=args.seed, executor=args.executor)
-    except ValueError as err:
-        raise InputError(str(err)) from None
-    return {"attack": args.attack, "strengths": strengths, "rows": rows,
-            "provenance": _prov(args, backends=backends, strategies=strategies, users=args.users, count=args.count,
-                                clean=args.clean, executor=args.executor)}
+    config = _checked(lambda: SweepConfig(
+        attack=args.attack, strengths=strengths, backends=tuple(args.backend or ["tinyhidden"]),
+        strategies=tuple(args.strategy) if args.strategy else LIVE_STRATEGIES, users=args.users, count=args.count,
+        clean=args.clean, target_fpr=args.fpr, seed=args.seed, executor=args.executor))
+    res = _checked(lambda: run_sweep(config))
+    return {"attack": args.attack, "strengths": res.strengths, "rows": res.rows,
+            "provenance": _prov(args, backends=list(config.backends), strategies=list(config.strategies),
+                                users=args.users, count=args.count, clean=args.clean, executor=args.executor)}
 
 
 def cmd_bounds(args: argparse.Namespace) -> dict:
-    from backend.watermark.attribution import bounds as A
+    from backend.watermark.attribution.jobs import BoundsConfig, run_bounds
 
-    try:
-        out = {
-            "n": args.n, "beta": args.beta, "tau": args.tau, "alpha_min": args.alpha_min, "alpha_max": args.alpha_max,
-            "users": args.users, "gamma": args.gamma,
-            "tdr_lower_bound_thm1": A.tdr_lower_bound(args.n, args.beta, args.tau, args.alpha_min)
-            if args.tau < args.beta else None,
-            "fdr_upper_bound_thm2": A.fdr_upper_bound_random(args.n, args.tau, args.alpha_max),
-            "fdr_upper_bound_thm3": A.fdr_upper_bound_independent(args.users, args.n, args.tau, args.gamma),
-            "tar_lower_bound_thm4": A.tar_lower_bound(args.n, args.beta, args.tau, args.alpha_max),
-            "detection_threshold_bits": A.detection_threshold(args.n, args.tau),
-            "attribution_threshold_bits": A.attribution_threshold(args.n, args.tau, args.alpha_max),
-        }
-    except ValueError as err:
-        raise InputError(str(err)) from None
-    out["provenance"] = _prov(args)
-    return out
+    config = _checked(lambda: BoundsConfig(n=args.n, beta=args.beta, tau=args.tau, alpha_min=args.alpha_min,
+                                           alpha_max=args.alpha_max, users=args.users, gamma=args.gamma))
+    res = run_bounds(config)
+    return {"n": args.n, "beta": args.beta, "tau": args.tau, "alpha_min": args.alpha_min,
+            "alpha_max": args.alpha_max, "users": args.users, "gamma": args.gamma, **asdict(res),
+            "provenance": _prov(args)}
 
 
 # ---------------------------------------------------------------------------------------------------- parser

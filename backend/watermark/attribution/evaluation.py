@@ -36,11 +36,12 @@ def cached_pool(strategy: str, num_users: int, n: int = 64, seed: int = 0, depth
                 progress: Progress | None = None) -> np.ndarray:
     """Packed codes ``(num_users,)`` of a selection strategy, from the shipped asset or the user cache if present
     (A-BSTA and NRG are sequential, so a cached longer pool's prefix is the same pool), else computed and cached."""
-    strat = _codes.get_method(strategy).name
-    if strat == "random":
-        return _codes.select_random(num_users, n=n, seed=seed, progress=progress)
-    if num_users > _codes.STRATEGIES[strat].max_users:
-        raise InputError(f"{strat} serves up to {_codes.STRATEGIES[strat].max_users:,} users here; use random codes "
+    method = _codes.get_method(strategy)
+    strat = method.name
+    if not method.sequential:  # drawn at once from the seed: nothing to cache
+        return method(num_users, n=n, seed=seed, progress=progress)
+    if num_users > method.max_users:
+        raise InputError(f"{strat} serves up to {method.max_users:,} users here; use random codes "
                          f"for {num_users:,} users.")
     folder = cache_dir() / "attribution_pools"
     for cand in sorted([*ASSETS.glob(f"attribution_pool_{strat}_n{n}_N*_seed{seed}_d{depth}.npy"),
@@ -341,9 +342,10 @@ def theory_vs_users(n: int, betas: dict[str, float], tau: float, users: np.ndarr
 
 
 def measured_betas(path: Path, backend: str = "tinyhidden",
-                   picks: tuple[tuple[str, float], ...] = (("jpeg", 50.0), ("resize", 0.5), ("crop", 0.25))
-                   ) -> dict[str, float]:
-    """Bit accuracies measured in a shipped evaluation file (``assets/attribution_eval.json``) for a few attacks."""
+                   picks: tuple[tuple[str, float], ...] = (("jpeg", 50.0), ("resize", 0.5), ("crop", 0.25)),
+                   strategy: str = "absta") -> dict[str, float]:
+    """Bit accuracies measured in a shipped evaluation file (``assets/attribution_eval.json``) for a few attacks, with
+    the codes of ``strategy``."""
     import json
 
     if not Path(path).is_file():
@@ -351,7 +353,7 @@ def measured_betas(path: Path, backend: str = "tinyhidden",
     out = {}
     for sweep in json.loads(Path(path).read_text()).get("sweeps", []):
         for r in sweep["rows"]:
-            if r["backend"] == backend and r["strategy"] == "absta" and (sweep["attack"], r["strength"]) in picks:
+            if r["backend"] == backend and r["strategy"] == strategy and (sweep["attack"], r["strength"]) in picks:
                 out[f"{backend} after {sweep['attack']}:{r['strength']:g}"] = float(r["bit_accuracy"])
     return out
 

@@ -30,7 +30,6 @@ from backend.watermark import codes as _codes
 from backend.watermark.attribution.bounds import UserPool
 
 SCHEMA_VERSION = "1"
-ABSTA_MAX_USERS = 10_000
 MAX_USERS_PER_CALL = 2_000_000
 
 
@@ -148,8 +147,8 @@ class UserRegistry:
                      names: list[str] | None = None, progress: Progress | None = None) -> list[int]:
         """Register ``count`` new users with codes from ``strategy`` that extend the existing codes; all or nothing.
 
-        Returns the new ids. A-BSTA is limited to ``ABSTA_MAX_USERS`` users in the database (it grows superlinearly);
-        use ``random`` beyond."""
+        Returns the new ids. A sequential strategy (A-BSTA, NRG: it grows superlinearly) is limited to its
+        ``max_users`` users in the database; use ``random`` beyond."""
         strat = _codes.get_method(strategy)
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or not 1 <= count <= MAX_USERS_PER_CALL:
             raise InputError(f"count must be between 1 and {MAX_USERS_PER_CALL:,}.")
@@ -159,12 +158,12 @@ class UserRegistry:
             rows = con.execute("SELECT code FROM users ORDER BY id").fetchall()
             next_id = int(con.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM users").fetchone()[0])
         existing = _to_unsigned(np.asarray([r[0] for r in rows], dtype=np.int64))
-        if strat.name != "random" and existing.size + count > ABSTA_MAX_USERS:
-            raise InputError(f"{strat.name} grows superlinearly: the lab serves it up to {ABSTA_MAX_USERS:,} users "
+        if strat.sequential and existing.size + count > strat.max_users:
+            raise InputError(f"{strat.name} grows superlinearly: the lab serves it up to {strat.max_users:,} users "
                              f"(the database would hold {existing.size + count:,}). Use --strategy random for "
                              "larger populations.")
         seed = int(seed) if seed is not None else int(next_id)
-        new = strat.fn(int(count), n=self.n_bits, seed=seed, existing=existing, depth=depth,
+        new = strat(int(count), n=self.n_bits, seed=seed, existing=existing, depth=depth,
                        progress=sub_progress(progress, 0.0, 0.9))
         ids = list(range(next_id, next_id + int(count)))
         now = time.time()

@@ -9,9 +9,11 @@ import pandas as pd
 import streamlit as st
 
 from backend.compression import corpus
-from backend.compression.jobs import metrics_rows
-from backend.compression.lab import LAB_SCORES
-from backend.compression.pruning import COMPENSATIONS, SCORES, PruneConfig, n_to_drop
+from backend.compression.pruning import inputs, jobs
+from backend.compression.pruning.jobs import metrics_rows
+from backend.compression.pruning.lab import LAB_SCORES
+from backend.compression.pruning.pruning import COMPENSATIONS, SCORES, PruneConfig, n_to_drop, pairing
+from backend.errors import InputError
 from backend.runtime import ASSETS, provenance
 from ui.claims import claims_panel
 from ui.figures import pruning as figs
@@ -44,6 +46,7 @@ not comparable with the paper's WikiText-2 numbers. The pruned model is not kept
 claims_panel("pruning")
 
 SCORE_KEYS, COMP_KEYS = list(SCORES), list(COMPENSATIONS)
+LIGHT, FULL = inputs.PRESETS.values()  # the settings of the light (MiniLM) and the full (SmolLM2) run
 
 
 @st.cache_data(max_entries=2, show_spinner=False)
@@ -58,15 +61,12 @@ def lab_store() -> dict:
     return {}
 
 
-def lab_capture(layer: int, progress=None) -> bool:  # noqa: ANN001
-    from backend.compression.jobs import layer_lab
-
-    got = layer_lab(get_model("smollm2"), layer, progress=progress)
+def lab_keep(layer: int, got: dict) -> None:
+    """Keep a captured layer in the shared store (at most 2 layers)."""
     store = lab_store()
     while len(store) >= 2:
         store.pop(next(iter(store)), None)
     store[layer] = got
-    return True
 
 
 # The light run comes first: the same pruning on the 6-layer MiniLM encoder takes seconds, SmolLM2 a minute or two.
@@ -87,12 +87,12 @@ with tab_run:
                       format_func=SCORES.label, key="pruning_score")
         comp = bound(c2.selectbox, "Compensation", COMP_KEYS, index=COMP_KEYS.index(PruneConfig.compensation),
                      format_func=COMPENSATIONS.label, key="pruning_comp")
-        ratio = bound(c1.slider, "Prune ratio", 0.1, 0.5, 0.2, 0.05, format="%.2f", key="pruning_ratio")
-        n_calib = bound(c2.select_slider, "Calibration segments N (x 128 tokens)", [8, 16, 32, 64, 128], value=32,
-                        key="pruning_n")
-        n_eval = bound(c1.slider, "Held-out windows for perplexity", 4, 32, 16, 4, key="pruning_eval")
+        ratio = bound(c1.slider, "Prune ratio", 0.1, 0.5, FULL["ratio"], 0.05, format="%.2f", key="pruning_ratio")
+        n_calib = bound(c2.select_slider, "Calibration segments N (x 128 tokens)", [8, 16, 32, 64, 128],
+                        value=FULL["n_calib"], key="pruning_n")
+        n_eval = bound(c1.slider, "Held-out windows for perplexity", 4, 32, FULL["n_eval"], 4, key="pruning_eval")
         prompt = bound(c2.text_input, "Prompt for the side-by-side generation", max_chars=300, key="pruning_prompt",
-                               value="Explain in one sentence what a Python list comprehension is.")
+                       value=jobs.DEFAULT_PROMPT)
         model_src = st.text_input("Model (blank = embedded SmolLM2-135M; or a Llama-family local folder / cached "
                                   "Hugging Face name)", key="pruning_model").strip() or None
         submitted = st.form_submit_button("Prune and evaluate", icon=":material/content_cut:", type="primary")
@@ -102,18 +102,17 @@ with tab_run:
         if src == "Upload your own" and upload_text is None:
             st.error("Upload a UTF-8 text first, or choose the built-in text.", icon=":material/error:")
         else:
-            cfg = PruneConfig(ratio=ratio, score=score, compensation=comp, n_calib=n_calib,
-                              propagate="dense" if comp == "bias" else "pruned")
-
-            def job(progress, text=upload_text, name=upload_name):  # noqa: ANN001, ANN202
-                from backend.compression import jobs
-
+            texts = None if upload_text is None else jobs.Texts(text=upload_text, name=f"the upload {upload_name}")
+            res = None
+            try:
+                cfg = PruneConfig(ratio=ratio, score=score, compensation=comp, n_calib=n_calib,
+                                  propagate=pairing(comp).propagate)
+                config = jobs.RunConfig(cfg, n_eval=n_eval, prompt=prompt, max_new_tokens=32, model=model_src)
                 lm = get_model("smollm2", model_src)
-                split = jobs.text_split(lm, text, f"the upload {name}") if text is not None else None
-                return jobs.run_pruning(lm, cfg, split=split, n_eval=n_eval, prompt=prompt, max_new_tokens=32,
-                                        progress=progress)
-
-            res = run_job("Pruning SmolLM2", job, time_cap_s=900)
+            except InputError as err:
+                st.error(str(err), icon=":material/error:")
+            else:
+                res = run_job("Pruning SmolLM2", jobs.run_prune, texts, config, lm, time_cap_s=900)
             if res is not None:
                 st.session_state["pruning_result"] = res
                 record_run("pruning", {"model": "SmolLM2-135M" if model_src is None else model_src,
@@ -187,7 +186,11 @@ with tab_lab:
             layer = st.slider("Layer", 0, 29, 15)
             go_lab = st.form_submit_button("Capture activations", icon=":material/science:")
         if go_lab:
-            if layer in lab_store() or run_job("Capturing activations", lab_capture, layer) is not None:
+            if layer not in lab_store() and (got := run_job("Capturing activations", jobs.run_lab, None,
+                                                             jobs.LabConfig(layer=layer, sweep=False),
+                                                             get_model("smollm2"))) is not None:
+                lab_keep(layer, got)
+            if layer in lab_store():
                 st.session_state["lab_layer"] = layer
     c1, c2, c3, c4 = st.columns(4)
     l_ratio = c1.select_slider("Ratio", [0.1, 0.2, 0.3, 0.4, 0.5], 0.3, key="lab_ratio")
@@ -197,7 +200,7 @@ with tab_lab:
                      key="lab_sub", horizontal=True)
     l_lam = c4.select_slider("Ridge lambda", [1e-6, 1e-4, 1e-2, 1.0, 100.0], 1e-4, key="lab_lam")
     if live and st.session_state.get("lab_layer") in lab_store():
-        from backend.compression import lab
+        from backend.compression.pruning import lab
 
         cap = lab_store()[st.session_state["lab_layer"]]["captured"][l_sub]
         rows = lab.n_sweep(cap, l_ratio, l_lam, l_score)
@@ -234,22 +237,17 @@ with tab_enc:
                 "embeddings of 64 held-out paragraphs of the built-in text.")
     with st.form("enc_form"):
         e1, e2, e3 = st.columns(3)
-        e_ratio = bound(e1.slider, "Prune ratio", 0.1, 0.5, 0.3, 0.05, key="pruning_enc_ratio")
+        e_ratio = bound(e1.slider, "Prune ratio", 0.1, 0.5, LIGHT["ratio"], 0.05, key="pruning_enc_ratio")
         e_comp = bound(e2.selectbox, "Compensation", COMP_KEYS, index=COMP_KEYS.index(PruneConfig.compensation),
                        format_func=COMPENSATIONS.label, key="pruning_enc_comp")
-        e_n = bound(e3.select_slider, "Calibration paragraphs", [8, 16, 32, 64], 16, key="pruning_enc_n",
+        e_n = bound(e3.select_slider, "Calibration paragraphs", [8, 16, 32, 64], LIGHT["n_calib"], key="pruning_enc_n",
                     help="16 keeps the run to seconds; the paper-like 64 takes about four times as long.")
         go_enc = st.form_submit_button("Prune MiniLM", icon=":material/content_cut:", type="primary")
     if go_enc:
-        def enc_job(progress):  # noqa: ANN001, ANN202
-            from backend.compression.encoder import run_encoder_pruning
-
-            cfg = PruneConfig(ratio=e_ratio, compensation=e_comp, n_calib=e_n,
-                              score="fluctuation" if e_comp == "bias" else "variance",
-                              propagate="dense" if e_comp == "bias" else "pruned")
-            return run_encoder_pruning(get_model("minilm"), cfg, progress=progress)
-
-        if (enc := run_job("Pruning MiniLM", enc_job)) is not None:
+        pair = pairing(e_comp)  # the score and propagation this compensation runs with (FLAP's for the mean bias)
+        config = jobs.EncoderConfig(PruneConfig(ratio=e_ratio, compensation=e_comp, n_calib=e_n, score=pair.score,
+                                                propagate=pair.propagate), n_eval=LIGHT["n_eval"])
+        if (enc := run_job("Pruning MiniLM", jobs.run_encoder, None, config, get_model("minilm"))) is not None:
             st.session_state["pruning_enc"] = enc
             record_run("pruning", {"model": "MiniLM encoder", "compensation": e_comp, "ratio": e_ratio, "N": e_n},
                        {"embedding cosine to dense": enc["cosine_mean"], "pruning seconds": enc["prune_s"],

@@ -121,7 +121,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F0, 10),
         icon=":material/person_search:",
         status="available",
-        cli="backend.watermark.attribution.cli",
+        package="backend.watermark.attribution",
     ),
     Paper(
         id="bait",
@@ -184,7 +184,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F4, 17),
         icon=":material/content_cut:",
         status="available",
-        cli="backend.compression.cli",
+        package="backend.compression.pruning",
     ),
     Paper(
         id="stamp",

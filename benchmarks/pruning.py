@@ -55,9 +55,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from backend.compression import corpus, lmtools
-    from backend.compression.lab import SUBLAYERS
-    from backend.compression.pruning import (
+    from backend.compression import corpus
+    from backend.compression.pruning import lmtools
+    from backend.compression.pruning.lab import SUBLAYERS
+    from backend.compression.pruning.pruning import (
         METHODS,
         PruneConfig,
         _capture,

@@ -42,7 +42,7 @@ def numbers(obj: object) -> str:
 
 def sweeps() -> dict[str, tuple[str, Callable[[str], object]]]:
     """name -> (what, run(executor))."""
-    from backend.compression.jobs import SweepCase, prune_sweep
+    from backend.compression.pruning.jobs import SweepCase, prune_sweep
     from backend.heuristics.moh.moh import MoHConfig
     from backend.train.moh import train_runs
     from backend.watermark.attribution.evaluation import strength_sweep

@@ -25,14 +25,14 @@ def ray_cluster():
 def _warm(case: int, seed: int) -> int:  # noqa: ARG001
     import time
 
-    import backend.compression.jobs  # noqa: F401 - torch, transformers
+    import backend.compression.pruning.jobs  # noqa: F401 - torch, transformers
 
     time.sleep(0.5)  # both tasks at once: one per worker process
     return case
 
 
 def test_pruning_sweep_equal_on_ray(ray_cluster) -> None:  # noqa: ARG001
-    from backend.compression.jobs import SweepCase, prune_sweep
+    from backend.compression.pruning.jobs import SweepCase, prune_sweep
 
     cases = [SweepCase("encoder", 0.3, comp, n_calib=4, n_eval=4) for comp in ("none", "rotation")]
     local = prune_sweep(cases, seed=3)

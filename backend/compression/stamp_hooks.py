@@ -151,7 +151,7 @@ class EvalConfig:
 # ------------------------------------------------------------------------------------------------ model structure
 def decoder_linears(model: Any) -> list[tuple[int, str, Any]]:
     """[(layer index, short name, nn.Linear)] of every decoder layer (q, k, v, o, gate, up, down)."""
-    from .pruning import check_llama_family
+    from .lm import check_llama_family
 
     check_llama_family(model)
     return [(i, SHORT[n], layer.get_submodule(n)) for i, layer in enumerate(model.model.layers) for n in LINEARS]
@@ -433,7 +433,7 @@ def evaluate(model: Any, tokenizer: Any, text: str | None = None, cfg: EvalConfi
     reference text), plus per-layer error / Theorem 1 bound / SQNR per method and the energy concentration of the
     dense inputs (when ``cfg.stats``)."""
     from .corpus import tokenize_split
-    from .lmtools import perplexity
+    from .lm import perplexity
 
     cfg = cfg or EvalConfig()
     cfg.validate()

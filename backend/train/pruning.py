@@ -78,8 +78,10 @@ def _summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 def sweep(lm: Any, path: Path, runs: list[tuple[str, str, str, float, int]], n_eval: int, n_track: int,
           fresh: bool, meta: dict[str, Any]) -> dict[str, Any]:
-    from backend.compression import corpus, lmtools
-    from backend.compression.pruning import PruneConfig, prune_llama
+    from backend.compression import corpus
+    from backend.compression.lm import perplexity
+    from backend.compression.pruning import lmtools
+    from backend.compression.pruning.pruning import PruneConfig, prune_llama
 
     data: dict[str, Any] = {} if fresh or not path.exists() else json.loads(path.read_text())
     if data.get("settings", {}).get("n_eval") not in (None, n_eval):
@@ -89,7 +91,7 @@ def sweep(lm: Any, path: Path, runs: list[tuple[str, str, str, float, int]], n_e
     eval_ids = split.heldout_segments(n_eval, 128)
     if "dense" not in data:
         clock = timed()
-        data["dense"] = {"perplexity": lmtools.perplexity(lm.model, eval_ids), "eval_s": clock(),
+        data["dense"] = {"perplexity": perplexity(lm.model, eval_ids), "eval_s": clock(),
                          "params": lmtools.stored_parameters(lm.model)}
     data["settings"] = {"n_eval": n_eval, "seqlen": 128, "n_track": n_track, "corpus": split.source,
                         "calib_tokens": int(split.calib_tokens.numel()),
@@ -104,7 +106,7 @@ def sweep(lm: Any, path: Path, runs: list[tuple[str, str, str, float, int]], n_e
         calib = split.calib_segments(n, 128, 0)
         res = prune_llama(model, calib, cfg, heldout_ids=eval_ids[:n_track])
         clock = timed()
-        ppl = lmtools.perplexity(model, eval_ids)
+        ppl = perplexity(model, eval_ids)
         records = [asdict(r) for r in res.records]
         rows[key] = {"score": score, "compensation": comp, "propagate": prop, "ratio": ratio, "n_calib": n,
                      "perplexity": ppl, "prune_s": res.seconds, "eval_s": clock(),
@@ -125,8 +127,8 @@ def sweep(lm: Any, path: Path, runs: list[tuple[str, str, str, float, int]], n_e
 
 def lab_preset(lm: Any, path: Path, layer: int, n_list: tuple[int, ...], ratios: tuple[float, ...],
                meta: dict[str, Any]) -> dict[str, Any]:
-    from backend.compression import lab
-    from backend.compression.jobs import layer_lab
+    from backend.compression.pruning import lab
+    from backend.compression.pruning.jobs import layer_lab
 
     clock = timed()
     got = layer_lab(lm, layer, n_list=n_list, n_held=16)

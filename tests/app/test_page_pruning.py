@@ -1,12 +1,19 @@
 """AppTest of the pruning page: opens instantly with the shipped presets, runs the smallest real pruning of SmolLM2
-(N = 8, 4 held-out windows), takes an upload and refuses bad ones."""
+(N = 8, 4 held-out windows), takes an upload and refuses bad ones; the page's light job (``jobs.run_encoder`` with the
+config the page builds) gives the numbers of ``pruning encoder --json`` for the same settings, and the jobs and
+their configs pickle."""
 
 from __future__ import annotations
+
+import pickle
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from backend.compression.pruning import jobs
+from backend.compression.pruning.pruning import PruneConfig
 from tests.app.conftest import Widget, open_page
+from tests.test_cli import run_json, same, strip
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +124,53 @@ def test_non_llama_model_name_is_refused(tmp_path):
     _prune(at).run(timeout=120)
     assert not at.exception
     assert any("not a Llama-family" in e.value for e in at.error)
+
+
+def test_page_job_equals_cli_encoder(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """The light run (MiniLM, ratio 0.3, rotation, 8 calibration paragraphs) hands the runner the job the CLI runs;
+    its numbers are those of ``pruning encoder --ratio 0.3 --compensation rotation --n-calib 8 --json``."""
+    calls = []
+    monkeypatch.setattr("ui.runner.run_job", lambda label, fn, *args, **kw: calls.append((fn, args)))
+    at = _app()
+    at.select_slider(key="pruning_enc_n").set_value(8)
+    [b for b in at.button if b.label == "Prune MiniLM"][0].click().run(timeout=300)
+    assert not at.exception, at.exception
+    [(fn, (text, config, enc))] = calls
+    assert fn is jobs.run_encoder and text is None
+    assert config == jobs.EncoderConfig(PruneConfig(ratio=0.3, compensation="rotation", n_calib=8), n_eval=64)
+    page = fn(text, config, enc)
+    cli = run_json(["pruning", "encoder", "--ratio", "0.3", "--compensation", "rotation", "--n-calib", "8",
+                    "--json"], capsys)
+    for key in ("prune_s", "provenance"):
+        page, cli = strip(page, [key]), strip(cli, [key])
+    assert same(page, cli) is None, same(page, cli)
+
+
+def test_jobs_and_configs_pickle() -> None:
+    """The jobs, their configs and the text pickle (the Ray executor sends them to a worker)."""
+    for job in [(jobs.run_prune, jobs.Texts(text="some text", name="the upload a.txt"),
+                 jobs.RunConfig(PruneConfig(ratio=0.3, n_calib=8), n_eval=4)),
+                (jobs.run_encoder, None, jobs.EncoderConfig()), (jobs.run_lab, None, jobs.LabConfig(layer=0)),
+                (jobs.run_sweep, None, jobs.SweepConfig(ratios=(0.2,), compensations=("none", "rotation")))]:
+        assert pickle.loads(pickle.dumps(job)) == job
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda: PruneConfig(ratio=1.2), "prune ratio must be in"),
+        (lambda: PruneConfig(compensation="twist"), "Valid names"),
+        (lambda: jobs.RunConfig(prompt="x" * 3000), "at most 2,000 characters"),
+        (lambda: jobs.LabConfig(n_list=()), "needs positive sizes"),
+        (lambda: jobs.SweepConfig(target="gpu"), "Unknown sweep target"),
+        (lambda: jobs.SweepConfig(ratios=()), "at least one ratio"),
+    ],
+)
+def test_configs_refuse_bad_settings(make, words: str) -> None:
+    from backend.errors import InputError
+
+    with pytest.raises(InputError, match=words):
+        make()
 
 
 # The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).

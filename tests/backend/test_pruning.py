@@ -1,4 +1,4 @@
-"""Invariants of RCPU structured pruning (backend/compression/pruning.py) on synthetic data and a tiny random Llama.
+"""Invariants of RCPU structured pruning (backend/compression/pruning/pruning.py) on synthetic data and a tiny random Llama.
 
 Everything here runs in a few seconds; the claims on SmolLM2 live in test_pruning_claims.py.
 """
@@ -10,8 +10,9 @@ import copy
 import pytest
 import torch
 
-from backend.compression import corpus, lmtools
-from backend.compression.pruning import (
+from backend.compression import corpus
+from backend.compression.pruning import lmtools
+from backend.compression.pruning.pruning import (
     COMPENSATIONS,
     SCORES,
     PruneConfig,
@@ -302,8 +303,8 @@ def test_bad_text_inputs():
 # ------------------------------------------------------------------------------------------------------ the lab
 def test_lab_gram_statistics_match_raw_activations(tiny):
     """The lab's Gram-matrix errors equal pruning.compensate/output_error on the raw captured activations."""
-    from backend.compression import lab
-    from backend.compression.pruning import _capture, _layer_inputs, _run_layer
+    from backend.compression.pruning import lab
+    from backend.compression.pruning.pruning import _capture, _layer_inputs, _run_layer
 
     model, calib, held = tiny
     caps = lab.capture_layer(model, 1, calib[:4], held, [2, 4])

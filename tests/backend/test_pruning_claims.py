@@ -35,14 +35,14 @@ def split(smollm2):
 
 
 def _ppl(lm, calib, eval_ids, ratio, comp, score="variance"):
-    from backend.compression import lmtools
-    from backend.compression.pruning import PruneConfig, prune_llama
+    from backend.compression.lm import perplexity
+    from backend.compression.pruning.pruning import PruneConfig, prune_llama
 
     if comp == "dense":
-        return lmtools.perplexity(lm.model, eval_ids)
+        return perplexity(lm.model, eval_ids)
     m = copy.deepcopy(lm.model)
     prune_llama(m, calib, PruneConfig(ratio=ratio, score=score, compensation=comp, n_calib=calib.shape[0]))
-    return lmtools.perplexity(m, eval_ids)
+    return perplexity(m, eval_ids)
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ def test_rotation_beats_no_compensation_ci_subset(ci_headline, ratio, record_cla
 
 def test_least_squares_overfits_one_layer_at_small_n(smollm2, split, record_claim):
     """Layer 15, ratio 30 %, N = 8 segments: LS has the lower calibration error but the higher held-out error."""
-    from backend.compression import lab
+    from backend.compression.pruning import lab
 
     caps = lab.capture_layer(smollm2.model, 15, split.calib_segments(8, 128, seed=0), split.heldout_segments(8, 128),
                              [8])
@@ -160,8 +160,8 @@ def test_full_scale_headline_reproduces_shipped_sweep(smollm2, split, record_cla
 
 def test_encoder_rotation_keeps_embeddings_closer_than_no_compensation():
     """MiniLM (encoder case), ratio 30 %, 16 calibration paragraphs: embedding cosine to the dense model."""
-    from backend.compression.encoder import run_encoder_pruning
-    from backend.compression.pruning import PruneConfig
+    from backend.compression.pruning.encoder import run_encoder_pruning
+    from backend.compression.pruning.pruning import PruneConfig
     from backend.models import load
 
     enc = load("minilm")

@@ -9,7 +9,7 @@ import json
 import pytest
 import torch
 
-from backend.compression import cli
+from backend.compression.pruning import cli
 from backend.errors import InputError
 
 

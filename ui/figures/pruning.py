@@ -8,7 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from backend.compression.criteria import COMPENSATIONS, SCORES
+from backend.compression.pruning.criteria import COMPENSATIONS, SCORES
+from backend.compression.pruning.lab import GEOMETRY_COMPENSATIONS
 
 DENSE_COLOR = "#2ca02c"  # the dense model's reference lines
 SCORE_DASHES = ("dot", "solid", "dash")  # one dash style per score, in registry order
@@ -172,7 +173,7 @@ def histograms(hist: dict[str, list[int]], norm_edges: list[float], angle_edges:
     fig = make_subplots(rows=1, cols=2, subplot_titles=("output norm per token", "angle to the dense output"))
     nc = (np.asarray(norm_edges[:-1]) + np.asarray(norm_edges[1:])) / 2
     ac = (np.asarray(angle_edges[:-1]) + np.asarray(angle_edges[1:])) / 2
-    comps = ("rotation", "ls", "none")  # the compensations the lab's histograms record
+    comps = GEOMETRY_COMPENSATIONS  # the compensations the lab's histograms record
     for key, name, color in (("dense_norm", "dense", DENSE_COLOR),
                              *((f"{c}_norm", COMPENSATIONS.label(c), COMPENSATIONS.color(c)) for c in comps)):
         if key in hist:

@@ -57,9 +57,10 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
-from ..registry import Registry
-from ..runtime import Progress, report, timed
+from ...errors import InputError
+from ...registry import Registry
+from ...runtime import Progress, report, timed
+from ..lm import check_llama_family
 from .criteria import (  # noqa: F401 - the scores and compensations, re-exported for callers of this module
     COMPENSATIONS,
     SCORES,
@@ -81,14 +82,14 @@ from .criteria import (  # noqa: F401 - the scores and compensations, re-exporte
 if TYPE_CHECKING:
     import torch
 
-SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2")
 
 
 # ------------------------------------------------------------------------------------------------------------ config
-@dataclass
+@dataclass(frozen=True)
 class PruneConfig:
     """Settings of one pruning run; defaults are the paper's (RCPU rotation, variance score, ratio 0.2, 128 calibration
-    segments of 128 tokens, ridge lambda 1e-4)."""
+    segments of 128 tokens, ridge lambda 1e-4). Checked when made (:meth:`validate`: InputError saying what to
+    change); the score and compensation names are stored as their registry keys."""
 
     ratio: float = 0.2  # fraction of heads and of MLP channels removed in every layer
     score: str = "variance"  # key of SCORES
@@ -102,6 +103,11 @@ class PruneConfig:
     prune_attention: bool = True
     prune_mlp: bool = True
     physical: bool = True  # remove MLP channels and whole KV groups physically (else zero them)
+
+    def __post_init__(self) -> None:
+        self.validate()
+        object.__setattr__(self, "score", SCORES.key(str(self.score).replace("-", "_")))
+        object.__setattr__(self, "compensation", COMPENSATIONS.key(str(self.compensation).replace("-", "_")))
 
     def validate(self) -> None:
         if not 0.0 <= float(self.ratio) < 1.0:
@@ -164,35 +170,6 @@ def prune_sublayer(
 
 
 # ---------------------------------------------------------------------------------------------- model structure
-def check_llama_family(model: Any) -> None:
-    """Raise :class:`InputError` unless ``model`` is a Llama-family causal LM (decoder layers with q/k/v/o_proj and
-    gate/up/down_proj linear layers)."""
-    import torch
-
-    cfg = getattr(model, "config", None)
-    mtype = getattr(cfg, "model_type", None)
-    inner = getattr(model, "model", None)
-    layers = getattr(inner, "layers", None)
-    if mtype not in SUPPORTED_MODEL_TYPES or layers is None or len(layers) == 0:
-        raise InputError(
-            f"This model (type '{mtype}') is not a Llama-family causal LM. Structured pruning here needs decoder "
-            f"layers with self_attn.o_proj and mlp.down_proj (model types: {', '.join(SUPPORTED_MODEL_TYPES)})."
-        )
-    for name in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
-                 "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"):
-        mod = layers[0].get_submodule(name) if _has(layers[0], name) else None
-        if not isinstance(mod, torch.nn.Linear):
-            raise InputError(f"This model has no linear layer '{name}' in its decoder layers; it is not Llama-like.")
-
-
-def _has(module: Any, name: str) -> bool:
-    try:
-        module.get_submodule(name)
-        return True
-    except AttributeError:
-        return False
-
-
 @dataclass
 class Geometry:
     num_heads: int
@@ -486,7 +463,7 @@ def prune_llama(
 @dataclass(frozen=True)
 class Method:
     """A named pairing of score and compensation (what the paper's tables call a method); its label is the
-    registry's."""
+    registry's. Called (``method(ratio=0.3, ...)``), it gives the :class:`PruneConfig` of the method."""
 
     name: str
     score: str
@@ -496,6 +473,10 @@ class Method:
     @property
     def label(self) -> str:
         return METHODS.label(self.name)
+
+    def __call__(self, **overrides: Any) -> PruneConfig:
+        return PruneConfig(**{"score": self.score, "compensation": self.compensation, "propagate": self.propagate,
+                              **overrides})
 
 
 METHODS: Registry[Method] = Registry("pruning method")
@@ -518,15 +499,23 @@ def get_method(name: str) -> Method:
 
 def config_for(method: str, **overrides: Any) -> PruneConfig:
     """The :class:`PruneConfig` of a named method with ``overrides`` (e.g. ratio, n_calib)."""
-    m = get_method(method)
-    base = {"score": m.score, "compensation": m.compensation, "propagate": m.propagate}
-    base.update(overrides)
-    return PruneConfig(**base)
+    return get_method(method)(**overrides)
+
+
+def pairing(compensation: str) -> Method:
+    """The named method a compensation runs in when only the compensation is chosen (the page, the sweeps): the one
+    with the default score (RCPU's variance score) if there is one, else the first with that compensation (FLAP for
+    the mean bias, with its fluctuation score and dense propagation)."""
+    key = COMPENSATIONS.key(str(compensation).replace("-", "_"))
+    methods = [m for m in METHODS.values() if m.compensation == key]
+    return next((m for m in methods if m.score == PruneConfig.score), methods[0]) if methods else Method(
+        key, PruneConfig.score, key, PruneConfig.propagate)
 
 
 __all__ = [
     "COMPENSATIONS", "METHODS", "SCORES", "ColumnStats", "Compensated", "LayerRecord", "Method", "PruneConfig",
     "PruneResult", "SublayerResult", "apply_attention", "apply_mlp", "check_llama_family", "column_stats",
     "compensate", "config_for", "geometry", "get_compensation", "get_method", "get_score", "head_scores",
-    "n_to_drop", "output_error", "procrustes", "prune_llama", "prune_sublayer", "score_columns", "select_keep",
+    "n_to_drop", "output_error", "pairing", "procrustes", "prune_llama", "prune_sublayer", "score_columns",
+    "select_keep",
 ]

@@ -18,9 +18,10 @@ import copy
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
-from ..runtime import Progress, report, timed
-from .pruning import LayerRecord, PruneConfig, _has, prune_sublayer
+from ...errors import InputError
+from ...runtime import Progress, report, timed
+from ..lm import has_submodule
+from .pruning import LayerRecord, PruneConfig, prune_sublayer
 
 if TYPE_CHECKING:
     import torch
@@ -34,7 +35,7 @@ class _Stop(Exception):
 
 def check_bert(model: Any) -> None:
     layers = getattr(getattr(model, "encoder", None), "layer", None)
-    if layers is None or not len(layers) or not all(_has(layers[0], n) for n in
+    if layers is None or not len(layers) or not all(has_submodule(layers[0], n) for n in
                                                       ("attention.self.query", *SUBLAYERS, "intermediate.dense")):
         raise InputError("This model is not a BERT-style encoder (encoder.layer[i].attention.output.dense and "
                          "output.dense are needed).")
@@ -163,7 +164,7 @@ def run_encoder_pruning(enc: Any, cfg: PruneConfig, text: str | None = None, n_e
 
     from backend.models.text import TextEncoder
 
-    from .corpus import builtin_text, split_text
+    from ..corpus import builtin_text, split_text
 
     cal_text, held_text = split_text(text if text is not None else builtin_text())
     cal, hel = paragraphs(cal_text), paragraphs(held_text)[:n_eval]

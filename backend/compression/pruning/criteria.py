@@ -1,8 +1,10 @@
 """The pure tensor functions of RCPU pruning: column statistics, importance scores, the keep selection and the
 error compensations, each family in a :class:`~backend.registry.Registry` (:data:`SCORES`, :data:`COMPENSATIONS`).
 
-No model here: :mod:`backend.compression.pruning` applies these per sublayer to a Llama-family model (the formulas
-are written out in its docstring).
+No model here: :mod:`backend.compression.pruning.pruning` applies these per sublayer to a Llama-family model (the
+formulas are written out in its docstring). A compensation that changes only the kept weights also has its form on
+Gram statistics (:class:`GramSystem`), which the one-layer lab (:mod:`.lab`) evaluates for many settings without the
+activations.
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from ..registry import Registry
+from ...registry import Registry
 
 if TYPE_CHECKING:
     import torch
@@ -62,6 +65,9 @@ class Score:
     head_reduce: str
     short: str
 
+    def __call__(self, W: torch.Tensor, stats: ColumnStats, input_stat: str = "l2") -> torch.Tensor:
+        return self.fn(W, stats, input_stat)
+
 
 def _wanda_sp(W: torch.Tensor, st: ColumnStats, input_stat: str) -> torch.Tensor:
     return W.float().norm(dim=0) * st.magnitude(input_stat)
@@ -91,7 +97,7 @@ def get_score(name: str) -> Score:
 
 def score_columns(score: str, W: torch.Tensor, stats: ColumnStats, input_stat: str = "l2") -> torch.Tensor:
     """Column scores gamma [d_in] of ``W`` [d_out, d_in] under ``score``."""
-    return get_score(score).fn(W, stats, input_stat)
+    return get_score(score)(W, stats, input_stat)
 
 
 def n_to_drop(ratio: float, n: int) -> int:
@@ -174,16 +180,91 @@ def _bias(W_K, X_K, Y, W_drop=None, X_drop=None, **_: Any) -> Compensated:  # no
     return Compensated(W_K.clone(), bias=b.to(W_K.dtype))
 
 
+# ------------------------------------------------------------------------------------- the same on Gram statistics
+@dataclass
+class GramSystem:
+    """One sublayer's compensation problem from Gram statistics (float64): ``W_K`` [d_out, k] the kept weights,
+    ``WGK`` = W G[:, K] = Y^T X_K [d_out, k], ``G_KK`` = X_K^T X_K [k, k], ridge ``lam``."""
+
+    W_K: torch.Tensor
+    WGK: torch.Tensor
+    G_KK: torch.Tensor
+    lam: float = 1e-4
+
+    @cached_property
+    def zz(self) -> float:
+        """||X_K W_K^T||_F^2 = tr(W_K G_KK W_K^T)."""
+        return float(((self.W_K @ self.G_KK) * self.W_K).sum())
+
+    @cached_property
+    def rotation(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(Q [d_out, d_out] float64, singular values S of M = Y^T Z): the SVD of M in fp32 as in the paper."""
+        import torch
+
+        M = (self.WGK @ self.W_K.T).float()
+        U, S, Vh = torch.linalg.svd(M, full_matrices=False)
+        return (U @ Vh).double(), S
+
+    @cached_property
+    def scale(self) -> float:
+        """The rotation's scale s = tr(S) / ||Z||_F^2."""
+        return float(self.rotation[1].double().sum()) / max(self.zz, 1e-30)
+
+
+@dataclass
+class GramSolution:
+    """Compensated kept weights ``W`` [d_out, k]. ``zz_factor``: on any inputs ||X_K W^T||_F^2 is ``zz_factor``
+    times ||X_K W_K^T||_F^2 (1 for a rotation, s^2 for a scaled one); None: it is computed from ``W``."""
+
+    W: torch.Tensor
+    zz_factor: float | None = None
+
+
+def _none_gram(g: GramSystem) -> GramSolution:
+    return GramSolution(g.W_K, 1.0)
+
+
+def _ridge_ls_gram(g: GramSystem) -> GramSolution:
+    import torch
+
+    A = g.G_KK + g.lam * torch.eye(g.G_KK.shape[0], dtype=torch.float64)
+    return GramSolution(torch.linalg.solve(A, (g.WGK + g.lam * g.W_K).T).T)
+
+
+def _rotation_gram(g: GramSystem) -> GramSolution:
+    return GramSolution(g.rotation[0] @ g.W_K, 1.0)
+
+
+def _rotation_scale_gram(g: GramSystem) -> GramSolution:
+    s = g.scale
+    return GramSolution(s * (g.rotation[0] @ g.W_K), s * s)
+
+
+@dataclass(frozen=True)
+class Compensation:
+    """A compensation: ``comp(W_K, X_K, Y, lam=, W_drop=, X_drop=) -> Compensated`` on activations; ``gram``: the
+    same on Gram statistics (``gram(GramSystem) -> GramSolution``), None for one that adds an output bias (FLAP)."""
+
+    fn: Callable[..., Compensated]
+    gram: Callable[[GramSystem], GramSolution] | None = None
+
+    def __call__(self, W_K: torch.Tensor, X_K: torch.Tensor, Y: torch.Tensor, **kwargs: Any) -> Compensated:
+        return self.fn(W_K, X_K, Y, **kwargs)
+
+
 CompFn = Callable[..., Compensated]
-COMPENSATIONS: Registry[CompFn] = Registry("compensation")
-COMPENSATIONS.add("none", _none, label="none", kind="reference", color="#7f7f7f")
-COMPENSATIONS.add("ls", _ridge_ls, label="ridge least squares", kind="baseline", color="#d62728")
-COMPENSATIONS.add("rotation", _rotation, label="rotation (RCPU)", kind="ours", color="#1f77b4")
-COMPENSATIONS.add("rotation_scale", _rotation_scale, label="rotation + scale", kind="ours", color="#17becf")
-COMPENSATIONS.add("bias", _bias, label="mean bias (FLAP)", kind="baseline", color="#ff7f0e")
+COMPENSATIONS: Registry[Compensation] = Registry("compensation")
+COMPENSATIONS.add("none", Compensation(_none, _none_gram), label="none", kind="reference", color="#7f7f7f")
+COMPENSATIONS.add("ls", Compensation(_ridge_ls, _ridge_ls_gram), label="ridge least squares", kind="baseline",
+                  color="#d62728")
+COMPENSATIONS.add("rotation", Compensation(_rotation, _rotation_gram), label="rotation (RCPU)", kind="ours",
+                  color="#1f77b4")
+COMPENSATIONS.add("rotation_scale", Compensation(_rotation_scale, _rotation_scale_gram), label="rotation + scale",
+                  kind="ours", color="#17becf")
+COMPENSATIONS.add("bias", Compensation(_bias), label="mean bias (FLAP)", kind="baseline", color="#ff7f0e")
 
 
-def get_compensation(name: str) -> CompFn:
+def get_compensation(name: str) -> Compensation:
     """The compensation ``name`` (case-insensitive; '-', '+' and '_' alike); InputError lists the valid names."""
     return COMPENSATIONS.get(str(name).replace("-", "_").replace("+", "_"))
 
@@ -212,7 +293,8 @@ def output_error(W: torch.Tensor, X: torch.Tensor, keep: torch.Tensor, comp: Com
 
 
 __all__ = [
-    "COMPENSATIONS", "SCORES", "ColumnStats", "Compensated", "Score", "column_stats",
+    "COMPENSATIONS", "SCORES", "ColumnStats", "Compensated", "Compensation", "GramSolution", "GramSystem", "Score",
+    "column_stats",
     "compensate", "get_compensation", "get_score", "head_scores", "n_to_drop", "output_error", "procrustes",
     "score_columns", "select_keep",
 ]

@@ -22,8 +22,9 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
-from ..runtime import Progress, report
+from ...errors import InputError
+from ...runtime import Progress, report
+from .criteria import GramSolution, GramSystem
 from .pruning import (
     COMPENSATIONS,
     SCORES,
@@ -41,8 +42,14 @@ from .pruning import (
 if TYPE_CHECKING:
     import torch
 
-LAB_COMPENSATIONS = tuple(c for c in COMPENSATIONS if c != "bias")  # those that change only the kept weights
-LAB_SCORES = ("wanda_sp", "variance")  # the scores the recorded lab covers (python -m backend.train pruning)
+# the compensations with a Gram form (they change only the kept weights)
+LAB_COMPENSATIONS = tuple(c for c in COMPENSATIONS if COMPENSATIONS[c].gram is not None)
+# the scores the recorded lab covers (python -m backend.train pruning): Wanda-sp and RCPU's variance-aware score
+LAB_SCORES = tuple(SCORES.names("baseline")[:1] + SCORES.names("ours"))
+# the compensations whose output geometry the lab records: the first of each kind (RCPU's rotation, least squares,
+# no compensation)
+GEOMETRY_COMPENSATIONS = tuple(next(c for c in LAB_COMPENSATIONS if COMPENSATIONS.kind(c) == kind)
+                               for kind in ("ours", "baseline", "reference"))
 SUBLAYERS = {"attn": "self_attn.o_proj", "mlp": "mlp.down_proj"}
 HIST_TOKENS = 1024
 
@@ -162,48 +169,34 @@ def _wg(W: torch.Tensor, m: _Moments) -> torch.Tensor:
     return m._wg  # type: ignore[attr-defined]
 
 
-def _errors(W: torch.Tensor, ws: dict[str, torch.Tensor], keep: torch.Tensor, m: _Moments,
-            scale: float) -> dict[str, tuple[float, float]]:
-    """{name: (||Y - X_K W'^T||^2, ||Y||^2)} from the moments, for the compensated weights ``ws`` (no bias).
+def _errors(W: torch.Tensor, sols: dict[str, GramSolution], keep: torch.Tensor,
+            m: _Moments) -> dict[str, tuple[float, float]]:
+    """{name: (||Y - X_K W'^T||^2, ||Y||^2)} from the moments, for the compensated weights of ``sols`` (no bias).
 
     ||Y - X_K W'^T||^2 = tr(W G W^T) - 2 tr(W' G[K, :] W^T) + tr(W' G[K, K] W'^T); a rotation leaves the last term
-    unchanged and the scale multiplies it by s^2, so only "none" and "ls" need the k x k product.
+    that of the kept weights and its scale multiplies it by s^2 (``zz_factor``), so only the others need the k x k
+    product.
     """
     WG = _wg(W, m)
     WGK = WG[:, keep]
     G_KK = m.gram[keep][:, keep]
     yy = float((W * WG).sum())
-    zz_none = float(((ws["none"] @ G_KK) * ws["none"]).sum())
-    zz = {"none": zz_none, "rotation": zz_none, "rotation_scale": scale * scale * zz_none,
-          "ls": float(((ws["ls"] @ G_KK) * ws["ls"]).sum())}
-    return {k: (max(yy - 2 * float((w * WGK).sum()) + zz[k], 0.0), yy) for k, w in ws.items()}
-
-
-def _compensations(W: torch.Tensor, keep: torch.Tensor, m: _Moments, lam: float) -> dict[str, dict[str, Any]]:
-    import torch
-
     W_K = W[:, keep]
-    WGK = _wg(W, m)[:, keep]  # W G[:, K] = Y^T X_K  [d_out, k]
-    G_KK = m.gram[keep][:, keep]
-    M = (WGK @ W_K.T).float()  # Y^T Z  [d_out, d_out], SVD in fp32 as in the paper
-    U, S, Vh = torch.linalg.svd(M, full_matrices=False)
-    Q = (U @ Vh).double()
-    zz = float(((W_K @ G_KK) * W_K).sum())
-    s = float(S.double().sum()) / max(zz, 1e-30)
-    A = G_KK + lam * torch.eye(int(keep.sum()), dtype=torch.float64)
-    W_ls = torch.linalg.solve(A, (WGK + lam * W_K).T).T
-    return {
-        "none": {"W": W_K},
-        "ls": {"W": W_ls},
-        "rotation": {"W": Q @ W_K, "Q": Q},
-        "rotation_scale": {"W": s * (Q @ W_K), "Q": Q, "scale": s},
-        "_spectrum": {"S": S},
-    }
+    zz_kept = float(((W_K @ G_KK) * W_K).sum())
+    out = {}
+    for k, s in sols.items():
+        zz = float(((s.W @ G_KK) * s.W).sum()) if s.zz_factor is None else s.zz_factor * zz_kept
+        out[k] = (max(yy - 2 * float((s.W * WGK).sum()) + zz, 0.0), yy)
+    return out
+
+
+def _system(W: torch.Tensor, keep: torch.Tensor, m: _Moments, lam: float) -> GramSystem:
+    return GramSystem(W[:, keep], _wg(W, m)[:, keep], m.gram[keep][:, keep], lam)  # W G[:, K] = Y^T X_K
 
 
 def _keep(cap: Captured, stats: ColumnStats, ratio: float, score: str, input_stat: str) -> tuple[Any, Any, Any]:
     sc = get_score(score)
-    col = sc.fn(cap.W.float(), stats, input_stat)
+    col = sc(cap.W.float(), stats, input_stat)
     if cap.head_dim:
         unit = select_keep(head_scores(col, cap.head_dim, sc.head_reduce), ratio)
         return unit.repeat_interleave(cap.head_dim), unit, col
@@ -227,24 +220,23 @@ def study_point(cap: Captured, ratio: float, n: int, lam: float = 1e-4, score: s
     m = cap.calib[cap.n_list.index(n)]
     stats = m.stats()
     keep, unit, col = _keep(cap, stats, ratio, score, input_stat)
-    comps = _compensations(cap.W, keep, m, lam)
-    ws = {name: comps[name]["W"] for name in LAB_COMPENSATIONS}
-    scale = comps["rotation_scale"]["scale"]
-    cal, held = _errors(cap.W, ws, keep, m, scale), _errors(cap.W, ws, keep, cap.held, scale)
+    system = _system(cap.W, keep, m, lam)
+    sols = {name: COMPENSATIONS[name].gram(system) for name in LAB_COMPENSATIONS}
+    cal, held = _errors(cap.W, sols, keep, m), _errors(cap.W, sols, keep, cap.held)
     errors = {}
     for name in LAB_COMPENSATIONS:
         (e, y), (eh, yh) = cal[name], held[name]
         errors[name] = {"calib": math.sqrt(e / y), "heldout": math.sqrt(eh / yh), "calib_sq": e,
-                        "change": float((ws[name] - cap.W[:, keep]).pow(2).sum())}
-    no_var = SCORES["wanda_sp"].fn(cap.W.float(), stats, input_stat)
-    Q = comps["rotation"]["Q"]
+                        "change": float((sols[name].W - cap.W[:, keep]).pow(2).sum())}
+    no_var = SCORES["wanda_sp"](cap.W.float(), stats, input_stat)
+    Q, S = system.rotation
     return {
         "ratio": ratio, "n": n, "lam": lam, "score": score, "tokens": m.tokens,
         "errors": errors, "keep": keep.tolist(), "unit_keep": unit.tolist(),
         "gamma": col.tolist(), "gamma_no_var": no_var.tolist(),
-        "spectrum": comps["_spectrum"]["S"].tolist(),
-        "det_q": float(torch.linalg.det(Q)), "scale": comps["rotation_scale"]["scale"],
-        "_weights": {k: comps[k]["W"] for k in LAB_COMPENSATIONS},
+        "spectrum": S.tolist(),
+        "det_q": float(torch.linalg.det(Q)), "scale": system.scale,
+        "_weights": {k: sols[k].W for k in LAB_COMPENSATIONS},
     }
 
 
@@ -269,7 +261,7 @@ def output_geometry(cap: Captured, point: dict[str, Any]) -> dict[str, list[floa
     keep = torch.tensor(point["keep"])
     Y = X @ cap.W.T
     out = {"dense_norm": Y.norm(dim=1).tolist()}
-    for name in ("none", "rotation", "ls"):
+    for name in GEOMETRY_COMPENSATIONS:
         Yh = X[:, keep] @ point["_weights"][name].T
         cos = torch.nn.functional.cosine_similarity(Yh, Y, dim=1).clamp(-1, 1)
         out[f"{name}_norm"] = Yh.norm(dim=1).tolist()

@@ -10,6 +10,9 @@
   ``python -m backend pruning sweep --ratios 0.2,0.3 --compensation none --compensation rotation --executor ray --json``
 - ``methods``: the scores, compensations and named methods.
 
+Every action but ``methods`` builds the config of a job of :mod:`.jobs` and runs it (``run``: ``run_prune``,
+``encoder``: ``run_encoder``, ``lab``: ``run_lab``, ``sweep``: ``run_sweep``).
+
 Every bad input (empty or non-UTF-8 text, too little text for the calibration size, a model that is not a Llama-family
 causal LM, an output folder that is not empty) is reported before anything is written.
 """
@@ -110,19 +113,9 @@ def _check_out(out: str | None) -> None:
         raise InputError(f"The parent folder {p.parent} of --out does not exist.")
 
 
-def _load(model: str | None) -> Any:
-    from backend.models import load
-
-    from .pruning import check_llama_family
-
-    lm = load("smollm2", model)
-    check_llama_family(lm.model)
-    return lm
-
-
 def cmd_run(args: argparse.Namespace) -> Output:
-    from . import corpus, lmtools
-    from .jobs import run_pruning
+    from . import lmtools
+    from .jobs import RunConfig, Texts, load_lm, run_prune
     from .pruning import PruneConfig, config_for
 
     calib_text = _read_text(args.calib, "calibration")
@@ -132,17 +125,13 @@ def cmd_run(args: argparse.Namespace) -> Output:
                   seqlen=args.seqlen, seed=args.seed)
     cfg = (config_for(args.method, **common) if args.method else
            PruneConfig(score=args.score, compensation=args.compensation, **common))
-    cfg.validate()
-    lm = _load(args.model)
-    split = None
-    if calib_text is not None or eval_text is not None:
-        split = corpus.tokenize_pair(lm.tokenizer, calib_text, eval_text,
-                                     f"the calibration file {Path(args.calib).name}" if args.calib else "",
-                                     f"the evaluation file {Path(args.eval).name}" if args.eval else "")
-        split.calib_segments(cfg.n_calib, cfg.seqlen, cfg.seed)  # too little text: fail before any work
-        split.heldout_segments(args.n_eval, cfg.seqlen)
-    result = run_pruning(lm, cfg, split=split, n_eval=args.n_eval, prompt=args.prompt,
-                         max_new_tokens=args.max_new_tokens, keep_model=args.out is not None)
+    config = RunConfig(cfg, n_eval=args.n_eval, prompt=args.prompt, max_new_tokens=args.max_new_tokens,
+                       model=args.model, keep_model=args.out is not None)
+    texts = Texts(calib=calib_text, heldout=eval_text,
+                  calib_name=f"the calibration file {Path(args.calib).name}" if args.calib else "",
+                  heldout_name=f"the evaluation file {Path(args.eval).name}" if args.eval else "")
+    lm = load_lm(args.model)
+    result = run_prune(texts, config, lm)
     model, res = result.pop("_model", None), result.pop("_result", None)
     result["settings"]["model_arg"] = args.model
     if args.out is not None:
@@ -160,43 +149,35 @@ def cmd_lab(args: argparse.Namespace) -> Output:
     from backend.errors import InputError
     from backend.runtime import provenance
 
-    from .jobs import layer_lab
-    from .lab import n_sweep
+    from .jobs import LabConfig, run_lab
 
     try:
-        n_list = tuple(sorted(set(int_list(args.n_list))))
+        n_list = tuple(int_list(args.n_list))
     except argparse.ArgumentTypeError:
         raise InputError("--n-list must be comma-separated integers, e.g. 8,16,32,64.") from None
-    if not n_list or min(n_list) < 1:
-        raise InputError("--n-list needs positive sizes.")
-    lm = _load(args.model)
-    lab = layer_lab(lm, args.layer, n_list=n_list, n_held=args.n_held, seed=args.seed)
-    rows = []
-    for cap in lab["captured"].values():
-        rows += n_sweep(cap, args.ratio, args.lam, args.score)
+    config = LabConfig(layer=args.layer, ratio=args.ratio, score=args.score, lam=args.lam, n_list=n_list,
+                       n_held=args.n_held, seed=args.seed, model=args.model)
+    lab = run_lab(None, config)
+    rows = lab["rows"]
     result = {"layer": args.layer, "ratio": args.ratio, "score": args.score, "lam": args.lam, "rows": rows,
               "source": lab["source"],
               "provenance": provenance(args.seed, (), layer=args.layer, ratio=args.ratio, score=args.score,
-                                       lam=args.lam, n_list=list(n_list), n_held=args.n_held)}
+                                       lam=args.lam, n_list=list(config.n_list), n_held=args.n_held)}
     lines = [f"{r['sublayer']:4} N={r['n_calib']:4} {r['compensation']:15} calib {r['calib_err']:.4f} "
              f"held-out {r['heldout_err']:.4f}" for r in rows]
     return Output(result, lines=lines)
 
 
 def cmd_encoder(args: argparse.Namespace) -> Output:
-    from backend.models import load
     from backend.runtime import provenance
 
-    from .encoder import check_bert, run_encoder_pruning
-    from .pruning import PruneConfig
+    from .jobs import EncoderConfig, run_encoder
+    from .pruning import PruneConfig, pairing
 
     text = _read_text(args.text, "text")
     cfg = PruneConfig(ratio=args.ratio, score=args.score, compensation=args.compensation, n_calib=args.n_calib,
-                      seed=args.seed, propagate="dense" if args.compensation == "bias" else "pruned")
-    cfg.validate()
-    enc = load("minilm", args.model)
-    check_bert(enc.model)
-    result = run_encoder_pruning(enc, cfg, text=text, n_eval=args.n_eval)
+                      seed=args.seed, propagate=pairing(args.compensation).propagate)
+    result = run_encoder(text, EncoderConfig(cfg, n_eval=args.n_eval, model=args.model))
     result["provenance"] = provenance(args.seed, (), model=args.model, ratio=args.ratio, score=args.score,
                                       compensation=args.compensation, n_calib=args.n_calib, n_eval=args.n_eval)
     return Output(result, lines=[f"{args.score} + {args.compensation} at ratio {args.ratio:g}: mean embedding cosine "
@@ -208,27 +189,24 @@ def cmd_sweep(args: argparse.Namespace) -> Output:
     from backend.errors import InputError
     from backend.runtime import provenance
 
-    from .jobs import SweepCase, prune_sweep
-    from .pruning import COMPENSATIONS
+    from .jobs import SweepConfig, run_sweep
 
     try:
-        ratios = [float(r) for r in args.ratios.split(",") if r.strip()]
+        ratios = tuple(float(r) for r in args.ratios.split(",") if r.strip())
     except ValueError:
         raise InputError("--ratios must be comma-separated numbers, e.g. 0.1,0.2,0.3.") from None
-    if not ratios:
-        raise InputError("--ratios needs at least one ratio.")
-    comps = [COMPENSATIONS.key(c) for c in (args.compensation or list(COMPENSATIONS))]
+    config = SweepConfig(target=args.target, ratios=ratios, compensations=tuple(args.compensation or ()),
+                         score=args.score, n_calib=args.n_calib, n_eval=args.n_eval, model=args.model,
+                         seed=args.seed, executor=args.executor)
     text = _read_text(args.text, "text")
-    cases = [SweepCase(target=args.target, ratio=r, compensation=c, score=args.score, n_calib=args.n_calib,
-                       n_eval=args.n_eval, model=args.model, text=text) for r in ratios for c in comps]
-    rows = prune_sweep(cases, seed=args.seed, executor=args.executor)
-    metric = "cosine_mean" if args.target == "encoder" else "perplexity"
-    result = {"target": args.target, "score": args.score, "metric": metric, "rows": rows,
-              "provenance": provenance(args.seed, (), target=args.target, model=args.model, ratios=ratios,
-                                       compensations=comps, score=args.score, n_calib=args.n_calib,
-                                       n_eval=args.n_eval, executor=args.executor)}
+    res = run_sweep(text, config)
+    metric = res["metric"]
+    result = {**res, "provenance": provenance(args.seed, (), target=args.target, model=args.model,
+                                              ratios=list(ratios), compensations=list(config.compensations),
+                                              score=args.score, n_calib=args.n_calib, n_eval=args.n_eval,
+                                              executor=args.executor)}
     return Output(result, lines=[f"ratio {r['ratio']:g} {r['compensation']:15} {metric} {r[metric]:.4f}"
-                                 for r in rows])
+                                 for r in res["rows"]])
 
 
 def cmd_methods(args: argparse.Namespace) -> Output:  # noqa: ARG001

@@ -1,16 +1,12 @@
-"""Measuring and exporting pruned causal LMs: perplexity at a fixed context, throughput, stored vs effective parameter
-counts, and writing a pruned model as a standard Hugging Face folder (fp16 safetensors) that plain
-``AutoModelForCausalLM.from_pretrained`` loads.
-
-Perplexity follows the paper's protocol (FLAP's ``eval_ppl``): non-overlapping windows of ``seqlen`` tokens (128),
-each scored independently, exp of the mean next-token negative log-likelihood over all predicted tokens.
+"""Measuring and exporting pruned causal LMs: perplexity at a fixed context (:func:`backend.compression.lm.perplexity`,
+the paper's protocol), throughput, stored vs effective parameter counts, and writing a pruned model as a standard
+Hugging Face folder (fp16 safetensors) that plain ``AutoModelForCausalLM.from_pretrained`` loads.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import math
 import os
 import shutil
 import tempfile
@@ -18,30 +14,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
-from ..runtime import Progress, report
+from ...errors import InputError
 
 if TYPE_CHECKING:
     import torch
 
     from .pruning import PruneResult
-
-
-def perplexity(model: Any, ids: torch.Tensor, batch_size: int = 4, progress: Progress | None = None) -> float:
-    """exp(mean next-token NLL) of ``model`` over the windows ``ids`` [M, T] (each window scored on its own)."""
-    import torch
-    import torch.nn.functional as F
-
-    total, count = 0.0, 0
-    with torch.inference_mode():
-        for i in range(0, ids.shape[0], batch_size):
-            x = ids[i : i + batch_size]
-            logits = model(input_ids=x, use_cache=False).logits[:, :-1].float()
-            nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1), reduction="sum")
-            total += float(nll)
-            count += x[:, 1:].numel()
-            report(progress, min(1.0, (i + batch_size) / ids.shape[0]), "perplexity")
-    return math.exp(total / max(count, 1))
 
 
 def prefill_tokens_per_second(model: Any, ids: torch.Tensor, repeats: int = 1) -> float:
@@ -143,7 +121,7 @@ def standard_state_dict(model: Any, result: PruneResult, dtype: Any = None) -> t
             gk = [any(result.head_keep[li][g * geo.group : (g + 1) * geo.group]) for g in range(geo.num_kv_heads)]
             full = dense_rows.get(parts[-2], geo.num_heads * geo.head_dim)
             size = t.shape[1] if key.endswith("o_proj.weight") else t.shape[0]
-            if parts[-2] == "o_proj" and parts[-1] == "bias":
+            if key.endswith(".o_proj.bias"):
                 pass
             elif size != full:
                 t = _full_attention_tensor(key, t, gk, geo.head_dim, geo.group, full)

@@ -1,6 +1,6 @@
 """T1 benchmark: what verification costs next to generation, per candidate, on the tiny reasoner.
 
-For ``--problems`` unseen problems of 5-8 operations (split ``grammar``), N = 16 samples each at temperature 0.8
+For ``--problems`` unseen problems of 1-4 operations (split ``grammar``), N = 16 samples each at temperature 0.8
 (sampled afresh, not from the cache): the time to generate them (one batch per problem, KV cache), the tool's check
 of each (write the check program, run it in the sandbox), and the reward model's forward pass (the reasoner's
 penultimate layer at the candidate's last token, batched). Ratios: (tool + RM) / RM, the paper's measure of the tool's
@@ -37,7 +37,7 @@ def main() -> int:
     args = ap.parse_args()
     torch.set_num_threads(1)
     reasoner, rm = load_tinyreasoner(), J.load_rm()
-    probs = generate(args.problems, "grammar", seed=7, steps=(5, 8))
+    probs = generate(args.problems, "grammar", seed=7, steps=(1, 4))
     t = time.perf_counter()
     with torch.no_grad():
         sets = J.sample_candidates(reasoner, [p.question for p in probs], args.n, 0.8, 0, CandidateCache(None))

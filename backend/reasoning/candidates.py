@@ -49,6 +49,8 @@ from ..runtime import CancelToken, Progress
 from .sampling import SamplingConfig, adapter, sample, step_ends
 
 FORMAT = 1
+#: Samples per batch of :meth:`CandidateCache.sample` (the problems it lacks are sampled in batches of this many rows).
+BATCH_SAMPLES = 1024
 
 
 @dataclass
@@ -178,18 +180,20 @@ class CandidateCache:
                name: str | None = None, progress: Progress | None = None,
                cancel: CancelToken | None = None) -> list[CandidateSet]:
         """The candidate sets of ``problems`` (one per problem, in order): read from the cache, the missing ones
-        sampled in one batch and appended. ``name``: the model's id (default :func:`model_id`)."""
+        sampled in batches of up to :data:`BATCH_SAMPLES` samples and appended. ``name``: the model's id (default :func:`model_id`)."""
         if isinstance(problems, str) or not problems:
             raise InputError("Give the problems as a non-empty list of questions.")
         lm = adapter(model)
         mid = name or model_id(lm)
         keys = [cache_key(mid, config, seed, str(p)) for p in problems]
         missing = list(dict.fromkeys(k for k in keys if k not in self.sets))
-        if missing:
-            todo = [str(problems[keys.index(k)]) for k in missing]
+        chunk = max(1, BATCH_SAMPLES // config.n)
+        for c0 in range(0, len(missing), chunk):
+            part = missing[c0 : c0 + chunk]
+            todo = [str(problems[keys.index(k)]) for k in part]
             res = sample(lm, todo, config, seed, progress=progress, cancel=cancel)
             lines = []
-            for b, (k, prob) in enumerate(zip(missing, todo, strict=True)):
+            for b, (k, prob) in enumerate(zip(part, todo, strict=True)):
                 cands = []
                 for i in range(config.n):
                     toks = res.tokens(b, i)

@@ -1,6 +1,6 @@
 """Claims of RGM's SPRM on the shipped tiny reasoner and heads (``python -m backend.train rgm``).
 
-ci tier: the page's first preset (40 unseen problems of 5-8 operations, 16 samples each at temperature 0.8, read
+ci tier: the page's first preset (40 unseen problems of 1-4 operations, 16 samples each at temperature 0.8, read
 from the T1 page's shipped candidate cache; the heads trained on other problems, generator seed 100): the
 first-wrong-step AUROC of the SPR heads against the plain-BCE heads (three training seeds each, paired over seeds),
 best-of-8 with the SPRM against majority vote, and the geometric mean against the product on all traces and on

@@ -1,7 +1,7 @@
 """Claims and invariants of T1 on the shipped tiny reasoner, its reward model and the presets' candidate cache
 (``python -m backend.train t1``).
 
-ci tier: the page's first two presets (40 unseen problems of 5-8 operations, N = 16 of the reasoner's own samples at
+ci tier: the page's first two presets (40 unseen problems of 1-4 operations, N = 16 of the reasoner's own samples at
 temperature 0.8, read from the shipped cache; the reward model was trained on other problems, generator seed 100):
 T1's BoN@16 gain over the reward model alone with its paired 95 % interval over problems, on the training phrasings
 and on the held-out phrasings; the tool's false-veto rate on right candidates; the same comparison on slip-injected
@@ -113,7 +113,7 @@ def test_full_tiny_reasoner_with_t1_against_qwen_greedy(models, record_claim) ->
     from backend.reasoning.sampling import SamplingConfig, sample
     from backend.reasoning.tasks import MARKERS, extract_answer, generate
 
-    cfg = J.BonConfig(split="grammar", problems=50, n=16, ops=(5, 8), problem_seed=2)
+    cfg = J.BonConfig(split="grammar", problems=50, n=16, ops=(1, 4), problem_seed=2)
     t1 = J.run_bon(cfg, *models, None)
     qwen = load_reasoning_lm("qwen2.5-coder")
     probs = generate(cfg.problems, cfg.split, seed=cfg.problem_seed, steps=cfg.ops)

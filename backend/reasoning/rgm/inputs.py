@@ -10,8 +10,8 @@ from typing import Any
 KINDS: tuple[Any, ...] = ()
 
 PRESETS: dict[str, dict[str, Any]] = {
-    "Unseen problems, 5-8 operations": {"split": "grammar", "problems": 40, "ops": (5, 8), "n": 16, "k": 8},
-    "Held-out phrasings, 5-8 operations": {"split": "grammar_paraphrase", "problems": 40, "ops": (5, 8), "n": 16,
+    "Unseen problems, 1-4 operations": {"split": "grammar", "problems": 40, "ops": (1, 4), "n": 16, "k": 8},
+    "Held-out phrasings, 1-4 operations": {"split": "grammar_paraphrase", "problems": 40, "ops": (1, 4), "n": 16,
                                            "k": 8},
 }
 EXAMPLE_QUESTION = "A shop has 53 pens. It sells 17. It receives 6 boxes of 34. It sells 120. How many pens does it have now?"

@@ -92,7 +92,8 @@ if mode == MODES[0]:
         show_metrics_table(rows, key="rgm_gp")
         d1, d2 = st.columns(2)
         with d1:
-            json_download("Evaluation (JSON)", r | {"provenance": provenance(c["seed"], **c)}, "rgm_eval.json",
+            json_download("Evaluation (JSON)", r | {"provenance": provenance(c["seed"], **{
+                k: v for k, v in c.items() if k != "seed"})}, "rgm_eval.json",
                           key="rgm_json")
         with d2:
             csv_download("Best-of-k (CSV)", pd.DataFrame({"k": r["ks"], **{r["labels"][n]: v for n, v in

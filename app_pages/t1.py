@@ -117,7 +117,8 @@ if mode == MODES[0]:
                 st.markdown("\n".join(lines))
         d1, d2 = st.columns(2)
         with d1:
-            json_download("Curves and candidates (JSON)", r | {"provenance": provenance(c["seed"], **c)},
+            json_download("Curves and candidates (JSON)", r | {"provenance": provenance(c["seed"], **{
+                k: v for k, v in c.items() if k != "seed"})},
                           "t1_bon.json", key="t1_json")
         with d2:
             csv_download("Curves (CSV)", pd.DataFrame({"n": ns, **{r["labels"][k]: v for k, v in r["curves"].items()}}),

@@ -2,8 +2,9 @@
 
 - :func:`run_bon` ``(BonConfig)`` -> :class:`BonResult`: N candidates for each of a set of generated problems (the
   tiny reasoner's own samples, read from a candidate cache when it holds them, or gold solutions with injected
-  slips), the tool's verdicts, the reward model's scores, every selector's accuracy at n = 1..N, the tool's veto
-  rates, the kinds of the model's wrong samples and the costs.
+  slips), the tool's verdicts, the reward model's scores, every selector's accuracy at n = 1..N (and each exact
+  selector's per problem at n = N, for paired comparisons), the tool's veto rates, the kinds of the model's wrong
+  samples and the costs.
 - :func:`run_question` ``(QuestionConfig)`` -> :class:`QuestionResult`: one question (typed, or pasted candidate
   solutions): its candidates with verdicts, scores and each selector's pick.
 
@@ -86,6 +87,7 @@ class BonResult:
     rm_auroc: float
     costs: dict[str, float]
     problems: list[dict] = field(default_factory=list)
+    per_problem: dict[str, list[float]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -200,8 +202,12 @@ def run_bon(config: BonConfig, reasoner: Any = None, rm: Any = None, cache: Any 
                               "correct": bool(correct[i, j]), "passed": bool(passed[i, j]),
                               "reason": verdicts[i][j].reason, "rm": round(float(r[i, j]), 4)}
                              for j in range(config.n)]} for i in range(min(3, len(probs)))]
+    from .select import per_problem
+
+    exact = {k: [round(float(x), 6) for x in per_problem(c, k, config.n)] for k in SELECTORS if SELECTORS.get(k).exact}
     report(progress, 1.0, "done")
     return BonResult(
+        per_problem=exact,
         config=asdict(config), ns=ns, curves={k: [round(float(x), 4) for x in v] for k, v in cv.items()},
         labels={k: SELECTORS.label(k) for k in cv},
         pass_at_1=round(float(correct.mean()), 4),

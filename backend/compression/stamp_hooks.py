@@ -39,7 +39,7 @@ import math
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
@@ -441,8 +441,8 @@ def evaluate(model: Any, tokenizer: Any, text: str | None = None, cfg: EvalConfi
     t0 = time.perf_counter()
     split = tokenize_split(tokenizer, text, source)
     ids = split.heldout_segments(cfg.n_windows, cfg.seqlen)
-    if ids.shape[0] < cfg.n_windows:
-        cfg.n_windows = int(ids.shape[0])
+    if ids.shape[0] < cfg.n_windows:  # a short text: the windows it has (the caller's config stays as it is)
+        cfg = replace(cfg, n_windows=int(ids.shape[0]))
     progress = cancel.wrap(progress) if cancel is not None else progress
     smooth = None
     if any(METHODS[m].feature == "smooth" for m in cfg.methods):

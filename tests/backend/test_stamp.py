@@ -162,3 +162,26 @@ def test_bad_settings():
         st.block_hadamard(100, 64)
     with pytest.raises(InputError, match="allocation"):
         st.stamp_quantize(torch.zeros(1, 8, 4), st.QuantSpec("haar", 4, 8, 2, 0, "random"))
+
+
+class _CharTokenizer:
+    def __call__(self, text, add_special_tokens=False):  # noqa: ARG002
+        return {"input_ids": [ord(c) % 97 for c in text]}
+
+
+def test_evaluate_leaves_the_callers_config_unchanged_on_a_short_text() -> None:
+    """A text with fewer held-out windows than asked evaluates the windows it has and reports that count, without
+    writing it into the config it was given (which the page and the CLI reuse)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from backend.compression import stamp_hooks as sh
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=97, hidden_size=64, intermediate_size=64, num_hidden_layers=1,
+                                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                         tie_word_embeddings=True)).eval()
+    cfg = sh.EvalConfig(seqlen=32, n_windows=8, methods=("a4",), stats=False)
+    text = "abcdefghij" * 31  # 310 characters: 93 held-out tokens, two windows of 32
+    res = sh.evaluate(model, _CharTokenizer(), text, cfg, source="the text")
+    assert res.config["n_windows"] == 2 and res.tokens == 64
+    assert cfg.n_windows == 8 and cfg == sh.EvalConfig(seqlen=32, n_windows=8, methods=("a4",), stats=False)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from backend.compression import stamp as stm
-from backend.compression import stamp_hooks as sh
+from backend.compression.stamp import hooks as sh
+from backend.compression.stamp import inputs, jobs
+from backend.compression.stamp import stamp as stm
+from backend.errors import InputError
 from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.figures import stamp as figs
@@ -46,13 +48,7 @@ first $k$ raw tokens), a QuaRot-style randomized block Hadamard of 64, SmoothQua
 )
 claims_panel("stamp")
 res_all: dict = st.session_state.setdefault("stamp_result", {})
-PRESETS = {
-    "Light (1 window of 128 tokens, k = 4, about 10 s)": {"stamp_windows": 1, "stamp_seqlen": 128, "stamp_k": 4,
-                                                          "stamp_extra": False},
-    "Full table (8 windows of 256 tokens, k = 8, a few minutes)": {"stamp_windows": 8, "stamp_seqlen": 256,
-                                                                    "stamp_k": 8, "stamp_extra": True},
-}
-preset_choice("stamp", PRESETS)
+preset_choice("stamp", inputs.PRESETS)
 src = bound(st.radio, "Text", ["Built-in: Python reference docs", "Upload your own"], horizontal=True, key="stamp_src")
 upload_text, upload_name = None, None
 if src == "Upload your own":
@@ -83,24 +79,19 @@ if go:
     if src == "Upload your own" and upload_text is None:
         st.error("Upload a UTF-8 text first, or choose the built-in text.", icon=":material/error:")
     else:
-        methods = ["dense", "a4", "a4_first_k", "stamp"]
-        if hadamard:
-            methods += ["hadamard", "hadamard_first_k", "hadamard_stamp"]
-        if extra:
-            methods += ["smoothquant", "a8"]
-        cfg = sh.EvalConfig(seqlen=int(seqlen), n_windows=int(windows), low_bits=int(low), high_bits=int(high),
-                            hp_tokens=int(k), transform=transform, sink_tokens=1 if sink and k > 0 else 0,
-                            weight_bits=None if wbits == "float32" else int(wbits), methods=tuple(methods),
-                            batch_size=2)
-
-        def job(progress, text=upload_text, name=upload_name):  # noqa: ANN001, ANN202
-            cfg.validate()
+        out = None
+        try:
+            cfg = sh.EvalConfig(seqlen=int(seqlen), n_windows=int(windows), low_bits=int(low), high_bits=int(high),
+                                hp_tokens=int(k), transform=transform, sink_tokens=1 if sink and k > 0 else 0,
+                                weight_bits=None if wbits == "float32" else int(wbits),
+                                methods=jobs.page_methods(hadamard, extra), batch_size=2)
+            config = jobs.EvaluateConfig(cfg, model=model_src)
             lm = get_model("smollm2", model_src)
-            r = sh.evaluate(lm.model, lm.tokenizer, text, cfg, source=f"the upload {name}" if name else None,
-                            progress=progress)
-            return {**r.to_dict(), "model": lm.source}
-
-        out = run_job("STaMP evaluation", job, time_cap_s=900)
+        except InputError as err:
+            st.error(str(err), icon=":material/error:")
+        else:
+            out = run_job("STaMP evaluation", jobs.run_evaluate, upload_text, config, lm,
+                          f"the upload {upload_name}" if upload_name else None, time_cap_s=900)
         if out is not None:
             res_all["last"] = out
             ppl = {r["method"]: r["ppl"] for r in out["rows"]}
@@ -111,8 +102,8 @@ if r := res_all.get("last"):
     rows = r["rows"]
     c = r["config"]
     m = st.columns(4)
-    stamp_row = next(x for x in rows if x["method"] == "stamp")
-    a4_row = next(x for x in rows if x["method"] == "a4")
+    stamp_row = next(x for x in rows if x["method"] == sh.HEADLINE)
+    a4_row = next(x for x in rows if x["method"] == sh.HEADLINE_BASELINE)
     m[0].metric("A4 + STaMP perplexity", f"{stamp_row['ppl']:.2f}", f"{stamp_row['ppl'] - a4_row['ppl']:+.1f} vs A4",
                 delta_color="inverse")
     m[1].metric("Average activation bits", f"{stamp_row['avg_bits']:.4g}", f"k = {c['hp_tokens']} of {c['seqlen']}",
@@ -137,7 +128,7 @@ if r := res_all.get("last"):
     g1, g2 = st.columns(2)
     g1.plotly_chart(figs.bit_allocation(r["bits"], r["token_energy"], c["sink_tokens"], c["transform"]),
                     key="stamp_bits")
-    shown = [m_ for m_ in ("a4", "stamp", "hadamard", "hadamard_stamp") if m_ in r["per_layer"]]
+    shown = [m_ for m_ in jobs.BOUND_ROWS if m_ in r["per_layer"]]
     g2.plotly_chart(figs.bound_vs_error(r["per_layer"], shown), key="stamp_bound")
     with st.expander("SQNR per layer", icon=":material/show_chart:"):
         st.plotly_chart(figs.sqnr_per_layer(r["per_layer"]), key="stamp_sqnr")

@@ -194,7 +194,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F0, 15),
         icon=":material/equalizer:",
         status="available",
-        cli="backend.compression.stamp_cli",
+        package="backend.compression.stamp",
     ),
     Paper(
         id="slowness",

@@ -24,7 +24,7 @@ SHAPES = (("q/k/v (576 -> 576)", 576, 576), ("gate/up (576 -> 1536)", 576, 1536)
 def main() -> int:
     import torch
 
-    from backend.compression import stamp as st
+    from backend.compression.stamp import stamp as st
     from benchmarks.common import median_ms
 
     p = argparse.ArgumentParser()
@@ -56,7 +56,7 @@ def main() -> int:
           "the transform), as a share of the layers' matmul FLOPs:\n")
     print("| method | extra FLOPs % |")
     print("|---|---|")
-    from backend.compression import stamp_hooks as sh
+    from backend.compression.stamp import hooks as sh
     from backend.models.lm import load_causal_lm
 
     lm = load_causal_lm(None)

@@ -1,6 +1,6 @@
 """The causal LMs both compression methods work on: the Llama-family structure check and held-out perplexity.
 
-Pruning (:mod:`backend.compression.pruning`) and STaMP (:mod:`backend.compression.stamp_hooks`) both patch the linear
+Pruning (:mod:`backend.compression.pruning`) and STaMP (:mod:`backend.compression.stamp.hooks`) both patch the linear
 layers of Llama-family decoder layers (q/k/v/o_proj, gate/up/down_proj) and both report perplexity with the pruning
 paper's protocol (FLAP's ``eval_ppl``): non-overlapping windows of ``seqlen`` tokens (128), each scored independently,
 exp of the mean next-token negative log-likelihood over all predicted tokens.

@@ -1,4 +1,4 @@
-"""Invariants of the STaMP spec (``backend/compression/stamp.py``): orthonormal sequence transforms and exact
+"""Invariants of the STaMP spec (``backend/compression/stamp/stamp.py``): orthonormal sequence transforms and exact
 reconstruction (1-D; PyWavelets as the Haar reference, scipy for the DCT), Theorem 1 per sample with any bit vector,
 the AR(1) MSE gain, the average-bits formula, identity + 8 bits = plain 8-bit, infinite bits = no change, the
 feature rotation, and bad settings."""
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from backend.compression import stamp as st
+from backend.compression.stamp import stamp as st
 from backend.errors import InputError
 
 
@@ -174,7 +174,7 @@ def test_evaluate_leaves_the_callers_config_unchanged_on_a_short_text() -> None:
     writing it into the config it was given (which the page and the CLI reuse)."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from backend.compression import stamp_hooks as sh
+    from backend.compression.stamp import hooks as sh
 
     torch.manual_seed(0)
     model = LlamaForCausalLM(LlamaConfig(vocab_size=97, hidden_size=64, intermediate_size=64, num_hidden_layers=1,

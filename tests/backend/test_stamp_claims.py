@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.compression import stamp_hooks as sh
+from backend.compression.stamp import hooks as sh
 
 CI_WINDOWS = 2
 FULL_WINDOWS = 8

@@ -8,8 +8,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from backend.compression.stamp import TRANSFORMS
-from backend.compression.stamp_hooks import METHODS
+from backend.compression.stamp.hooks import DENSE, METHODS
+from backend.compression.stamp.stamp import TRANSFORMS
 
 LINEAR_NAMES = {"q": "q/k/v input", "o": "o_proj input", "gate": "gate/up input", "down": "down_proj input"}
 
@@ -65,8 +65,8 @@ def sqnr_per_layer(per_layer: Mapping[str, Mapping[str, Sequence[float]]]) -> go
 
 def perplexity_bars(rows: Sequence[Mapping[str, Any]]) -> go.Figure:
     """Perplexity per method (log scale) with the average activation bits in the labels; dense as a line."""
-    q = [r for r in rows if r["method"] != "dense"]
-    dense = next((r["ppl"] for r in rows if r["method"] == "dense"), None)
+    q = [r for r in rows if r["method"] != DENSE]
+    dense = next((r["ppl"] for r in rows if r["method"] == DENSE), None)
     fig = go.Figure(go.Bar(x=[f"{r['label']}<br>{r['avg_bits']:.3g} bits" for r in q], y=[r["ppl"] for r in q],
                            marker_color=[METHODS.color(r["method"]) for r in q],
                            text=[f"{r['ppl']:.1f}" for r in q], textposition="outside",

@@ -1,7 +1,7 @@
 """STaMP in a real causal LM: fake-quantization forward pre-hooks on every decoder linear layer's input.
 
 Paper: Federici et al., "STaMP: Sequence Transformation and Mixed Precision for Low-Precision Activation
-Quantization", ICLR 2026, arXiv 2510.26771. The tensor maths is :mod:`backend.compression.stamp`.
+Quantization", ICLR 2026, arXiv 2510.26771. The tensor maths is :mod:`backend.compression.stamp.stamp`.
 
 Every ``nn.Linear`` of the decoder layers (q/k/v/o_proj, gate/up/down_proj; not ``lm_head``) gets a forward pre-hook
 that replaces its input X [B, s, d] by X_hat for a whole prefill sequence (teacher-forced perplexity over windows of
@@ -42,9 +42,9 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
-from ..registry import Registry
-from ..runtime import CancelToken, Progress, report, sub_progress
+from ...errors import InputError
+from ...registry import Registry
+from ...runtime import CancelToken, Progress, report, sub_progress
 from . import stamp as st
 
 if TYPE_CHECKING:
@@ -58,13 +58,25 @@ SHORT = {n: n.split(".")[-1].replace("_proj", "") for n in LINEARS}
 @dataclass(frozen=True)
 class Method:
     """One activation-quantization configuration: ``seq`` = sequence transform or None (no mixing); ``first_k`` =
-    the first k rows (raw or transformed) at the high bit-width; ``feature`` = none | hadamard | smooth;
-    ``bits`` = low (the low bit-width everywhere), high (all at the high bit-width) or none (dense)."""
+    the first k rows (raw or transformed) at the high bit-width; ``feature`` = none | rotation (the randomized block
+    Hadamard) | smooth (SmoothQuant's scales); ``bits`` = low (the low bit-width everywhere), high (all at the high
+    bit-width) or none (dense). Called with an :class:`EvalConfig`, it gives the :class:`~.stamp.QuantSpec` of its
+    activations under that config (None: not quantized)."""
 
     seq: str | None
     first_k: bool
     feature: str
     bits: str = "low"
+
+    def __call__(self, cfg: EvalConfig) -> st.QuantSpec | None:
+        if self.bits == "none":
+            return None
+        if self.bits == "high":
+            return st.QuantSpec("identity", cfg.high_bits, cfg.high_bits, cfg.seqlen, 0)
+        k = cfg.k() if self.first_k else 0
+        seq = cfg.transform if self.seq else "identity"
+        sink = cfg.sink_tokens if self.seq else 0
+        return st.QuantSpec(seq, cfg.low_bits, cfg.high_bits, k, sink, cfg.allocation if self.seq else "first")
 
 
 METHODS: Registry[Method] = Registry("activation quantization method")
@@ -75,22 +87,28 @@ METHODS.add("a4", Method(None, False, "none"), label="A4 per token (RTN)", kind=
 METHODS.add("a4_first_k", Method(None, True, "none"), label="A4, first k raw tokens at 8 bits", kind="ablation",
             color="#9edae5")
 METHODS.add("stamp", Method("haar", True, "none"), label="A4 + STaMP", kind="ours", color="#d62728")
-METHODS.add("hadamard", Method(None, False, "hadamard"), label="Hadamard (QuaRot-style)", kind="baseline",
+METHODS.add("hadamard", Method(None, False, "rotation"), label="Hadamard (QuaRot-style)", kind="baseline",
             color="#2ca02c")
-METHODS.add("hadamard_first_k", Method(None, True, "hadamard"), label="Hadamard, first k raw tokens at 8 bits",
+METHODS.add("hadamard_first_k", Method(None, True, "rotation"), label="Hadamard, first k raw tokens at 8 bits",
             kind="ablation", color="#98df8a")
-METHODS.add("hadamard_stamp", Method("haar", True, "hadamard"), label="Hadamard + STaMP", kind="ours",
+METHODS.add("hadamard_stamp", Method("haar", True, "rotation"), label="Hadamard + STaMP", kind="ours",
             color="#ff7f0e")
 METHODS.add("smoothquant", Method(None, False, "smooth"), label="SmoothQuant (alpha 0.5)", kind="baseline",
             color="#9467bd")
-DEFAULT_METHODS = ("dense", "a8", "a4", "a4_first_k", "stamp", "hadamard", "hadamard_first_k", "hadamard_stamp",
-                   "smoothquant")
+DEFAULT_METHODS: tuple[str, ...] = tuple(METHODS)
+HEADLINE: str = METHODS.names("ours")[0]  # A4 + STaMP: its bit allocation is the one reported
+HEADLINE_BASELINE: str = METHODS.names("baseline")[0]  # A4 per token (RTN), what the headline is compared with
+DENSE: str = next(m for m in METHODS if METHODS[m].bits == "none")  # the unquantized reference
+# the transforms whose energy concentration is measured: no transform first, then every one not fitted to the data
+ENERGY_TRANSFORMS: tuple[str, ...] = (*st.TRANSFORMS.names("baseline"), *(
+    n for n in st.TRANSFORMS if st.TRANSFORMS.kind(n) != "baseline" and not st.TRANSFORMS[n].fitted))
 
 
-@dataclass
+@dataclass(frozen=True)
 class EvalConfig:
     """Defaults follow the paper: 4-bit activations, 8-bit coefficients, k = s / 32 (64 of 2048), Haar; a randomized
-    block Hadamard of 64 as the feature transform; SmoothQuant alpha 0.5.
+    block Hadamard of 64 as the feature transform; SmoothQuant alpha 0.5. Checked when made (InputError saying what
+    to change).
 
     ``hp_tokens=None`` means s / 32. ``transform`` replaces Haar in the STaMP methods. ``sink_tokens``: leading raw
     tokens kept at high bits outside the transform (counted in k). ``allocation``: ``first`` (paper) or ``energy``."""
@@ -109,9 +127,14 @@ class EvalConfig:
     weight_bits: int | None = None
     methods: tuple[str, ...] = DEFAULT_METHODS
     stats: bool = True
-    energy_transforms: tuple[str, ...] = ("identity", "haar", "dct", "wht")
+    energy_transforms: tuple[str, ...] = ENERGY_TRANSFORMS
     batch_size: int = 4
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "methods", tuple(self.methods))
+        object.__setattr__(self, "energy_transforms", tuple(self.energy_transforms))
+        self.validate()
 
     def k(self) -> int:
         return int(self.hp_tokens) if self.hp_tokens is not None else max(1, self.seqlen // 32)
@@ -136,22 +159,20 @@ class EvalConfig:
         st.TRANSFORMS.get(self.transform)
         for m in self.methods:
             METHODS.get(m)
+        for t in self.energy_transforms:
+            st.TRANSFORMS.get(t)
+        if not 1 <= self.batch_size <= 64:
+            raise InputError(f"The batch size must be 1-64; got {self.batch_size}.")
 
     def spec(self, method: Method) -> st.QuantSpec | None:
-        if method.bits == "none":
-            return None
-        if method.bits == "high":
-            return st.QuantSpec("identity", self.high_bits, self.high_bits, self.seqlen, 0)
-        k = self.k() if method.first_k else 0
-        seq = self.transform if method.seq else "identity"
-        sink = self.sink_tokens if method.seq else 0
-        return st.QuantSpec(seq, self.low_bits, self.high_bits, k, sink, self.allocation if method.seq else "first")
+        """The quantization of ``method``'s activations under this config."""
+        return method(self)
 
 
 # ------------------------------------------------------------------------------------------------ model structure
 def decoder_linears(model: Any) -> list[tuple[int, str, Any]]:
     """[(layer index, short name, nn.Linear)] of every decoder layer (q, k, v, o, gate, up, down)."""
-    from .lm import check_llama_family
+    from ..lm import check_llama_family
 
     check_llama_family(model)
     return [(i, SHORT[n], layer.get_submodule(n)) for i, layer in enumerate(model.model.layers) for n in LINEARS]
@@ -193,14 +214,14 @@ class _Hooks:
         return self.rot[d]
 
     def transform_in(self, key: str, x: torch.Tensor) -> torch.Tensor:
-        if self.method.feature == "hadamard":
+        if self.method.feature == "rotation":
             return self.rotation(x.shape[-1]).apply(x)
         if self.method.feature == "smooth":
             return x / self.smooth[key]
         return x
 
     def transform_out(self, key: str, x: torch.Tensor) -> torch.Tensor:
-        if self.method.feature == "hadamard":
+        if self.method.feature == "rotation":
             return self.rotation(x.shape[-1]).apply_t(x)
         if self.method.feature == "smooth":
             return x * self.smooth[key]
@@ -245,7 +266,7 @@ def quantized(model: Any, cfg: EvalConfig, method_name: str, smooth: dict[str, t
             if wq:
                 w = lin.weight.data
                 saved.append((lin, w))
-                if method.feature == "hadamard":
+                if method.feature == "rotation":
                     w_eff = h.rotation(w.shape[1]).apply(w)
                 elif method.feature == "smooth":
                     w_eff = w * smooth[key][None, :]
@@ -343,7 +364,7 @@ def energy_concentration(inputs: dict[str, list[torch.Tensor]], transforms: tupl
                 shares = []
                 for x in xs:
                     body = x[..., sink_tokens:, :]
-                    tr = st.make_transform(name, body.shape[-2], k, body if name == "klt" else None)
+                    tr = st.make_transform(name, body.shape[-2], k, body)
                     shares.append(st.energy_share(tr.forward(body), frac))
                 row.append(float(sum(shares) / len(shares)))
             per[short] = row
@@ -370,7 +391,7 @@ def sink_profile(inputs: dict[str, list[torch.Tensor]]) -> dict[str, dict[str, l
 
 def token_energy(x: torch.Tensor, transform: str, k: int) -> dict[str, list[float]]:
     """Mean energy per row [s] of one captured input ``x`` [B, s, d] before and after ``transform``."""
-    tr = st.make_transform(transform, x.shape[-2], k, x if transform == "klt" else None)
+    tr = st.make_transform(transform, x.shape[-2], k, x)
     raw = x.double().pow(2).sum(-1).mean(0)
     tra = tr.forward(x).double().pow(2).sum(-1).mean(0)
     return {"raw": raw.tolist(), "transformed": tra.tolist()}
@@ -403,22 +424,18 @@ class StampResult:
 def transform_flops(model: Any, cfg: EvalConfig, method: Method) -> tuple[float, float]:
     """(extra FLOPs of the method's transforms, FLOPs of the decoder matmuls) per window of ``cfg.seqlen`` tokens.
 
-    Haar: 2 flops per element per level on the shrinking approximation, forward on the input and inverse on the
-    output (< 4 s d in all); Hadamard: a fast WHT of log2(block) butterflies (s d log2 b each way); matrix transforms
-    (dct, wht, klt): 2 s^2 d."""
+    The sequence transform's cost is its registry entry's (:attr:`~.stamp.Transform.flops`: Haar < 4 s d, a matrix
+    transform 2 s^2 d); the Hadamard feature rotation is a fast WHT of log2(block) butterflies (s d log2 b each
+    way)."""
     s = cfg.seqlen
     extra = mm = 0.0
+    seq = st.TRANSFORMS[cfg.transform]
     for _, _, lin in decoder_linears(model):
         d_in, d_out = lin.in_features, lin.out_features
         mm += 2.0 * s * d_in * d_out
         if method.seq:
-            if cfg.transform == "haar":
-                lev = st.haar_levels_for(s - cfg.sink_tokens, cfg.k() - cfg.sink_tokens)
-                rows = sum(st._haar_sizes(s - cfg.sink_tokens, lev))
-                extra += 2.0 * rows * (d_in + d_out)
-            elif cfg.transform != "identity":
-                extra += 2.0 * s * s * (d_in + d_out)
-        if method.feature == "hadamard":
+            extra += seq.flops(s, cfg.k(), cfg.sink_tokens, d_in, d_out)
+        if method.feature == "rotation":
             b = st.largest_pow2_block(d_in, cfg.hadamard_block)
             extra += 2.0 * s * d_in * math.log2(max(b, 2))
         elif method.feature == "smooth":
@@ -432,11 +449,10 @@ def evaluate(model: Any, tokenizer: Any, text: str | None = None, cfg: EvalConfi
     """Perplexity of every method of ``cfg.methods`` on the held-out windows of ``text`` (None: the built-in Python
     reference text), plus per-layer error / Theorem 1 bound / SQNR per method and the energy concentration of the
     dense inputs (when ``cfg.stats``)."""
-    from .corpus import tokenize_split
-    from .lm import perplexity
+    from ..corpus import tokenize_split
+    from ..lm import perplexity
 
     cfg = cfg or EvalConfig()
-    cfg.validate()
     decoder_linears(model)
     t0 = time.perf_counter()
     split = tokenize_split(tokenizer, text, source)
@@ -483,14 +499,13 @@ def evaluate(model: Any, tokenizer: Any, text: str | None = None, cfg: EvalConfi
         report(progress, len(cfg.methods) / (len(cfg.methods) + 1), "energy concentration")
         if not inputs:
             inputs = capture_inputs(model, ids[: min(cfg.batch_size, ids.shape[0])], cfg.batch_size)
-        names = tuple(n for n in cfg.energy_transforms
-                      if n != "wht" or not (cfg.seqlen - cfg.sink_tokens) & (cfg.seqlen - cfg.sink_tokens - 1))
+        names = tuple(n for n in cfg.energy_transforms if st.TRANSFORMS[n].fits(cfg.seqlen - cfg.sink_tokens))
         energy = energy_concentration(inputs, names, cfg.k(), 1 / 8, 0)
         sink = sink_profile(inputs)
         mid = n_layers // 2
         tok = token_energy(inputs[f"{mid}.q"][0], cfg.transform, cfg.k())
     report(progress, 1.0, "done")
-    spec = cfg.spec(METHODS["stamp"])
+    spec = cfg.spec(METHODS[HEADLINE])
     bvec = st.bit_vector(cfg.seqlen, spec.hp_tokens, spec.low_bits, spec.high_bits).tolist()
     return StampResult(rows, n_layers, per_layer, energy, sink, tok, bvec,
                        {**asdict(cfg), "hp_tokens": cfg.k(), "methods": list(cfg.methods)},

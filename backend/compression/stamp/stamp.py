@@ -11,7 +11,10 @@ X_hat = L^-1 Q(L X R) R^T.
 
 This module holds the tensor maths (no model): the sequence-transform registry, the fake quantizer, the bit
 allocation, Theorem 1's bound, the feature-axis block Hadamard and SmoothQuant's scales. The model hooks and the
-perplexity evaluation are in :mod:`backend.compression.stamp_hooks`.
+perplexity evaluation are in :mod:`backend.compression.stamp.hooks`.
+
+Sequence transforms (:data:`TRANSFORMS`; an entry called with ``(s, k, x)`` makes the transform, ``entry.flops``
+is its cost in a layer, ``entry.fits(s)`` whether it exists for ``s`` tokens):
 
 | transform | what | cost |
 |-----------|------|------|
@@ -39,8 +42,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import InputError
-from ..registry import Registry
+from ...errors import InputError
+from ...registry import Registry
 
 if TYPE_CHECKING:
     import torch
@@ -216,17 +219,59 @@ def _klt(s: int, k: int, x: torch.Tensor | None = None) -> SeqTransform:
     return _matrix_transform("klt", klt_matrix(x).float(), max(1, min(k, s)))
 
 
-TRANSFORMS: Registry[Callable[..., SeqTransform]] = Registry("sequence transform")
-TRANSFORMS.add("haar", _haar, label="Haar DWT (STaMP)", kind="ours", about="multi-level orthonormal Haar, O(s d)")
-TRANSFORMS.add("dct", _dct, label="DCT-II", kind="ablation", about="orthonormal DCT along tokens")
-TRANSFORMS.add("wht", _wht, label="Walsh-Hadamard", kind="ablation", about="sequency-ordered WHT, s = 2^n")
-TRANSFORMS.add("klt", _klt, label="KLT (data-fitted)", kind="reference", about="eigenbasis of X X^T per input")
-TRANSFORMS.add("identity", _identity, label="No sequence transform", kind="baseline", about="plain per-token")
+def _haar_flops(s: int, k: int, sink: int, d_in: int, d_out: int) -> float:
+    """2 flops per element per level on the shrinking approximation of the ``s - sink`` transformed tokens, forward
+    on the input and inverse on the output (< 4 s d in all)."""
+    lev = haar_levels_for(s - sink, k - sink)
+    rows = sum(_haar_sizes(s - sink, lev))
+    return 2.0 * rows * (d_in + d_out)
+
+
+def _matmul_flops(s: int, k: int, sink: int, d_in: int, d_out: int) -> float:  # noqa: ARG001
+    """An s x s matrix applied to the input and its transpose to the output: 2 s^2 (d_in + d_out)."""
+    return 2.0 * s * s * (d_in + d_out)
+
+
+def _no_flops(s: int, k: int, sink: int, d_in: int, d_out: int) -> float:  # noqa: ARG001
+    return 0.0
+
+
+@dataclass(frozen=True)
+class Transform:
+    """A sequence transform: ``transform(s, k, x)`` makes it for ``s`` tokens with ``k`` high-precision
+    coefficients (``x`` [..., s, d]: the activations, read by a data-fitted one); ``flops(s, k, sink, d_in, d_out)``:
+    its extra FLOPs in one linear layer of a window of ``s`` tokens (``sink`` of them left out of the transform);
+    ``power_of_two``: it exists only for a power-of-two token count; ``fitted``: it is fitted to each input."""
+
+    make: Callable[..., SeqTransform]
+    flops: Callable[[int, int, int, int, int], float]
+    power_of_two: bool = False
+    fitted: bool = False
+
+    def __call__(self, s: int, k: int, x: torch.Tensor | None = None) -> SeqTransform:
+        return self.make(s, k, x)
+
+    def fits(self, s: int) -> bool:
+        """Whether the transform exists for ``s`` tokens."""
+        return not self.power_of_two or (s >= 1 and not s & (s - 1))
+
+
+TRANSFORMS: Registry[Transform] = Registry("sequence transform")
+TRANSFORMS.add("haar", Transform(_haar, _haar_flops), label="Haar DWT (STaMP)", kind="ours",
+               about="multi-level orthonormal Haar, O(s d)")
+TRANSFORMS.add("dct", Transform(_dct, _matmul_flops), label="DCT-II", kind="ablation",
+               about="orthonormal DCT along tokens")
+TRANSFORMS.add("wht", Transform(_wht, _matmul_flops, power_of_two=True), label="Walsh-Hadamard", kind="ablation",
+               about="sequency-ordered WHT, s = 2^n")
+TRANSFORMS.add("klt", Transform(_klt, _matmul_flops, fitted=True), label="KLT (data-fitted)", kind="reference",
+               about="eigenbasis of X X^T per input")
+TRANSFORMS.add("identity", Transform(_identity, _no_flops), label="No sequence transform", kind="baseline",
+               about="plain per-token")
 
 
 def make_transform(name: str, s: int, k: int, x: torch.Tensor | None = None) -> SeqTransform:
     """The sequence transform ``name`` for ``s`` tokens with ``k`` high-precision coefficients (Haar picks its level
-    count from k); ``x`` [..., s, d] only for the KLT."""
+    count from k); ``x`` [..., s, d]: the activations, which a data-fitted transform (the KLT) is fitted to."""
     return TRANSFORMS.get(name)(int(s), int(k), x)
 
 
@@ -449,7 +494,7 @@ def stamp_quantize(x: torch.Tensor, spec: QuantSpec) -> QuantOut:
     ns = max(0, min(int(spec.sink_tokens), s - 1))
     k_rest = max(0, int(spec.hp_tokens) - ns)
     body = x[..., ns:, :]
-    tr = make_transform(spec.transform, s - ns, k_rest, body if spec.transform == "klt" else None)
+    tr = make_transform(spec.transform, s - ns, k_rest, body)
     yb = tr.forward(body)
     y = torch.cat([x[..., :ns, :], yb], dim=-2) if ns else yb
     if spec.allocation == "energy":

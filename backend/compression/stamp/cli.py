@@ -14,7 +14,8 @@ Examples::
     python -m backend stamp synthetic --json
 
 Bad input (empty or non-UTF-8 text, a text too short for the context, a checkpoint that is not a Llama-family causal
-LM, bits outside the supported set) exits with code 2 and a message; nothing is written.
+LM, bits outside the supported set) exits with code 2 and a message; nothing is written. Both actions build the config
+of a job of :mod:`.jobs` and run it (``eval``: ``run_evaluate``, ``synthetic``: ``run_synthetic``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..cli_common import Output, add_action, add_group
+from ...cli_common import Output, add_action, add_group
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
@@ -59,48 +60,29 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
 
 
 def cmd_eval(args: argparse.Namespace) -> Output:
-    from ..io.registry import read_path
-    from . import stamp_hooks as sh
+    from ...io.registry import read_path
+    from .hooks import DEFAULT_METHODS, EvalConfig
+    from .jobs import EvaluateConfig, run_evaluate
 
-    methods = sh.DEFAULT_METHODS if args.methods is None else tuple(m.strip() for m in args.methods.split(",") if
-                                                                     m.strip())
-    cfg = sh.EvalConfig(seqlen=args.seqlen, n_windows=args.windows, low_bits=args.bits, high_bits=args.high_bits,
-                        hp_tokens=args.hp_tokens, transform=args.transform, sink_tokens=args.sink_tokens,
-                        allocation=args.allocation, weight_bits=args.weight_bits, methods=methods,
-                        stats=not args.no_stats)
-    cfg.validate()
+    methods = DEFAULT_METHODS if args.methods is None else tuple(m.strip() for m in args.methods.split(",") if
+                                                                  m.strip())
+    cfg = EvalConfig(seqlen=args.seqlen, n_windows=args.windows, low_bits=args.bits, high_bits=args.high_bits,
+                     hp_tokens=args.hp_tokens, transform=args.transform, sink_tokens=args.sink_tokens,
+                     allocation=args.allocation, weight_bits=args.weight_bits, methods=methods,
+                     stats=not args.no_stats)
     text = read_path("text_corpus", args.text) if args.text else None
-    from ..models.lm import load_causal_lm
-
-    lm = load_causal_lm(args.model)
-    res = sh.evaluate(lm.model, lm.tokenizer, text, cfg, source=args.text or None)
-    out: dict[str, Any] = {"method": "stamp", "model": lm.source, "text": res.source, "tokens": res.tokens,
-                           "config": res.config, "rows": res.rows}
-    if res.energy:
+    res = run_evaluate(text, EvaluateConfig(cfg, model=args.model), source=args.text or None)
+    out: dict[str, Any] = {"method": "stamp", "model": res["model"], "text": res["source"], "tokens": res["tokens"],
+                           "config": res["config"], "rows": res["rows"]}
+    if res["energy"]:
         out["energy_first_eighth_mean"] = {t: {lin: sum(v) / len(v) for lin, v in per.items()}
-                                           for t, per in res.energy.items()}
-    lines = [f"{r['label']:<42} ppl {r['ppl']:9.3f}  avg bits {r['avg_bits']:6.3f}" for r in res.rows]
+                                           for t, per in res["energy"].items()}
+    lines = [f"{r['label']:<42} ppl {r['ppl']:9.3f}  avg bits {r['avg_bits']:6.3f}" for r in res["rows"]]
     return Output(out, lines=lines)
 
 
 def cmd_synthetic(args: argparse.Namespace) -> dict:
-    from . import stamp as st
+    from .jobs import SyntheticConfig, run_synthetic
 
-    st.check_bits(args.bits, "low bit-width")
-    st.check_bits(args.high_bits, "high bit-width")
-    x = st.ar1_sequence(args.seqlen, args.dim, args.rho, args.seed, batch=4).double()
-    plain = float((st.quantize_tokens(x, args.bits) - x).pow(2).sum())
-    rows = []
-    for name in st.TRANSFORMS:
-        if name == "wht" and args.seqlen & (args.seqlen - 1):
-            continue
-        o = st.stamp_quantize(x, st.QuantSpec(name, args.bits, args.high_bits, args.hp_tokens, 0))
-        err = (o.x_hat - x).pow(2).sum((-1, -2))
-        bound = st.theorem1_bound(o.y, o.bits)
-        rows.append({"transform": name, "label": st.TRANSFORMS.label(name), "mse": float(err.sum()) / x.numel(),
-                     "gain_over_plain": plain / max(float(err.sum()), 1e-300),
-                     "bound_ratio_max": float((err / bound).max()), "bound_holds": bool((err <= bound).all()),
-                     "energy_first_eighth": st.energy_share(o.y, 1 / 8),
-                     "avg_bits": st.average_bits(o.bits)})
-    return {"method": "stamp", "seqlen": args.seqlen, "dim": args.dim, "rho": args.rho,
-            "plain_mse": plain / x.numel(), "rows": rows}
+    return run_synthetic(SyntheticConfig(seqlen=args.seqlen, dim=args.dim, rho=args.rho, bits=args.bits,
+                                         high_bits=args.high_bits, hp_tokens=args.hp_tokens, seed=args.seed))

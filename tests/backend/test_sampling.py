@@ -212,7 +212,8 @@ def test_bad_prompts_are_input_errors(reasoner):
     cfg = S.SamplingConfig(n=1, max_new_tokens=4, temperature=0.0)
     for prompts, words in (([""], "empty"), (["   "], "empty"), (["x" * 5000], "characters"),
                            ([b"Compute \xff 3."], "UTF-8"), ([[]], "no tokens"), ([[10**9]], "outside the vocabulary"),
-                           ([[1] * 300], "positions"), ("Compute 1 + 2.", "as a list"), ([], "1 to"),
+                           ([[1] * (reasoner.config.max_positions + 4)], "positions"), ("Compute 1 + 2.", "as a list"),
+                           ([], "1 to"),
                            ([3.5], "question")):
         with pytest.raises(InputError, match=words):
             S.sample(reasoner, prompts, cfg)

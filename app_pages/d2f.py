@@ -28,7 +28,7 @@ from ui.state import bound, preset_choice, record_run, show_history
 page_header("d2f", """
 **D2F** (discrete diffusion forcing) turns a bidirectional masked-diffusion LM into a block-autoregressive one:
 attention is bidirectional inside a block of 16 tokens and causal across blocks, so finished blocks are cached
-exactly, and several blocks decode in parallel in one pipeline. Here a 1.8M-parameter student distilled from its
+exactly, and several blocks decode in parallel in one pipeline. Here a 1.9M-parameter student distilled from its
 bidirectional teacher answers arithmetic word problems beside the teacher's vanilla decoding and an autoregressive
 model of the same size and data.
 """, details_md="""
@@ -40,13 +40,14 @@ and values; every pass computes only the positions not yet cached.
 **Baselines.** *Vanilla*: the teacher fills the most confident length/steps positions per full-recompute pass over
 the fixed 96 positions (a sweep of step counts), over the whole length as Dream decodes, or *in semi-AR blocks* of 16
 decoded left to right with the steps shared among them (LLaDA's remasking). *Threshold*: the teacher, without cache,
-fills every position above tau_conf per pass. *Autoregressive*: the tiny reasoner (same size, same training data) greedy with a KV cache.
+fills every position above tau_conf per pass. *Autoregressive*: the tiny reasoner (the same architecture, the
+initialisation of the teacher; trained on the wider grammar that holds these problems) greedy with a KV cache.
 
 **Costs.** Forward passes per generated token (up to the end token; the prompt pass counted) and tokens per second
 of wall time on this server, one thread. **Models**: `python -m backend.train d2f` (teacher, then the
-asymmetric block-causal distillation) and `python -m backend.train tinyreasoner`; data from the reasoning-task
-generator's training templates and numbers 1-20. The comparison draws unseen problems of that distribution by
-default; on the held-out templates and numbers every model here, the autoregressive one included, is near zero.
+asymmetric block-causal distillation) and `python -m backend.train tinyreasoner`; the D2F models adapt on the
+reasoning-task generator's five original templates with numbers 1-20, and the comparison draws unseen problems of
+that distribution by default; on the held-out templates (ages, savings) every model here is near zero.
 """)
 claims_panel("d2f")
 grammar_expander()

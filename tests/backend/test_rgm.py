@@ -31,6 +31,11 @@ def _auc(res, loss):
     return np.array([res.locate_auroc[f"{loss}_s{s}"] for s in J.SEEDS])
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "Does not hold on our miniature: on the reasoner's wrong traces of 40 unseen problems x 16 samples the SPR heads "
+    "locate the first wrong step with AUROC 0.616 / 0.574 / 0.640 (seeds 0, 1, 2), the plain-BCE heads with 0.656 / "
+    "0.675 / 0.683. Both learn mostly the outcome (right traces score about 0.78 at every step, wrong ones about "
+    "0.33-0.55), and 150 of the 323 wrong traces go wrong at their first step"))
 def test_spr_locates_the_first_wrong_step_better_than_bce(result, record_claim) -> None:
     spr, bce = _auc(result, "spr"), _auc(result, "bce")
     ci = paired_ci(spr, bce)
@@ -39,6 +44,10 @@ def test_spr_locates_the_first_wrong_step_better_than_bce(result, record_claim) 
     assert spr.mean() > bce.mean() and spr.min() > 0.5
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "Does not hold on our miniature: best-of-8 with the SPR head (geometric mean) 0.436 against majority vote 0.573 "
+    "on the same traces (pass@1 0.495); the head ranks right and wrong traces of a problem apart less well than "
+    "agreement between samples does"))
 def test_sprm_best_of_8_against_majority_vote(result, record_claim) -> None:
     i = result.ks.index(8)
     record_claim(**{f"{k}_best_of_8": v[i] for k, v in result.bon.items()}, pass_at_1=result.pass_at_1)

@@ -67,7 +67,7 @@ if mode == MODES[0]:
     p = I.PRESETS[preset]
     with st.form("t1_bon_form"):
         c1, c2, c3, c4 = st.columns(4)
-        n = bound(c1.select_slider, "N candidates", [4, 8, 16, 32], p["n"], key="t1_n")
+        n = bound(c1.select_slider, "N candidates", [4, 8, 16, 32, 64], p["n"], key="t1_n")
         problems = bound(c2.select_slider, "Problems", [10, 20, 40, 80], p["problems"], key="t1_problems")
         arithmetic = bound(c3.slider, "Arithmetic-slip rate (slips)", 0.0, 1.0, p.get("arithmetic", 0.3), 0.05,
                            key="t1_arith")
@@ -93,7 +93,7 @@ if mode == MODES[0]:
         st.plotly_chart(figs.bon_curves(r, f"{c['problems']} problems ({c['split']}, {c['ops'][0]}-{c['ops'][1]} "
                                            f"operations), candidates: {c['source']}"), key="t1_curves")
         ns = r["ns"]
-        cols = [x for x in (1, 4, 8, 16, 32) if x in ns]
+        cols = [x for x in (1, 4, 8, 16, 32, 64) if x in ns]
         rows = [{"selector": r["labels"][k], **{f"BoN@{x}": v[ns.index(x)] for x in cols}} for k, v in r["curves"].items()]
         show_metrics_table(rows, key="t1_table")
         a, b = st.columns([2, 3])
@@ -133,7 +133,7 @@ else:
                             height=180, key="t1_cands")
     with st.form("t1_q_form"):
         c1, c2, c3 = st.columns(3)
-        n = bound(c1.select_slider, "N samples", [4, 8, 16, 32], 16, key="t1_qn", disabled=not own)
+        n = bound(c1.select_slider, "N samples", [4, 8, 16, 32, 64], 16, key="t1_qn", disabled=not own)
         temp = bound(c2.select_slider, "Temperature", [0.6, 0.7, 0.8, 0.9, 1.0], 0.8, key="t1_temp", disabled=not own)
         answer = c3.text_input("Right answer (optional)", "" if own else "47", key="t1_answer")
         go_q = st.form_submit_button("Verify and select", icon=":material/checklist:", type="primary")

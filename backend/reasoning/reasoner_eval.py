@@ -1,5 +1,5 @@
 """How well a reasoning LM solves the task generator's problems, per split and difficulty:
-``python -m backend.reasoning.reasoner_eval`` (writes ``assets/tinyreasoner_eval.json`` for the shipped tiny reasoner).
+``python -m backend.reasoning.reasoner_eval [--out FILE]`` (prints the table; ``--out`` writes the JSON).
 
 For each split and difficulty (a range of operations) it draws ``n`` unseen problems (seed 777) and reports
 
@@ -130,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--k", type=int, default=16)
     ap.add_argument("--temperature", type=float, default=0.8)
-    ap.add_argument("--out", type=Path, default=EVAL_FILE)
+    ap.add_argument("--out", type=Path, default=None, help=f"write the JSON here (the pages read {EVAL_FILE.name} "
+                    "in assets/ when it is shipped with a manifest row)")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     r = load_tinyreasoner(args.weights)
@@ -141,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
                     "parameters": r.parameters, "command": r.meta.get("command")}
     res["seconds"] = round(time.perf_counter() - t0, 1)
     res["command"] = "python -m backend.reasoning.reasoner_eval" + (f" --n {args.n}" if args.n != 200 else "")
-    args.out.write_text(json.dumps(res, indent=1) + "\n")
+    if args.out is not None:
+        args.out.write_text(json.dumps(res, indent=1) + "\n")
     for row in res["rows"]:
         print(row, flush=True)
     return 0

@@ -12,7 +12,7 @@ from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.figures import rgm as figs
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
-from ui.reasoning import domain_note, grammar_expander
+from ui.reasoning import candidate_cache, domain_note, grammar_expander, tiny_reasoner
 from ui.runner import run_job
 from ui.state import bound, record_run, show_history
 
@@ -39,19 +39,9 @@ claims_panel("rgm")
 grammar_expander()
 
 
-@st.cache_resource(max_entries=1, show_spinner="Loading the tiny reasoner and the SPRM heads")
+@st.cache_resource(max_entries=1, show_spinner="Loading the SPRM heads")
 def _models():  # noqa: ANN202
-    from backend.models.tinyreasoner import load_tinyreasoner
-
-    return load_tinyreasoner(), J.load_heads()
-
-
-@st.cache_resource(max_entries=1, show_spinner=False)
-def _cache():  # noqa: ANN202
-    from backend.reasoning.candidates import CandidateCache
-    from backend.reasoning.t1.jobs import CACHE_FILE
-
-    return CandidateCache(CACHE_FILE) if CACHE_FILE.is_file() else None
+    return tiny_reasoner(), J.load_heads()
 
 
 MODES = ["Evaluate on problems", "Your question"]
@@ -73,7 +63,7 @@ if mode == MODES[0]:
         if cfg is not None:
             st.session_state["rgm_eval_config"] = cfg
             reasoner, heads = _models()
-            res = run_job("SPRM evaluation", J.run_eval, cfg, reasoner, heads, _cache(), time_cap_s=600)
+            res = run_job("SPRM evaluation", J.run_eval, cfg, reasoner, heads, candidate_cache(), time_cap_s=600)
             if res is not None:
                 st.session_state["rgm_eval"] = res.to_dict()
                 record_run("rgm", {"preset": preset, "problems": cfg.problems, "k": cfg.k},

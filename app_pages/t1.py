@@ -14,7 +14,7 @@ from ui.claims import claims_panel
 from ui.figures import t1 as figs
 from ui.inputs import text_upload
 from ui.layout import csv_download, json_download, page_header, show_metrics_table
-from ui.reasoning import domain_note, grammar_expander
+from ui.reasoning import candidate_cache, domain_note, grammar_expander, tiny_reasoner
 from ui.runner import run_job
 from ui.state import bound, record_run, show_history
 
@@ -45,18 +45,9 @@ claims_panel("t1")
 grammar_expander()
 
 
-@st.cache_resource(max_entries=1, show_spinner="Loading the tiny reasoner and the reward model")
+@st.cache_resource(max_entries=1, show_spinner="Loading the reward model")
 def _models():  # noqa: ANN202
-    from backend.models.tinyreasoner import load_tinyreasoner
-
-    return load_tinyreasoner(), J.load_rm()
-
-
-@st.cache_resource(max_entries=1, show_spinner=False)
-def _cache():  # noqa: ANN202
-    from backend.reasoning.candidates import CandidateCache
-
-    return CandidateCache(J.CACHE_FILE) if J.CACHE_FILE.is_file() else None
+    return tiny_reasoner(), J.load_rm()
 
 
 MODES = ["Best-of-N over problems", "Your question", "Your candidate solutions"]
@@ -83,7 +74,7 @@ if mode == MODES[0]:
         if cfg is not None:
             st.session_state["t1_bon_config"] = cfg
             reasoner, rm = _models()
-            res = run_job("Best-of-N", J.run_bon, cfg, reasoner, rm, _cache(), time_cap_s=600)
+            res = run_job("Best-of-N", J.run_bon, cfg, reasoner, rm, candidate_cache(), time_cap_s=600)
             if res is not None:
                 st.session_state["t1_bon"] = res.to_dict()
                 record_run("t1", {"preset": preset, "N": cfg.n, "problems": cfg.problems, "source": cfg.source},

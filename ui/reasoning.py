@@ -33,3 +33,20 @@ def domain_note(dom: dict[str, Any] | None, model: str = "tinyreasoner") -> None
     else:
         st.warning(f"Out of domain for the tiny reasoner: {dom['reason']} The answer below is the model's "
                    "guess outside what it was trained and measured on.", icon=":material/travel_explore:")
+
+
+@st.cache_resource(max_entries=1, show_spinner="Loading the tiny reasoner")
+def tiny_reasoner() -> Any:
+    """The shipped tiny reasoner, loaded once per server (the verifier pages share it)."""
+    from backend.models.tinyreasoner import load_tinyreasoner
+
+    return load_tinyreasoner()
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def candidate_cache() -> Any:
+    """The shipped candidate cache of the verifier pages' presets (None when it is absent), read once per server."""
+    from backend.reasoning.candidates import CandidateCache
+    from backend.reasoning.t1.jobs import CACHE_FILE
+
+    return CandidateCache(CACHE_FILE) if CACHE_FILE.is_file() else None

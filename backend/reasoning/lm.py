@@ -91,6 +91,17 @@ class ReasoningLM:
         return list(self.tokenizer.encode(text + self.markers.think_open, add_special_tokens=False))
 
 
+def check_question(q: Any, hint: str = "type a question or choose a preset") -> str:
+    """The stripped question, else :class:`InputError` (empty, or over ``MAX_QUESTION_CHARS`` characters); ``hint``
+    says what to do about an empty one."""
+    q = (q or "").strip() if isinstance(q, str) or q is None else str(q).strip()
+    if not q:
+        raise InputError(f"The question is empty: {hint}.")
+    if len(q) > MAX_QUESTION_CHARS:
+        raise InputError(f"The question has {len(q):,} characters; at most {MAX_QUESTION_CHARS:,} are accepted.")
+    return q
+
+
 def load_reasoning_lm(model_id: str = "tinyreasoner", path: str | None = None) -> ReasoningLM:
     """``tinyreasoner`` (``path``: another file of its training script), ``smollm2``, ``qwen2.5-coder``, or a local
     causal-LM folder given as ``path`` with ``model_id="folder"``."""

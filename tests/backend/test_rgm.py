@@ -54,14 +54,23 @@ def test_sprm_best_of_8_against_majority_vote(result, record_claim) -> None:
     assert result.bon["geometric"][i] > result.bon["majority"][i]
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "Does not hold on our miniature: best-of-8 with the SPR head is 0.436 with the geometric mean and 0.436 with the "
+    "product on all traces (trace length correlates with correctness at -0.34, so the product's length penalty "
+    "points the same way as the outcome), and equal by construction on traces of one length"))
 def test_geometric_mean_against_product_with_and_without_length_variation(result, record_claim) -> None:
     rows = list(result.by_length.values())
     record_claim(all_geometric=rows[0]["geometric"], all_product=rows[0]["product"],
                  **({"matched_geometric": rows[1]["geometric"], "matched_product": rows[1]["product"]}
                     if len(rows) > 1 else {}), length_correlation=result.length_correlation)
-    if len(rows) > 1:  # one length: the product is a power of the geometric mean, the same ranking
+    assert rows[0]["geometric"] > rows[0]["product"]
+
+
+def test_one_length_product_ranks_as_the_geometric_mean(result) -> None:
+    """On traces of one length the product is a power of the geometric mean: the same choices (an invariant)."""
+    rows = list(result.by_length.values())
+    if len(rows) > 1:
         assert rows[1]["geometric"] == pytest.approx(rows[1]["product"])
-    assert rows[0]["geometric"] >= rows[0]["product"]
 
 
 def test_eval_result_is_consistent(result) -> None:

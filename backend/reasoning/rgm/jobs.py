@@ -63,14 +63,10 @@ class ScoreConfig:
     head: str = "spr_s0"
 
     def __post_init__(self) -> None:
-        from ..lm import MAX_QUESTION_CHARS
+        from ..lm import check_question
 
-        q = (self.question or "").strip() if isinstance(self.question, str) else ""
-        if not q:
-            raise InputError("The question is empty: type a question in the reasoner's grammar or pick a preset.")
-        if len(q) > MAX_QUESTION_CHARS:
-            raise InputError(f"The question has {len(q):,} characters; at most {MAX_QUESTION_CHARS:,} are accepted.")
-        object.__setattr__(self, "question", q)
+        object.__setattr__(self, "question", check_question(self.question, "type a question in the reasoner's "
+                                                                           "grammar or pick a preset"))
         if not 1 <= self.n <= MAX_N:
             raise InputError(f"The number of traces must be 1-{MAX_N}; got {self.n}.")
         if not 0.0 < self.temperature <= 2.0:

@@ -20,19 +20,13 @@ from typing import Any
 from ...errors import InputError
 from ...registry import choose
 from ...runtime import CancelToken, Progress, report
-from ..lm import MAX_QUESTION_CHARS
+from ..lm import check_question as _check_question
 from .decoder import DECODERS, SwiRConfig, greedy_decoders
 
 
 def check_question(q: Any) -> str:
-    """The stripped question, else :class:`InputError` (empty, or over ``MAX_QUESTION_CHARS`` characters)."""
-    q = (q or "").strip() if isinstance(q, str) or q is None else str(q).strip()
-    if not q:
-        raise InputError("The question is empty: type a question, choose a preset, or upload a file with one "
-                         "question per line.")
-    if len(q) > MAX_QUESTION_CHARS:
-        raise InputError(f"The question has {len(q):,} characters; at most {MAX_QUESTION_CHARS:,} are accepted.")
-    return q
+    """The stripped question, else :class:`InputError` (:func:`backend.reasoning.lm.check_question`)."""
+    return _check_question(q, "type a question, choose a preset, or upload a file with one question per line")
 
 
 def check_budget(b: Any) -> int:

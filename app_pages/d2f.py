@@ -7,15 +7,17 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from backend.errors import InputError
 from backend.reasoning import tasks
-from backend.reasoning.d2f import D2FConfig
-from backend.reasoning.d2f_eval import (
+from backend.reasoning.d2f.evaluate import (
     DECODERS,
     GRID_DECODERS,
     MAX_QUESTION_CHARS,
     MIN_VANILLA_ACCURACY,
     VANILLA_STEPS,
 )
+from backend.reasoning.d2f.inputs import preset_problems
+from backend.reasoning.d2f.jobs import BenchConfig, GenerateConfig, run_bench, run_generate
 from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.figures import d2f as figs
@@ -55,20 +57,14 @@ grammar_expander()
 
 @st.cache_resource(max_entries=1, show_spinner=False)
 def _models():  # noqa: ANN202
-    from backend.reasoning.d2f_eval import load_models
+    from backend.reasoning.d2f.evaluate import load_models
 
     return load_models()
 
 
 @st.cache_data(show_spinner=False)
 def _presets() -> dict[str, int]:
-    from backend.reasoning.tasks import generate
-
-    out = {}
-    for split, seed, n in (("train", 99, 4), ("heldout_templates", 3, 2), ("heldout_numbers", 4, 2)):
-        for p in generate(n, split, seed=seed, steps=(1, 3)):
-            out[p.question] = p.answer
-    return out
+    return preset_problems()
 
 
 PRESETS = _presets()
@@ -92,36 +88,21 @@ with st.form("d2f_form"):
     go_one = st.form_submit_button("Decode with every decoder", icon=":material/bolt:", type="primary")
 
 if go_one:
-    def job(progress, q=question):  # noqa: ANN001, ANN202
-        from backend.reasoning.d2f_eval import prompt_ids, run_one, state_grid
-        from backend.reasoning.domain import domain
-
-        models = _models()
-        prompt_ids(models.tokenizer, q)
-        cfg = D2FConfig(block=models.block, tau_add=tau_add, tau_act=tau_act, tau_conf=tau_conf,
-                        max_new=models.length)
-        out = {"question": q, "domain": domain(q).to_dict(), "config": vars(cfg), "parameters": models.parameters,
-               "runs": []}
-        for i, name in enumerate(DECODERS):
-            r = run_one(models, q, name, cfg, steps)
-            res = r.pop("result")
-            if name in GRID_DECODERS:
-                n = len(res.grid_at)
-                r["grid"] = state_grid(res, models.block if name == "d2f" else None, n)
-                r["grid_tokens"] = [models.tokenizer.vocab[t] for t in res.tokens + [models.eos_id]][:n]
-            out["runs"].append(r)
-            progress((i + 1) / len(DECODERS), DECODERS.label(name))
-        return out
-
-    res = run_job("Decoding", job, time_cap_s=120)
-    if res is not None:
-        res["expected"] = expected
-        st.session_state["d2f_result"] = res
-        d = res["runs"][0]
-        record_run("d2f", {"question": question[:60], "tau_add": tau_add, "tau_act": tau_act, "tau_conf": tau_conf,
-                           "vanilla steps": steps},
-                   {"D2F answer": d["answer"], "D2F passes/token": d["passes_per_token"],
-                    "D2F tokens/s": d["tokens_per_s"]})
+    try:
+        gcfg = GenerateConfig(tau_add=tau_add, tau_act=tau_act, tau_conf=tau_conf, decoders="all", steps=steps,
+                              grid=True)
+    except InputError as err:
+        st.error(str(err), icon=":material/error:")
+    else:
+        res = run_job("Decoding", run_generate, question, gcfg, _models(), time_cap_s=120)
+        if res is not None:
+            res["expected"] = expected
+            st.session_state["d2f_result"] = res
+            d = res["runs"][0]
+            record_run("d2f", {"question": question[:60], "tau_add": tau_add, "tau_act": tau_act,
+                               "tau_conf": tau_conf, "vanilla steps": steps},
+                       {"D2F answer": d["answer"], "D2F passes/token": d["passes_per_token"],
+                        "D2F tokens/s": d["tokens_per_s"]})
 
 res = st.session_state.get("d2f_result")
 if res:
@@ -134,7 +115,7 @@ if res:
     st.caption(f"Expected answer: {exp}" if exp is not None else "Your question: no reference answer.")
     domain_note(res.get("domain"))
     show_metrics_table(rows, key="d2f_table")
-    grids = {r["decoder"]: r for r in res["runs"] if "grid" in r}
+    grids = {r["decoder"]: r for r in res["runs"] if r["decoder"] in GRID_DECODERS}
     n_pos = max(len(r["grid"][0]) for r in grids.values() if r["grid"])
     n_pass = max(len(r["grid"]) for r in grids.values())
     c1, c2 = st.columns(2)
@@ -171,34 +152,19 @@ with st.form("d2f_bench_form"):
     go_bench = st.form_submit_button("Run the comparison", icon=":material/speed:")
 
 if go_bench:
-    def bench(progress, text=upload[1] if upload else None):  # noqa: ANN001, ANN202
-        from backend.errors import InputError
-        from backend.reasoning.d2f_eval import claim_verdict, evaluate, parse_questions, rows_dicts
-        from backend.reasoning.tasks import Problem, generate
-
-        if text is not None:
-            qs = parse_questions(text)
-            if len({a is None for _, a in qs}) > 1:
-                raise InputError("Give an answer ('| number') on every line or on none.")
-            probs = [Problem(q, (), a if a is not None else -10**9, "upload", (0, 0)) for q, a in qs]
-        else:
-            probs = generate(int(n), split, seed=0, steps=tuple(ops))
-        models = _models()
-        cfg = D2FConfig(block=models.block, tau_add=tau_add, tau_act=tau_act, tau_conf=tau_conf,
-                        max_new=models.length)
-        rows = evaluate(models, probs, cfg, tuple(DECODERS.names()), tuple(sorted(vsteps or [96], reverse=True)),
-                        progress=progress)
-        return {"rows": rows_dicts(rows), "claim": claim_verdict(rows), "n": len(probs),
-                "parameters": models.parameters,
-                "source": "upload" if text is not None else f"{split}, operations {ops[0]}-{ops[1]}",
-                "with_answers": text is None or any(a is not None for _, a in parse_questions(text))}
-
     if bsrc != "Generated" and upload is None:
         st.error("Upload a text file of questions first, or choose generated problems.", icon=":material/error:")
     else:
-        out = run_job("D2F and the baselines", bench, time_cap_s=1200)
-        if out is not None:
-            st.session_state["d2f_bench"] = out
+        try:
+            bcfg = BenchConfig(tau_add=tau_add, tau_act=tau_act, tau_conf=tau_conf, n=int(n), split=split,
+                               ops=tuple(ops), decoders="all", vanilla_steps=tuple(vsteps or [96]),
+                               questions=upload[1] if upload else None)
+        except InputError as err:
+            st.error(str(err), icon=":material/error:")
+        else:
+            out = run_job("D2F and the baselines", run_bench, bcfg, _models(), time_cap_s=1200)
+            if out is not None:
+                st.session_state["d2f_bench"] = out
 
 if out := st.session_state.get("d2f_bench"):
     c = out["claim"]

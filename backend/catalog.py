@@ -152,7 +152,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F4, 19),
         icon=":material/bolt:",
         status="available",
-        cli="backend.reasoning.d2f_cli",
+        package="backend.reasoning.d2f",
     ),
     Paper(
         id="futurefill",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -27,22 +28,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", default="train", help="train: unseen problems of the training templates and numbers")
     args = ap.parse_args(argv)
 
-    from backend.reasoning.d2f_eval import (
-        DECODERS,
-        MIN_VANILLA_ACCURACY,
-        VANILLA_STEPS,
-        claim_verdict,
-        evaluate,
-        load_models,
-    )
-    from backend.reasoning.tasks import generate
+    from backend.reasoning.d2f.evaluate import DECODERS, MIN_VANILLA_ACCURACY, load_models
+    from backend.reasoning.d2f.jobs import BenchConfig, run_bench
 
     models = load_models()
-    problems = generate(args.n, args.split, seed=0, steps=(1, 3))
-    evaluate(models, problems[:2], decoders=("d2f", "ar"), vanilla_steps=())  # warm-up, untimed
-    rows = evaluate(models, problems, decoders=("d2f", "d2f_nocache", "vanilla", "vanilla_blocks", "threshold", "ar"),
-                    vanilla_steps=VANILLA_STEPS)
-    v = claim_verdict(rows)
+    run_bench(BenchConfig(n=2, split=args.split, decoders=("d2f", "ar"), vanilla_steps=(96,)), models)  # warm-up
+    out = run_bench(BenchConfig(n=args.n, split=args.split, decoders="all"), models)
+    rows, v = [SimpleNamespace(**r) for r in out["rows"]], out["claim"]
     print(f"{args.n} problems of the `{args.split}` split (1-3 operations); parameters "
           + ", ".join(f"{k} {n:,}" for k, n in models.parameters.items()) + "\n")
     print("| decoder | accuracy | forward passes / token | tokens / s | mean tokens | mean passes | seconds |")

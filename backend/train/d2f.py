@@ -1,7 +1,7 @@
 """``python -m backend.train d2f``: train the D2F models on the reasoning-task generator.
 
 Writes ``assets/d2f_teacher.safetensors`` (a bidirectional masked-diffusion LM) and ``assets/d2f_student.safetensors``
-(the block-causal D2F student distilled from it), both :class:`backend.reasoning.diffusion_lm.DiffusionLM` with the
+(the block-causal D2F student distilled from it), both :class:`backend.reasoning.d2f.diffusion_lm.DiffusionLM` with the
 tiny reasoner's architecture and vocabulary (``<mask>`` included). The teacher starts from the autoregressive tiny
 reasoner's weights (``assets/tinyreasoner.safetensors``, ``python -m backend.train tinyreasoner``; run that first) and
 keeps its shifted prediction, as Dream (the teacher of D2F-Dream) starts from Qwen2.5; the tiny reasoner itself is
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from .. import weights
     from ..models.tinyreasoner import TinyTokenizer, base_vocab, load_tinyreasoner
-    from ..reasoning.diffusion_lm import (
+    from ..reasoning.d2f.diffusion_lm import (
         DiffusionLM,
         aligned,
         bidirectional_mask,

@@ -28,7 +28,7 @@ def test_preset_own_question_and_light_comparison() -> None:
     at.text_area(key="d2f_question").set_value("Compute 7 + 8 * 2.").run()
     at.button[0].click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert at.session_state["d2f_result"]["question"] == "Compute 7 + 8 * 2."
+    assert at.session_state["d2f_result"]["prompt"] == "Compute 7 + 8 * 2."
     # a light comparison on 2 problems
     at.number_input(key="d2f_bench_n").set_value(2)
     at.multiselect(key="d2f_bench_steps").set_value([24])
@@ -66,6 +66,37 @@ def test_bad_upload_is_refused() -> None:
     at.file_uploader(key="d2f_upload").set_value(("bad.txt", b"\xff\xfe\x00binary\x00", "text/plain")).run()
     assert at.error
     assert "d2f_bench" not in at.session_state
+
+
+def test_page_job_gives_the_cli_golden() -> None:
+    """The page's decode (``jobs.run_generate`` with every decoder and the grids) gives, for D2F, the numbers of the
+    CLI's golden (``d2f generate``, D2F only) on the golden's question."""
+    import json
+    from pathlib import Path
+
+    from backend.reasoning.d2f import jobs
+    from tests.test_cli import strip
+
+    golden = json.loads((Path(__file__).resolve().parents[1] / "cli_golden" / "d2f.json").read_text())
+    question = golden["argv"][golden["argv"].index("--prompt") + 1]
+    cli = jobs.run_generate(question, jobs.GenerateConfig())
+    page = jobs.run_generate(question, jobs.GenerateConfig(decoders="all", steps=96, grid=True))
+    for path in golden["volatile"]:
+        cli, page = strip(cli, path.split(".")), strip(page, path.split("."))
+    assert cli == golden["expected"]
+    d2f = {k: v for k, v in page["runs"][0].items() if k not in ("grid", "grid_tokens")}
+    assert d2f == golden["expected"]["runs"][0] and page["config"] == golden["expected"]["config"]
+
+
+def test_jobs_and_configs_pickle() -> None:
+    """The page's jobs and their configs pickle (the Ray executor sends them to a worker)."""
+    import pickle
+
+    from backend.reasoning.d2f import jobs
+
+    for obj in (jobs.run_generate, jobs.run_bench, jobs.run_invariance, jobs.GenerateConfig(decoders="all", grid=True),
+                jobs.BenchConfig(n=2, questions="Compute 3 + 4. | 7"), jobs.InvarianceConfig()):
+        assert pickle.loads(pickle.dumps(obj)) == obj
 
 
 # The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from backend.errors import InputError
-from backend.reasoning import d2f
-from backend.reasoning.diffusion_lm import DiffusionLM, DiffusionLMConfig
+from backend.reasoning.d2f import decode as d2f
+from backend.reasoning.d2f.diffusion_lm import DiffusionLM, DiffusionLMConfig
 
 MASK, EOS = 48, 49
 
@@ -85,7 +85,7 @@ def test_cache_is_exact_same_tokens_as_full_recompute(model):
 
 def test_training_script_smoke_and_decoding_a_real_prompt(tmp_path):
     from backend.models.tinyreasoner import TinyTokenizer
-    from backend.reasoning.diffusion_lm import load_diffusion_lm
+    from backend.reasoning.d2f.diffusion_lm import load_diffusion_lm
     from backend.train import d2f as train
 
     assert train.main(["--teacher-steps", "2", "--student-steps", "2", "--batch", "2", "--out-dir", str(tmp_path)]) == 0

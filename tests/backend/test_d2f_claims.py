@@ -18,13 +18,13 @@ import pytest
 
 @pytest.fixture(scope="module")
 def models():
-    from backend.reasoning.d2f_eval import load_models
+    from backend.reasoning.d2f.evaluate import load_models
 
     return load_models()
 
 
 def _bench(models, n: int, steps: tuple[int, ...], split: str = "train"):
-    from backend.reasoning.d2f_eval import claim_verdict, evaluate
+    from backend.reasoning.d2f.evaluate import claim_verdict, evaluate
     from backend.reasoning.tasks import generate
 
     rows = evaluate(models, generate(n, split, seed=0, steps=(1, 3)),
@@ -40,7 +40,7 @@ def _record(record_claim, rows, verdict) -> None:
 
 
 def test_block_causal_invariance_of_the_shipped_student(models, record_claim) -> None:
-    from backend.reasoning.d2f_eval import block_invariance
+    from backend.reasoning.d2f.evaluate import block_invariance
 
     inv = block_invariance(models, seed=0, trials=4)
     record_claim(**inv)
@@ -49,7 +49,7 @@ def test_block_causal_invariance_of_the_shipped_student(models, record_claim) ->
 
 
 def test_cache_is_exact_on_the_shipped_student(models) -> None:
-    from backend.reasoning.d2f_eval import run_one
+    from backend.reasoning.d2f.evaluate import run_one
     from backend.reasoning.tasks import generate
 
     for p in generate(4, "heldout", seed=3, steps=(1, 3)):
@@ -100,8 +100,8 @@ FULL = ("Does not hold on the ci subset (best vanilla 0.125, D2F 0.0625, AR 0.68
 @pytest.mark.timeout(1800)  # 100 problems x 11 decoder settings, then the tau_conf sweep and the heldout split
 @pytest.mark.xfail(strict=True, reason=FULL)
 def test_d2f_reaches_vanilla_accuracy_with_fewer_passes_full(models, record_claim) -> None:
-    from backend.reasoning.d2f import D2FConfig
-    from backend.reasoning.d2f_eval import VANILLA_STEPS, evaluate
+    from backend.reasoning.d2f.decode import D2FConfig
+    from backend.reasoning.d2f.evaluate import VANILLA_STEPS, evaluate
     from backend.reasoning.tasks import generate
 
     rows, v = _bench(models, 100, VANILLA_STEPS)

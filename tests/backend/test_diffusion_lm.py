@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from backend.reasoning.diffusion_lm import (
+from backend.reasoning.d2f.diffusion_lm import (
     DiffusionLM,
     DiffusionLMConfig,
     bidirectional_mask,

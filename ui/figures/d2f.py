@@ -1,5 +1,5 @@
 """Plotly figures of the D2F page (pure functions: data -> go.Figure; decoder labels and colours from
-``backend.reasoning.d2f_eval.DECODERS``, cell states from ``GRID_STATES``)."""
+``backend.reasoning.d2f.evaluate.DECODERS``, cell states from ``GRID_STATES``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from backend.reasoning.d2f_eval import DECODERS, GRID_STATES, VANILLA
+from backend.reasoning.d2f.evaluate import DECODERS, GRID_STATES, VANILLA
 
 #: One colour per grid state (not added, semi-active, fully active, decoded this pass, decoded, cached).
 STATE_COLORS = ("#f0f0f0", "#fdd0a2", "#fd8d3c", "#d62728", "#9ecae1", "#3182bd")
@@ -74,12 +74,12 @@ def pareto(rows: Sequence[Mapping[str, Any]], x: str = "passes_per_token") -> go
         if not pts:
             continue
         pts = sorted(pts, key=lambda r: r[x])
+        ours = DECODERS.kind(name) == "ours"
         fig.add_trace(go.Scatter(
             x=[r[x] for r in pts], y=[r["accuracy"] for r in pts], name=DECODERS.label(name),
             mode="lines+markers+text" if len(pts) > 1 else "markers",
             text=[f"{r['steps']}" if r.get("steps") else "" for r in pts], textposition="top center",
-            marker={"color": DECODERS.color(name), "size": 10 if name == "d2f" else 8,
-                    "symbol": "star" if name == "d2f" else "circle"},
+            marker={"color": DECODERS.color(name), "size": 10 if ours else 8, "symbol": "star" if ours else "circle"},
             line={"color": DECODERS.color(name)},
             hovertemplate="%{x:.3g}: accuracy %{y:.2f}<extra>" + DECODERS.label(name) + "</extra>"))
     fig.update_layout(title=f"Accuracy vs {title.split(' (')[0]}" + (" (vanilla: step counts)" if any(

@@ -1,7 +1,7 @@
 """A small masked-diffusion language model for D2F, with the two attention patterns D2F needs and an exact KV cache.
 
 Paper: "Diffusion LLMs Can Do Faster-Than-AR Inference via Discrete Diffusion Forcing" (D2F), Wang et al., ICLR 2026
-(arXiv 2508.09192). This module is the model only; decoding lives in :mod:`backend.reasoning.d2f`.
+(arXiv 2508.09192). This module is the model only; decoding lives in :mod:`backend.reasoning.d2f.decode`.
 
 - The model (one readable file): the tiny reasoner's Llama architecture (:mod:`backend.models.tinyreasoner`):
   token embeddings, pre-norm blocks (RMSNorm, rotary position embeddings, SDPA attention with an explicit boolean
@@ -182,7 +182,7 @@ def from_autoregressive(ar_model: nn.Module, vocab_size: int) -> DiffusionLM:
 
 def load_diffusion_lm(path) -> tuple[DiffusionLM, dict]:
     """A DiffusionLM written by ``python -m backend.train d2f`` and its metadata extra (vocabulary, length, block)."""
-    from .. import weights
+    from ... import weights
 
     tensors, meta = weights.load(path, made_by="python -m backend.train d2f")
     model = DiffusionLM(DiffusionLMConfig(**meta.config))

@@ -2,7 +2,7 @@
 KV cache, and the baselines it is measured against.
 
 Paper: "Diffusion LLMs Can Do Faster-Than-AR Inference via Discrete Diffusion Forcing" (D2F), ICLR 2026
-(arXiv 2508.09192). Model: :mod:`backend.reasoning.diffusion_lm`.
+(arXiv 2508.09192). Model: :mod:`backend.reasoning.d2f.diffusion_lm`.
 
 Pipelined decoder (:func:`d2f_decode`), blocks of ``block`` tokens after the prompt:
 
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..errors import InputError
+from ...errors import InputError
 from .diffusion_lm import DiffusionLM, aligned, bidirectional_mask, block_causal_mask
 
 

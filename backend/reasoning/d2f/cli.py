@@ -1,5 +1,5 @@
 """CLI group ``d2f``: D2F's pipelined block decoding with an exact KV cache against vanilla diffusion decoding, a
-cache-free threshold decoder and an autoregressive model of the same size (:mod:`backend.reasoning.d2f_eval`).
+cache-free threshold decoder and an autoregressive model of the same size (:mod:`backend.reasoning.d2f.jobs`).
 
 - ``generate``: one question through one decoder or all of them: the answer, forward passes, passes per token,
   tokens/s. ``python -m backend d2f generate --prompt "Compute 12 + 7 * 3." --json``
@@ -55,92 +55,43 @@ def _thresholds(a: argparse.ArgumentParser) -> None:
     a.add_argument("--max-new", type=int, default=None, help="generated positions (default: the trained 96)")
 
 
-def _cfg(args: argparse.Namespace, models: Any) -> Any:
-    from .d2f import D2FConfig, _check
-
-    cfg = D2FConfig(block=args.block or models.block, tau_add=args.tau_add, tau_act=args.tau_act,
-                    tau_conf=args.tau_conf, max_new=args.max_new or models.length)
-    _check(cfg)
-    return cfg
-
-
-def _pre_check(args: argparse.Namespace) -> None:
-    """Cheap checks before the models load."""
-    from .d2f import D2FConfig, _check
-
-    _check(D2FConfig(block=args.block or 16, tau_add=args.tau_add, tau_act=args.tau_act, tau_conf=args.tau_conf,
-                     max_new=args.max_new or 96))
-
-
-def _summary(r: dict[str, Any], models: Any, grid: bool) -> dict[str, Any]:
-    from .d2f_eval import state_grid
-
-    out = {k: v for k, v in r.items() if k != "result"}
-    if grid:
-        res = r["result"]
-        blk = models.block if r["decoder"] in ("d2f", "d2f_nocache") else None
-        n = len(res.grid_at or res.decoded_at)
-        out["grid"] = state_grid(res, blk, n)
-        out["grid_tokens"] = [models.tokenizer.vocab[t] for t in (res.tokens + [models.eos_id])][:n]
-    return out
+def _thresholds_of(args: argparse.Namespace) -> dict[str, Any]:
+    return {"tau_add": args.tau_add, "tau_act": args.tau_act, "tau_conf": args.tau_conf, "block": args.block,
+            "max_new": args.max_new}
 
 
 def cmd_generate(args: argparse.Namespace) -> Output:
-    from .d2f_eval import DECODERS, load_models, prompt_ids, run_one
-    from .domain import domain
+    from .jobs import GenerateConfig, run_generate
 
-    _pre_check(args)
-    names = list(DECODERS) if args.decoder == "all" else [DECODERS.get(args.decoder)]
-    models = load_models(with_ar="ar" in names)
-    prompt_ids(models.tokenizer, args.prompt)
-    cfg = _cfg(args, models)
-    runs = [_summary(run_one(models, args.prompt, n, cfg, args.steps), models, args.grid) for n in names]
+    cfg = GenerateConfig(decoders=args.decoder, steps=args.steps, grid=args.grid, **_thresholds_of(args))
+    out = run_generate(args.prompt, cfg)
     lines = [f"{r['decoder']:12s} answer {r['answer']!s:>6}  passes {r['forward_passes']:4d}  "
-             f"passes/token {r['passes_per_token']:.3f}  tokens/s {r['tokens_per_s']:.0f}  {r['text']}" for r in runs]
-    dom = domain(args.prompt)
-    lines.insert(0, f"{dom.label} (the tiny reasoner's grammar): {dom.reason}")
-    return Output({"prompt": args.prompt, "domain": dom.to_dict(), "config": vars(cfg), "parameters": models.parameters,
-                   "runs": runs}, lines=lines, compact=True)
+             f"passes/token {r['passes_per_token']:.3f}  tokens/s {r['tokens_per_s']:.0f}  {r['text']}"
+             for r in out["runs"]]
+    dom = out["domain"]
+    lines.insert(0, f"{dom['label']} (the tiny reasoner's grammar): {dom['reason']}")
+    return Output(out, lines=lines, compact=True)
 
 
 def cmd_bench(args: argparse.Namespace) -> Output:
     from backend.errors import InputError
 
-    from .d2f_eval import DECODERS, claim_verdict, evaluate, load_models, rows_dicts
-    from .tasks import SPLITS, generate
+    from .jobs import BenchConfig, run_bench
 
-    _pre_check(args)
-    if not 1 <= args.n <= 500:
-        raise InputError("--n must be between 1 and 500 problems.")
-    if args.split not in SPLITS:
-        raise InputError(f"Unknown split {args.split!r}; choose one of: {', '.join(SPLITS)}.")
     try:
         ops = tuple(int_list(args.ops))
         steps = tuple(int_list(args.vanilla_steps))
     except argparse.ArgumentTypeError as err:
         raise InputError(str(err)) from None
-    if len(ops) != 2 or not 1 <= ops[0] <= ops[1] <= 8:
-        raise InputError("--ops must be min,max with 1 <= min <= max <= 8.")
-    decoders = tuple(DECODERS.parse_names(args.decoders))
-    models = load_models(with_ar="ar" in decoders)
-    cfg = _cfg(args, models)
-    if any(not 1 <= s <= cfg.max_new for s in steps):
-        raise InputError(f"--vanilla-steps must lie in 1..{cfg.max_new} (the generation length).")
-    problems = generate(args.n, args.split, seed=args.seed, steps=ops)
-    rows = evaluate(models, problems, cfg, decoders, steps)
-    verdict = claim_verdict(rows)
-    lines = [f"{r.label:60s} acc {r.accuracy:.3f}  passes/token {r.passes_per_token:.3f}  "
-             f"tokens/s {r.tokens_per_s:.0f}" for r in rows] + [f"claim: {verdict}"]
-    return Output({"split": args.split, "n": args.n, "ops": ops, "config": vars(cfg), "parameters": models.parameters,
-                   "rows": rows_dicts(rows), "claim": verdict}, lines=lines, compact=True)
+    cfg = BenchConfig(n=args.n, split=args.split, ops=ops, seed=args.seed, decoders=args.decoders,
+                      vanilla_steps=steps, **_thresholds_of(args))
+    out = run_bench(cfg)
+    lines = [f"{r['label']:60s} acc {r['accuracy']:.3f}  passes/token {r['passes_per_token']:.3f}  "
+             f"tokens/s {r['tokens_per_s']:.0f}" for r in out["rows"]] + [f"claim: {out['claim']}"]
+    return Output(out, lines=lines, compact=True)
 
 
 def cmd_invariance(args: argparse.Namespace) -> dict:
-    from backend.errors import InputError
+    from .jobs import InvarianceConfig, run_invariance
 
-    from .d2f_eval import block_invariance, load_models
-
-    if not 1 <= args.trials <= 64:
-        raise InputError("--trials must be between 1 and 64.")
-    models = load_models(with_ar=False)
-    return block_invariance(models, seed=args.seed, trials=args.trials)
+    return run_invariance(InvarianceConfig(seed=args.seed, trials=args.trials))

@@ -29,30 +29,19 @@ dict, :func:`evaluate` -> list of :class:`EvalRow`, :func:`state_grid` (decode p
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..errors import InputError
-from ..registry import Registry
-from ..runtime import CancelToken, Progress, report
-from .d2f import D2FConfig, DecodeResult, d2f_decode, threshold_decode, vanilla_decode
+from ...errors import InputError
+from ...registry import Registry
+from ...runtime import CancelToken, Progress, report
+from .decode import D2FConfig, DecodeResult, d2f_decode, threshold_decode, vanilla_decode
 
 MAX_QUESTION_CHARS = 400
+#: The autoregressive reasoner's entry in ``D2FModels.parameters``.
+REASONER_KEY = "ar"
 VANILLA_STEPS = (96, 64, 48, 32, 24, 16, 12)
-
-DECODERS: Registry[str] = Registry("diffusion decoder")
-DECODERS.add("d2f", "d2f", label="D2F (ours: pipelined blocks, KV cache)", kind="ours")
-DECODERS.add("d2f_nocache", "d2f_nocache", label="D2F schedule without cache", kind="ablation")
-DECODERS.add("vanilla", "vanilla", label="Vanilla diffusion (teacher, full recompute)", kind="baseline")
-DECODERS.add("vanilla_blocks", "vanilla_blocks", label="Vanilla diffusion, semi-AR blocks (teacher, full recompute)",
-             kind="baseline")
-DECODERS.add("threshold", "threshold", label="Confidence-threshold parallel (teacher, no cache)", kind="baseline")
-DECODERS.add("ar", "ar", label="Autoregressive (same size and data, KV cache)", kind="baseline")
-#: The decoders swept over step counts (both full-recompute vanilla diffusion).
-VANILLA = ("vanilla", "vanilla_blocks")
-#: The decoders whose decode-pass x position grid the page and the CLI draw.
-GRID_DECODERS = ("d2f", *VANILLA, "threshold")
-
 
 @dataclass
 class D2FModels:
@@ -78,8 +67,8 @@ class D2FModels:
 def load_models(student: str | None = None, teacher: str | None = None, ar: str | None = None,
                 with_ar: bool = True) -> D2FModels:
     """The shipped models (``None``) or other files of the same training scripts."""
-    from ..models.tinyreasoner import TinyTokenizer, load_tinyreasoner
-    from ..runtime import ASSETS
+    from ...models.tinyreasoner import TinyTokenizer, load_tinyreasoner
+    from ...runtime import ASSETS
     from .diffusion_lm import load_diffusion_lm
 
     s, extra = load_diffusion_lm(student or ASSETS / "d2f_student.safetensors")
@@ -88,13 +77,13 @@ def load_models(student: str | None = None, teacher: str | None = None, ar: str 
     count = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
     params = {"student": count(s), "teacher": count(t)}
     if r is not None:
-        params["ar"] = r.parameters
+        params[REASONER_KEY] = r.parameters
     return D2FModels(s, t, r, TinyTokenizer(extra["vocab"]), int(extra["length"]), int(extra["block"]), params)
 
 
 def prompt_ids(tok: Any, question: str, diffusion: bool = True) -> list[int]:
     """The prompt as trained: ``<bos>Question: ... <think>``; decoding starts after the marker."""
-    from ..models.tinyreasoner import prompt_text
+    from ...models.tinyreasoner import prompt_text
 
     q = question.strip()
     if not q:
@@ -110,7 +99,7 @@ def prompt_ids(tok: Any, question: str, diffusion: bool = True) -> list[int]:
 def ar_decode(reasoner: Any, prompt: list[int], max_new: int) -> DecodeResult:
     """Greedy autoregressive decoding with a KV cache (:func:`backend.reasoning.sampling.greedy`): one forward pass
     per token (the prompt is the first), up to ``<eos>`` (left out of the tokens)."""
-    from .sampling import greedy
+    from ..sampling import greedy
 
     t0 = time.perf_counter()
     res = greedy(reasoner, prompt, max_new)
@@ -126,29 +115,98 @@ def _check_length(models: D2FModels, prompt: list[int], new: int) -> None:
                          f"{models.student.cfg.max_positions}: shorten the question.")
 
 
+def _d2f(models: D2FModels, prompt: list[int], cfg: D2FConfig, steps: int | None, use_cache: bool = True
+         ) -> DecodeResult:
+    _check_length(models, prompt, -(-cfg.max_new // cfg.block) * cfg.block)
+    res = d2f_decode(models.student, prompt, models.mask_id, models.eos_id, cfg, use_cache=use_cache)
+    res.decoder = "d2f" if use_cache else "d2f_nocache"
+    return res
+
+
+def _d2f_nocache(models: D2FModels, prompt: list[int], cfg: D2FConfig, steps: int | None) -> DecodeResult:
+    return _d2f(models, prompt, cfg, steps, use_cache=False)
+
+
+def _vanilla(models: D2FModels, prompt: list[int], cfg: D2FConfig, steps: int | None, blocks: bool = False
+             ) -> DecodeResult:
+    _check_length(models, prompt, cfg.max_new)
+    return vanilla_decode(models.teacher, prompt, models.mask_id, models.eos_id, cfg.max_new, steps or cfg.max_new,
+                          block=cfg.block if blocks else None)
+
+
+def _vanilla_blocks(models: D2FModels, prompt: list[int], cfg: D2FConfig, steps: int | None) -> DecodeResult:
+    return _vanilla(models, prompt, cfg, steps, blocks=True)
+
+
+def _threshold(models: D2FModels, prompt: list[int], cfg: D2FConfig, steps: int | None) -> DecodeResult:
+    _check_length(models, prompt, cfg.max_new)
+    return threshold_decode(models.teacher, prompt, models.mask_id, models.eos_id, cfg.max_new, cfg.tau_conf)
+
+
+def _ar(models: D2FModels, prompt: list[int], cfg: D2FConfig, steps: int | None) -> DecodeResult:
+    if models.ar is None:
+        raise InputError("The autoregressive baseline is not loaded.")
+    return ar_decode(models.ar, prompt, cfg.max_new)
+
+
+@dataclass(frozen=True)
+class Decoder:
+    """A decoder of the comparison: ``decode(models, prompt ids, cfg, steps) -> DecodeResult`` and what the rest of
+    the package needs to know about it: the model it runs (``student``, ``teacher`` or ``autoregressive``), whether it
+    is swept over step counts (full-recompute vanilla diffusion), whether its state grid follows the student's blocks,
+    and whether the page draws its grid."""
+
+    decode: Callable[[D2FModels, list[int], D2FConfig, int | None], DecodeResult]
+    model: str
+    sweep: bool = False
+    blocks: bool = False
+    drawn: bool = False
+
+    def __call__(self, models: D2FModels, prompt: list[int], cfg: D2FConfig, steps: int | None) -> DecodeResult:
+        return self.decode(models, prompt, cfg, steps)
+
+    @property
+    def autoregressive(self) -> bool:
+        return self.model == AUTOREGRESSIVE
+
+
+#: The model of the autoregressive baseline (``D2FModels.ar``; its prompt has no diffusion marker layout).
+AUTOREGRESSIVE = "autoregressive"
+DECODERS: Registry[Decoder] = Registry("diffusion decoder")
+DECODERS.add("d2f", Decoder(_d2f, "student", blocks=True, drawn=True), label="D2F (ours: pipelined blocks, KV cache)",
+             kind="ours")
+DECODERS.add("d2f_nocache", Decoder(_d2f_nocache, "student", blocks=True), label="D2F schedule without cache",
+             kind="ablation")
+DECODERS.add("vanilla", Decoder(_vanilla, "teacher", sweep=True, drawn=True),
+             label="Vanilla diffusion (teacher, full recompute)", kind="baseline")
+DECODERS.add("vanilla_blocks", Decoder(_vanilla_blocks, "teacher", sweep=True, drawn=True),
+             label="Vanilla diffusion, semi-AR blocks (teacher, full recompute)", kind="baseline")
+DECODERS.add("threshold", Decoder(_threshold, "teacher", drawn=True),
+             label="Confidence-threshold parallel (teacher, no cache)", kind="baseline")
+DECODERS.add("ar", Decoder(_ar, AUTOREGRESSIVE), label="Autoregressive (same size and data, KV cache)",
+             kind="baseline")
+#: The decoders swept over step counts (both full-recompute vanilla diffusion).
+VANILLA = tuple(n for n, d in DECODERS.items() if d.sweep)
+#: The decoders whose decode-pass x position grid the page draws (D2F first).
+GRID_DECODERS = tuple(n for n, d in DECODERS.items() if d.drawn)
+#: The decoders of a comparison unless chosen otherwise: every one but the ablation.
+COMPARED = tuple(n for n in DECODERS if DECODERS.kind(n) != "ablation")
+
+
+def needs_reasoner(decoders: tuple[str, ...]) -> bool:
+    """Whether any of ``decoders`` runs the autoregressive reasoner (so it must be loaded)."""
+    return any(DECODERS[n].autoregressive for n in decoders)
+
+
 def run_one(models: D2FModels, question: str, name: str, cfg: D2FConfig | None = None,
             steps: int | None = None) -> dict[str, Any]:
     """One decoder on one question: text, answer, forward passes, passes per token, tokens/s, and the raw result."""
-    from .tasks import MARKERS, extract_answer
+    from ..tasks import MARKERS, extract_answer
 
-    name = DECODERS.get(name)
+    name = DECODERS.key(name)
     cfg = cfg or D2FConfig(block=models.block, max_new=models.length)
-    prompt = prompt_ids(models.tokenizer, question, diffusion=name != "ar")
-    if name in ("d2f", "d2f_nocache"):
-        _check_length(models, prompt, -(-cfg.max_new // cfg.block) * cfg.block)
-        res = d2f_decode(models.student, prompt, models.mask_id, models.eos_id, cfg, use_cache=name == "d2f")
-        res.decoder = name
-    elif name in VANILLA:
-        _check_length(models, prompt, cfg.max_new)
-        res = vanilla_decode(models.teacher, prompt, models.mask_id, models.eos_id, cfg.max_new,
-                             steps or cfg.max_new, block=cfg.block if name == "vanilla_blocks" else None)
-    elif name == "threshold":
-        _check_length(models, prompt, cfg.max_new)
-        res = threshold_decode(models.teacher, prompt, models.mask_id, models.eos_id, cfg.max_new, cfg.tau_conf)
-    else:
-        if models.ar is None:
-            raise InputError("The autoregressive baseline is not loaded.")
-        res = ar_decode(models.ar, prompt, cfg.max_new)
+    prompt = prompt_ids(models.tokenizer, question, diffusion=not DECODERS[name].autoregressive)
+    res = DECODERS.get(name)(models, prompt, cfg, steps)
     text = "<think>" + models.tokenizer.decode(res.tokens, skip_special=True)
     n = max(1, len(res.tokens))
     return {"decoder": name, "steps": (steps or cfg.max_new) if name in VANILLA else None, "text": text,
@@ -177,7 +235,7 @@ class EvalRow:
 
 
 def evaluate(models: D2FModels, problems: list[Any], cfg: D2FConfig | None = None,
-             decoders: tuple[str, ...] = ("d2f", "vanilla", "vanilla_blocks", "threshold", "ar"),
+             decoders: tuple[str, ...] = COMPARED,
              vanilla_steps: tuple[int, ...] = VANILLA_STEPS, progress: Progress | None = None,
              cancel: CancelToken | None = None) -> list[EvalRow]:
     """Accuracy and costs per decoder (the two vanilla decoders once per step count) on ``problems``. Passes per
@@ -253,14 +311,14 @@ def claim_verdict(rows: list[EvalRow]) -> dict[str, Any]:
     level; plus the tokens/s ratios to the best vanilla setting and to the AR baseline. ``holds`` also needs the best vanilla accuracy to be at least
     :data:`MIN_VANILLA_ACCURACY` (``comparable``)."""
     van = [r for r in rows if r.decoder in VANILLA]
-    ours = next((r for r in rows if r.decoder == "d2f"), None)
+    ours = next((r for r in rows if DECODERS.kind(r.decoder) == "ours"), None)
     if not van or ours is None:
         return {"evaluated": False, "why": "needs the d2f and vanilla rows"}
     best = max(van, key=lambda r: (r.accuracy, -r.passes_per_token))
     level = 0.95 * best.accuracy
     reach = [r for r in van if r.accuracy >= level]
     fewest = min(r.passes_per_token for r in reach)
-    ar = next((r for r in rows if r.decoder == "ar"), None)
+    ar = next((r for r in rows if DECODERS[r.decoder].autoregressive), None)
     out = {"evaluated": True, "best_vanilla_accuracy": best.accuracy, "best_vanilla_steps": best.steps,
            "best_vanilla_decoder": best.decoder,
            "d2f_accuracy": ours.accuracy,
@@ -283,8 +341,8 @@ def block_invariance(models: D2FModels, seed: int = 0, trials: int = 4, blocks: 
     float rounding (the claim: <= 1e-6)."""
     import torch
 
+    from ..tasks import generate
     from .diffusion_lm import bidirectional_mask, block_causal_mask
-    from .tasks import generate
 
     k = models.block
     g = torch.Generator().manual_seed(seed)

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict
 
 import pandas as pd
 import streamlit as st
 
+from backend.errors import InputError
 from backend.runtime import ASSETS, provenance
-from backend.tokens import stress
-from backend.tokens.glot_backbone import BACKBONES
-from backend.tokens.pooling import POOLING_NAMES, POOLINGS
-from backend.tokens.stress import graph_effect
+from backend.tokens.glot import stress
+from backend.tokens.glot.backbone import BACKBONES, backbone_kind, wrap_backbone
+from backend.tokens.glot.experiments import StressConfig
+from backend.tokens.glot.heads import TrainConfig
+from backend.tokens.glot.inputs import PRESETS, SAMPLE
+from backend.tokens.glot.jobs import StressJob, TrainJob, run_stress, run_train
+from backend.tokens.glot.layers import GlotConfig
+from backend.tokens.glot.pooling import OURS, POOLING_NAMES, POOLINGS
+from backend.tokens.glot.stress import graph_effect
 from ui.claims import claims_panel
 from ui.figures import glot as figs
 from ui.inputs import decoded, upload
@@ -87,7 +92,7 @@ with tab_rec:
                    + (" On this subset no pooling gets clear of chance: it is shown for its costs, not as a result."
                       if max(x["accuracy"] for x in sm["summary"] if x["method"] in POOLINGS) < 0.6 else ""))
     if lora := rec.get("lora"):
-        glot_row = next((r for r in rec["heads"].get("hard", {}).get("summary", []) if r["method"] == "glot"), None)
+        glot_row = next((r for r in rec["heads"].get("hard", {}).get("summary", []) if r["method"] == OURS), None)
         cost = [{"method": "LoRA r=64 + linear head", "accuracy": lora["accuracy"], "trainable params":
                  lora["trainable_params"], "s/epoch": round(lora["seconds_per_epoch"], 2)}]
         if glot_row:
@@ -103,12 +108,8 @@ with tab_rec:
                    + (f"; sweep with {sw['n_train']}/{sw['n_eval']} texts per ratio" if sw else "")
                    + f". Machine: {rec.get('machine', {}).get('platform')}, {rec.get('machine', {}).get('cpus')} CPUs.")
 
-SIZES = {
-    "Light: 90% distractors only, 64 train / 32 eval texts, 5 epochs": {"glot_ratios": [0.9], "glot_ntrain": 64,
-                                                                         "glot_neval": 32, "glot_epochs": 5},
-    "Full: every distractor ratio, 200 train / 100 eval texts, 10 epochs": {
-        "glot_ratios": list(stress.RATIOS), "glot_ntrain": 200, "glot_neval": 100, "glot_epochs": 10},
-}
+SIZES = {name: {"glot_ratios": list(v["ratios"]), "glot_ntrain": v["n_train"], "glot_neval": v["n_eval"],
+                "glot_epochs": v["epochs"]} for name, v in PRESETS.items()}
 preset_choice("glot", SIZES, container=tab_run, horizontal=True,
               help="Light takes seconds and is noisy; Full takes about a minute and a half on one CPU thread.")
 with tab_run, st.form("glot_form"):
@@ -135,33 +136,35 @@ with tab_run, st.form("glot_form"):
     st.caption("Backbone states are computed once per ratio and cached; the paper's scale is 2000/500 texts "
                "(see the recorded tab). Small runs are noisy.")
 
+
+
+def _backbone(name: str):  # noqa: ANN202
+    """The page's cached model wrapped as a GLOT backbone (the shared model cache of ``ui.models``)."""
+    kind = backbone_kind(name)
+    return wrap_backbone(get_model(kind, None if name == kind else name), name, is_decoder=kind == "smollm2")
+
+
 if go:
-    def job(progress):
-        from backend.tokens.glot import StressConfig, run_stress
-        from backend.tokens.glot_backbone import backbone_kind, wrap_backbone
-        from backend.tokens.glot_heads import TrainConfig
-        from backend.tokens.pool_layers import GlotConfig
-
+    try:
         name = custom.strip() if backbone.startswith("other") else backbone
-        kind = backbone_kind(name)
-        bb = wrap_backbone(get_model(kind, None if name == kind else name), name, is_decoder=kind == "smollm2")
-        glot_cfg = GlotConfig(num_layers=k_layers, gat_hidden=hidden, tau=tau)
-        cfg = StressConfig(variant=variant, ratios=tuple(sorted(ratios)), position=position, n_train=int(n_train),
-                           n_eval=int(n_eval), poolings=tuple(poolings), seeds=tuple(range(int(n_seeds))))
-        r = run_stress(cfg, glot_cfg, TrainConfig(epochs=epochs), backbone=bb, progress=progress)
-        return {"summary": r.summary(), "rows": r.rows, "bow": r.bow, "example": asdict(r.example) if r.example
-                else None, "encode_seconds": r.encode_seconds, "config": r.config, "glot_config": r.glot_config,
-                "train_config": r.train_config, "backbone": r.backbone, "backbone_params": r.backbone_params}
-
-    out = run_job("GLOT stress test", job, time_cap_s=900)
-    if out is not None:
-        res_all["stress"] = out
-        top = max(x["ratio"] for x in out["summary"])
-        record_run("glot", {"backbone": out["backbone"], "variant": variant, "position": position,
-                            "ratios": sorted(ratios), "train texts": int(n_train), "eval texts": int(n_eval),
-                            "tau": tau, "K": k_layers, "hidden": hidden, "epochs": epochs},
-                   {f"accuracy {x['method']} ({top:g})": x["accuracy"] for x in out["summary"] if x["ratio"] == top},
-                   seed=f"0..{int(n_seeds) - 1}")
+        job_cfg = StressJob(StressConfig(variant=variant, ratios=tuple(sorted(ratios)), position=position,
+                                         n_train=int(n_train), n_eval=int(n_eval), poolings=tuple(poolings),
+                                         seeds=tuple(range(int(n_seeds)))),
+                            GlotConfig(num_layers=k_layers, gat_hidden=hidden, tau=tau), TrainConfig(epochs=epochs),
+                            backbone=name)
+        bb = _backbone(job_cfg.backbone)
+    except InputError as err:
+        st.error(str(err), icon=":material/error:")
+    else:
+        out = run_job("GLOT stress test", run_stress, job_cfg, bb, time_cap_s=900)
+        if out is not None:
+            res_all["stress"] = out
+            top = max(x["ratio"] for x in out["summary"])
+            record_run("glot", {"backbone": out["backbone"], "variant": variant, "position": position,
+                                "ratios": sorted(ratios), "train texts": int(n_train), "eval texts": int(n_eval),
+                                "tau": tau, "K": k_layers, "hidden": hidden, "epochs": epochs},
+                       {f"accuracy {x['method']} ({top:g})": x["accuracy"] for x in out["summary"]
+                        if x["ratio"] == top}, seed=f"0..{int(n_seeds) - 1}")
 
 with tab_run:
     if r := res_all.get("stress"):
@@ -197,7 +200,7 @@ with tab_csv:
     st.markdown("Train every pooling (and the bag-of-words controls) on **your labelled texts**: a UTF-8 CSV with a "
                 "header `text,label`, 10 to 4000 rows, texts up to 2000 characters, 2 to 20 classes, at most 2 MB. "
                 "A stratified quarter is held out for evaluation. MiniLM, tau/K/hidden from the stress-test form.")
-    sample = stress.generate(120, 0.5, "random", "hard", seed=7)
+    sample = stress.generate(**SAMPLE)
     sample_csv = pd.DataFrame({"text": sample.texts, "label": sample.labels})
     source = bound(st.radio, "Data", ["Preset: 120 hard stress-test texts (50% distractors)", "Upload a CSV"],
                       key="glot_csv_source")
@@ -216,17 +219,14 @@ with tab_csv:
         if parsed is not None:
             st.caption(f"{len(parsed.texts)} rows, classes: {', '.join(parsed.classes[:20])}")
     if st.button("Train every pooling", key="glot_csv_go", disabled=parsed is None, icon=":material/play_arrow:"):
-        def csv_job(progress):
-            from backend.tokens.glot import train_on_texts
-            from backend.tokens.glot_backbone import wrap_backbone
-            from backend.tokens.glot_heads import TrainConfig
-            from backend.tokens.pool_layers import GlotConfig
-
-            bb = wrap_backbone(get_model("minilm"), "minilm", is_decoder=False)
-            return train_on_texts(parsed, glot=GlotConfig(num_layers=k_layers, gat_hidden=hidden, tau=tau),
-                                  train_cfg=TrainConfig(epochs=epochs), backbone=bb, progress=progress)
-
-        if (out := run_job("Training on your texts", csv_job, time_cap_s=900)) is not None:
+        try:
+            train_cfg = TrainJob(glot=GlotConfig(num_layers=k_layers, gat_hidden=hidden, tau=tau),
+                                 train=TrainConfig(epochs=epochs))
+        except InputError as err:
+            st.error(str(err), icon=":material/error:")
+            train_cfg = None
+        if train_cfg is not None and (out := run_job("Training on your texts", run_train, parsed, train_cfg,
+                                                     _backbone(train_cfg.backbone), time_cap_s=900)) is not None:
             res_all["csv"] = out
     if c := res_all.get("csv"):
         rows = [{"method": x["method"], "accuracy": x["accuracy"], "accuracy_std": 0.0, "params": x["params"],

@@ -214,7 +214,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F0, 16),
         icon=":material/hub:",
         status="available",
-        cli="backend.tokens.glot_cli",
+        package="backend.tokens.glot",
     ),
     # --- Forecasting and simulation ---
     Paper(

@@ -44,11 +44,11 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from backend.tokens import stress
-    from backend.tokens.glot_backbone import encode, load_backbone
-    from backend.tokens.glot_heads import PooledClassifier, TrainConfig, graph_for, train_head
-    from backend.tokens.glot_lora import lora_reference
-    from backend.tokens.pool_layers import GlotConfig
+    from backend.tokens.glot import stress
+    from backend.tokens.glot.backbone import encode, load_backbone
+    from backend.tokens.glot.heads import PooledClassifier, TrainConfig, graph_for, train_head
+    from backend.tokens.glot.layers import GlotConfig
+    from backend.tokens.glot.lora import lora_reference
 
     torch.set_num_threads(args.threads)
     load_before = os.getloadavg()[0]

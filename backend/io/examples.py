@@ -85,26 +85,6 @@ def video_odd() -> dict[str, bytes]:
     return {"frames.zip": z, "tiny.gif": g.getvalue()}
 
 
-# ---------------------------------------------------------------------------------------------- labelled_texts
-def labelled_texts(seed: int = 0) -> bytes:
-    """A ``text,label`` CSV: 12 short sentences of two classes."""
-    r = _rng(seed)
-    words = ["red", "blue", "cat", "dog", "runs", "sleeps", "today", "now"]
-    rows = ["text,label"]
-    for i in range(12):
-        rows.append(" ".join(r.choice(words, 4)) + ("," + ("pos" if i % 2 else "neg")))
-    return _lines(rows)
-
-
-def labelled_texts_odd() -> dict[str, bytes]:
-    base = labelled_texts(1).decode().splitlines()
-    quoted = [base[0]] + [f'"{t}, quoted",{lab}' for t, lab in (ln.rsplit(",", 1) for ln in base[1:])]
-    formula = [base[0]] + [f"=1+{i} {ln}" if i % 3 == 0 else ln for i, ln in enumerate(base[1:])]
-    return {"crlf.csv": _lines(base, crlf=True), "one_row.csv": _lines(base[:2]), "quoted.csv": _lines(quoted),
-            "formula_cells.csv": _lines(formula), "label_first.csv": _lines(
-                ["label,text"] + [",".join(reversed(ln.rsplit(",", 1))) for ln in base[1:]])}
-
-
 # ------------------------------------------------------------------------------------------------- text_corpus
 def text_corpus(seed: int = 0) -> bytes:
     """A few paragraphs of plain English."""

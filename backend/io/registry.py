@@ -4,7 +4,6 @@
 |------|---------|---------|--------|---------|
 | ``image`` | ``backend.io.images.decode_image`` | PNG, JPEG, WebP | 20 MB, 40 megapixels, 16-12,000 px per side | attribution, illava, models, rewatermark pages; ``illava run --image``, ``rewatermark run IMAGE``, ``attribution embed/attribute``, image folders of the watermark CLIs (``backend.watermark.datasets.read_image_file``) |
 | ``video`` | ``backend.io.video.decode_video`` | MP4, WebM, GIF, NPZ, ZIP of PNG | 20 MB, 5-240 frames, 1,024 px per side | sigmark page; ``sigmark extract FILE`` |
-| ``labelled_texts`` | ``backend.tokens.stress.parse_labelled_csv`` | CSV ``text,label`` | 2 MB, 10-4,000 rows, 2-20 classes | glot page; ``glot train --csv`` |
 | ``text_corpus`` | ``backend.compression.corpus.decode_upload`` | UTF-8 text | 2 MB | pruning, stamp, tactic pages; ``pruning run --calib/--eval``, ``pruning encoder --text``, ``stamp eval --text``, ``tactic run/ppl --text`` |
 | ``model_folder`` | ``backend.io.folders.check_model_folder`` | a folder with ``config.json`` | config.json 1 MB, a JSON object | every local model folder a loader is given (``backend.models._common.resolve_source``): models page source boxes, ``models check --source``, ``glot --backbone``, ``softbon text --encoder`` |
 
@@ -85,9 +84,6 @@ _SHARED: tuple[InputKind, ...] = (
     _k("video", "a video", "backend.io.video:decode_video", ("mp4", "webm", "gif", "npz", "zip"), 20 * MB,
        "MP4, WebM, GIF, or a lossless NPZ / ZIP of PNG frames; at most 20 MB, 5-240 frames, 1,024 px per side",
        "archive"),
-    _k("labelled_texts", "labelled texts", "backend.tokens.stress:parse_labelled_csv", ("csv", "txt"), 2 * MB,
-       "UTF-8 CSV with header text,label; 10-4,000 rows, 2-20 classes, texts of at most 2,000 characters; 2 MB",
-       "csv"),
     _k("text_corpus", "a text corpus", "backend.compression.corpus:decode_upload", ("txt", "md"), 2 * MB,
        "UTF-8 text (.txt, .md), at most 2 MB", "text"),
     _k("model_folder", "a model folder", "backend.io.folders:check_model_folder", (), MB,

@@ -1,8 +1,8 @@
-"""Token-level methods over frozen models, one group of modules per method:
+"""Token-level methods over frozen models, one package per method:
 
-- GLOT token-graph pooling (arXiv 2603.03389): ``glot``, ``glot_backbone``, ``glot_heads``, ``glot_lora``,
-  ``pooling``, ``pool_layers``, ``stress``; CLI ``glot_cli``.
-- iLLaVA token merging in a tiny vision-language model (arXiv 2412.06263): ``merging``, ``plan``, ``patch/``,
-  ``tiny_vlm``, ``projector``, ``scenes``, ``evaluation``, ``diagnosis``; CLI ``illava_cli``.
-- Tactic sparse decode attention by target attention mass (arXiv 2502.12216): the package ``tactic/``.
+- ``glot``: GLOT token-graph pooling of a frozen LM's token states (arXiv 2603.03389);
+- ``illava``: iLLaVA token merging in a tiny vision-language model (arXiv 2412.06263);
+- ``tactic``: Tactic sparse decode attention by target attention mass (arXiv 2502.12216).
+
+The three share no module: each package holds its own model pieces, jobs, CLI and inputs.
 """

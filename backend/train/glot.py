@@ -89,12 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from backend.runtime import ASSETS, package_versions
-    from backend.tokens import stress
-    from backend.tokens.glot import StressConfig, run_stress
-    from backend.tokens.glot_backbone import load_backbone
-    from backend.tokens.glot_heads import TrainConfig, save_heads
-    from backend.tokens.glot_lora import lora_reference
-    from backend.tokens.pool_layers import GlotConfig
+    from backend.tokens.glot import stress
+    from backend.tokens.glot.backbone import load_backbone
+    from backend.tokens.glot.experiments import StressConfig, run_stress
+    from backend.tokens.glot.heads import TrainConfig, save_heads
+    from backend.tokens.glot.layers import GlotConfig
+    from backend.tokens.glot.lora import lora_reference
 
     env_threads = os.environ.get("OMP_NUM_THREADS", "")
     torch.set_num_threads(args.threads or (int(env_threads) if env_threads.isdigit() else min(2, os.cpu_count() or 1)))

@@ -97,6 +97,45 @@ def test_recorded_tab_reports_graph_vs_adapool(opened: AppTest) -> None:
 
 
 # The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).
+def test_page_job_gives_the_cli_golden() -> None:
+    """The page's stress-test job (``jobs.run_stress`` with the page's configs and the example view) gives the
+    numbers of the CLI's golden (``glot stress``) for the same settings."""
+    import json
+
+    from backend.tokens.glot import jobs
+    from backend.tokens.glot.experiments import StressConfig
+    from backend.tokens.glot.heads import TrainConfig
+    from backend.tokens.glot.layers import GlotConfig
+    from tests.test_cli import strip
+
+    golden = json.loads((ROOT / "tests" / "cli_golden" / "glot.json").read_text())
+    argv = golden["argv"]
+    assert argv[:2] == ["glot", "stress"] and "--ratio" in argv and "--epochs" in argv
+    page_cfg = jobs.StressJob(StressConfig(variant=argv[argv.index("--variant") + 1],
+                                           ratios=(float(argv[argv.index("--ratio") + 1]),),
+                                           n_train=int(argv[argv.index("--n-train") + 1]),
+                                           n_eval=int(argv[argv.index("--n-eval") + 1]),
+                                           poolings=tuple(argv[i + 1] for i, a in enumerate(argv) if a == "--pooling")),
+                              GlotConfig(), TrainConfig(epochs=int(argv[argv.index("--epochs") + 1])))
+    got = jobs.run_stress(page_cfg)
+    assert got.pop("example") is not None
+    got = json.loads(json.dumps(got))
+    for path in golden["volatile"]:
+        got = strip(got, path.split("."))
+    assert got == golden["expected"]
+
+
+def test_jobs_and_configs_pickle() -> None:
+    """The page's jobs and their configs pickle (the Ray executor sends them to a worker)."""
+    import pickle
+
+    from backend.tokens.glot import jobs
+
+    for obj in (jobs.run_stress, jobs.run_train, jobs.run_lora, jobs.run_heads, jobs.StressJob(), jobs.TrainJob(),
+                jobs.LoraJob(max_steps=2), jobs.HeadsJob()):
+        assert pickle.loads(pickle.dumps(obj)) == obj
+
+
 UPLOADS = [
     Widget(
         "glot",

@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from backend.errors import InputError
-from backend.tokens import stress
-from backend.tokens.glot_backbone import HiddenStates
-from backend.tokens.glot_heads import PooledClassifier, TrainConfig, train_head
-from backend.tokens.pool_layers import (
+from backend.tokens.glot import stress
+from backend.tokens.glot.backbone import HiddenStates
+from backend.tokens.glot.heads import PooledClassifier, TrainConfig, train_head
+from backend.tokens.glot.layers import (
     GLOT,
     AttentionReadout,
     DenseGATLayer,
@@ -21,8 +21,8 @@ from backend.tokens.pool_layers import (
     masked_mean,
     token_graph,
 )
-from backend.tokens.pooling import POOLINGS, build_pooler, get_method
-from backend.tokens.stress import parse_labelled_csv, split_indices
+from backend.tokens.glot.pooling import POOLINGS, build_pooler, get_method
+from backend.tokens.glot.stress import parse_labelled_csv, split_indices
 
 
 def _states(b: int = 3, length: int = 9, d: int = 16, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -154,7 +154,7 @@ def test_registry_builds_every_pooling_and_lists_names() -> None:
 
 def test_heads_round_trip_through_the_weights_layout(tmp_path) -> None:
     """save_heads / load_heads: one file for every pooling, rebuilt from its config, same outputs."""
-    from backend.tokens.glot_heads import load_heads, save_heads
+    from backend.tokens.glot.heads import load_heads, save_heads
 
     h, mask = _states()
     cfg = GlotConfig(gat_hidden=8)
@@ -329,7 +329,7 @@ def test_param_counts_are_small() -> None:
 
 
 def test_graph_effect_verdicts() -> None:
-    from backend.tokens.stress import graph_effect
+    from backend.tokens.glot.stress import graph_effect
 
     rows = [
         {"ratio": 0.5, "method": "glot", "accuracy": 0.95, "accuracy_std": 0.0, "seeds": 1},

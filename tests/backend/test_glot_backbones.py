@@ -9,11 +9,11 @@ import pytest
 import torch
 
 from backend.errors import InputError
-from backend.tokens import stress
-from backend.tokens.glot import StressConfig, run_stress
-from backend.tokens.glot_backbone import backbone_kind, encode, load_backbone
-from backend.tokens.glot_heads import TrainConfig
-from backend.tokens.pool_layers import GlotConfig
+from backend.tokens.glot import stress
+from backend.tokens.glot.backbone import backbone_kind, encode, load_backbone
+from backend.tokens.glot.experiments import StressConfig, run_stress
+from backend.tokens.glot.heads import TrainConfig
+from backend.tokens.glot.layers import GlotConfig
 
 
 @pytest.fixture(scope="module")

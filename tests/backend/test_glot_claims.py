@@ -20,9 +20,9 @@ import pytest
 import torch
 
 from backend.runtime import ASSETS
-from backend.tokens import stress
-from backend.tokens.glot_backbone import encode, load_backbone
-from backend.tokens.glot_heads import evaluate_heads, load_heads
+from backend.tokens.glot import stress
+from backend.tokens.glot.backbone import encode, load_backbone
+from backend.tokens.glot.heads import evaluate_heads, load_heads
 
 N_CI = 160
 RESULTS = ASSETS / "glot_results.json"
@@ -162,7 +162,7 @@ def test_full_eval_split_claims(minilm, record_claim) -> None:
 
 @pytest.mark.full
 def test_full_retraining_reproduces_the_claims(minilm) -> None:
-    from backend.tokens.glot import StressConfig, run_stress
+    from backend.tokens.glot.experiments import StressConfig, run_stress
 
     torch.manual_seed(0)
     res = run_stress(StressConfig(variant="released", ratios=(0.9,), poolings=("glot",), bow=False), backbone=minilm,

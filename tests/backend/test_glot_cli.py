@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.tokens import glot_cli
+from backend.tokens.glot import cli as glot_cli
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

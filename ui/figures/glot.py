@@ -9,8 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from backend.tokens.glot import CONTROLS
-from backend.tokens.pooling import POOLINGS
+from backend.tokens.glot.experiments import CONTROLS
+from backend.tokens.glot.pooling import OURS, POOLINGS, readouts
 
 NEEDLE = "#d62728"
 TOKEN = "#4c78a8"
@@ -41,7 +41,7 @@ def accuracy_vs_ratio(rows: Sequence[dict], title: str = "Accuracy vs distractor
         fig.add_trace(go.Scatter(
             x=[r["ratio"] for r in rs], y=[r["accuracy"] for r in rs], name=label(m), mode="lines+markers",
             error_y=dict(type="data", array=[r.get("accuracy_std", 0.0) or 0.0 for r in rs], visible=True),
-            line=dict(color=color(m), dash="dot" if dashed else "solid", width=3 if m == "glot" else 2),
+            line=dict(color=color(m), dash="dot" if dashed else "solid", width=3 if m == OURS else 2),
         ))
     fig.add_hline(y=0.5, line=dict(color="#999", dash="dash"), annotation_text="chance",
                   annotation_position="bottom right")
@@ -109,7 +109,7 @@ def token_graph(tokens: Sequence[str], needle: Sequence[bool], adjacency: np.nda
 
 def readout_weights(tokens: Sequence[str], needle: Sequence[bool], weights: dict[str, Sequence[float]]) -> go.Figure:
     """Readout weights pi over the tokens, one row per attention pooling (same axes), needle tokens in red."""
-    names = [k for k in ("glot", "adapool") if k in weights] + [k for k in weights if k not in ("glot", "adapool")]
+    names = readouts(weights) + [k for k in weights if k not in readouts(weights)]
     if not names:
         return go.Figure()
     fig = make_subplots(rows=len(names), cols=1, shared_xaxes=True, shared_yaxes=True, vertical_spacing=0.08,

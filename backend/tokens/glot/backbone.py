@@ -17,8 +17,8 @@ from typing import Any
 
 import torch
 
-from ..errors import InputError
-from ..runtime import Progress, report
+from ...errors import InputError
+from ...runtime import Progress, report
 
 DECODER_TYPES = {"gpt2", "gptj", "gpt_neo", "gpt_neox", "llama", "mistral", "qwen2", "qwen3", "phi", "phi3", "gemma",
                  "gemma2", "gemma3", "falcon", "mpt", "olmo", "smollm3", "opt", "bloom"}
@@ -70,7 +70,7 @@ def backbone_kind(name: str | None) -> str:
     name = (name or "minilm").strip()
     if name in BACKBONES:
         return name
-    from ..models._common import resolve_source
+    from ...models._common import resolve_source
 
     folder = resolve_source(name, "backbone")
     try:
@@ -89,7 +89,7 @@ def load_backbone(name: str | None = "minilm") -> Backbone:
     """``minilm`` (default, encoder), ``smollm2`` (decoder) or a local folder / cached hub name of any transformers
     model (encoder or decoder, detected from its config). Raises :class:`InputError` when it cannot be loaded.
     The last two backbones stay loaded in-process (CLI runs, tests); pages pass their cached models instead."""
-    from .. import models
+    from ... import models
 
     name = (name or "minilm").strip()
     if name in _LOADED:

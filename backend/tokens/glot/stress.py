@@ -38,7 +38,8 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from ..errors import InputError
+from ...errors import InputError
+from ...registry import choose
 
 # The haystack of the released generator: 100 common web words (a fixed list, kept for faithfulness).
 NOISE_WORDS: tuple[str, ...] = tuple(
@@ -108,10 +109,8 @@ class StressData:
 
 
 def _check(n: int, ratio: float, position: str, variant: str, seq_len: int) -> None:
-    if variant not in VARIANTS:
-        raise InputError(f"Unknown stress-test variant '{variant}'. Valid variants: {', '.join(VARIANTS)}.")
-    if position not in POSITIONS:
-        raise InputError(f"Unknown needle position '{position}'. Valid positions: {', '.join(POSITIONS)}.")
+    choose(variant, VARIANTS, "stress-test variant")
+    choose(position, POSITIONS, "needle position")
     if not 0.0 <= float(ratio) < 1.0:
         raise InputError(f"The distractor ratio must be in [0, 1); got {ratio}.")
     if n < 1 or n > 20_000:
@@ -266,20 +265,24 @@ def graph_effect(summary: list[dict], n_eval: int) -> list[dict]:
     ``n_eval`` texts and the sum of the two seed standard deviations. Verdict: "GLOT ahead" / "AdaPool ahead" when the
     difference exceeds the noise, else "tie within noise". Mean pooling is listed for scale.
     """
+    from .pooling import MEAN, OURS, POOLINGS
+
+    ours, twin = OURS, POOLINGS[OURS].without_graph
     out = []
     for ratio in sorted({r["ratio"] for r in summary}):
         by = {r["method"]: r for r in summary if r["ratio"] == ratio}
-        if "glot" not in by or "adapool" not in by:
+        if ours not in by or twin not in by:
             continue
-        g, a = by["glot"], by["adapool"]
+        g, a = by[ours], by[twin]
         pg, pa = float(g["accuracy"]), float(a["accuracy"])
         se = math.sqrt((pg * (1 - pg) + pa * (1 - pa)) / max(int(n_eval), 1))
         noise = max(2 * se, float(g.get("accuracy_std") or 0.0) + float(a.get("accuracy_std") or 0.0))
         diff = pg - pa
-        verdict = "GLOT ahead" if diff > noise else "AdaPool ahead" if diff < -noise else "tie within noise"
-        out.append({"ratio": float(ratio), "glot": pg, "glot_std": float(g.get("accuracy_std") or 0.0),
-                    "adapool": pa, "adapool_std": float(a.get("accuracy_std") or 0.0),
-                    "mean": float(by["mean"]["accuracy"]) if "mean" in by else None, "seeds": int(g.get("seeds", 1)),
+        verdict = (f"{POOLINGS.label(ours)} ahead" if diff > noise else f"{POOLINGS.label(twin)} ahead"
+                   if diff < -noise else "tie within noise")
+        out.append({"ratio": float(ratio), ours: pg, f"{ours}_std": float(g.get("accuracy_std") or 0.0),
+                    twin: pa, f"{twin}_std": float(a.get("accuracy_std") or 0.0),
+                    MEAN: float(by[MEAN]["accuracy"]) if MEAN in by else None, "seeds": int(g.get("seeds", 1)),
                     "difference": diff, "noise": noise, "verdict": verdict})
     return out
 
@@ -304,7 +307,7 @@ def parse_labelled_csv(data: bytes, name: str = "the CSV") -> LabelledTexts:
     import csv
     import io
 
-    from ..io.text import decode_text
+    from ...io.text import decode_text
 
     raw = decode_text(data, max_bytes=CSV_MAX_BYTES, name=name)
     try:

@@ -6,12 +6,12 @@ arXiv 2603.03389 (OpenReview stMX9KBhUI). Official code: github.com/ipsitmantri/
 
 The pieces, one module per job:
 
-- :mod:`backend.tokens.pool_layers`: the algorithm (token graph, GAT layers, jumping knowledge, readout) and the
-  baseline poolings; :mod:`backend.tokens.pooling`: their registry;
-- :mod:`backend.tokens.glot_backbone`: frozen backbones and cached token states;
-- :mod:`backend.tokens.glot_heads`: training a pooling + linear head (cross-entropy) on cached states, the shipped heads;
-- :mod:`backend.tokens.glot_lora`: the LoRA fine-tuning reference;
-- :mod:`backend.tokens.stress`: the stress-test data, the bag-of-words controls, the CSV parser;
+- :mod:`backend.tokens.glot.layers`: the algorithm (token graph, GAT layers, jumping knowledge, readout) and the
+  baseline poolings; :mod:`backend.tokens.glot.pooling`: their registry;
+- :mod:`backend.tokens.glot.backbone`: frozen backbones and cached token states;
+- :mod:`backend.tokens.glot.heads`: training a pooling + linear head (cross-entropy) on cached states, the shipped heads;
+- :mod:`backend.tokens.glot.lora`: the LoRA fine-tuning reference;
+- :mod:`backend.tokens.glot.stress`: the stress-test data, the bag-of-words controls, the CSV parser;
 - here: the stress-test sweep (:func:`run_stress`), training on the user's labelled texts (:func:`train_on_texts`),
   the per-text view of the page (:func:`example_view`) and the registry of the comparison controls (:data:`CONTROLS`).
 
@@ -28,20 +28,20 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..errors import InputError
-from ..registry import Registry
-from ..runtime import Progress, report, sub_progress
+from ...errors import InputError
+from ...registry import Registry, choose
+from ...runtime import Progress, report, sub_progress
 from . import stress
-from .glot_backbone import Backbone, HiddenStates, encode, load_backbone
-from .glot_heads import PooledClassifier, TrainConfig, graph_for, train_head
-from .glot_lora import lora_reference
-from .pool_layers import GlotConfig, cosine_matrix, edge_density, masked_max, masked_mean, token_graph
-from .pooling import POOLING_NAMES
+from .backbone import Backbone, HiddenStates, encode, load_backbone
+from .heads import PooledClassifier, TrainConfig, graph_for, train_head
+from .layers import GlotConfig, cosine_matrix, edge_density, masked_max, masked_mean, token_graph
+from .lora import lora_reference
+from .pooling import POOLING_NAMES, POOLINGS, needs_graph, readouts
 from .stress import LabelledTexts, split_indices
 
 # The comparison controls beside the poolings: the bag-of-words classifiers (``obj(train_texts, train_labels,
 # eval_texts, eval_labels, seed=0) -> stress.BowResult``), run next to every pooling, and the LoRA fine-tuning reference
-# (:func:`backend.tokens.glot_lora.lora_reference`, run by the training script).
+# (:func:`backend.tokens.glot.lora.lora_reference`, run by the training script).
 CONTROLS: Registry[Any] = Registry("GLOT control")
 CONTROLS.add("bow-unigram", partial(stress.bag_of_words, ngrams=1), label="BoW (words)", kind="baseline",
              color="#9467bd", about="logistic regression on word counts (no model)")
@@ -70,11 +70,13 @@ class StressConfig:
     bow: bool = True
 
     def __post_init__(self) -> None:
-        if self.variant not in stress.VARIANTS:
-            raise InputError(f"Unknown variant '{self.variant}'. Valid variants: {', '.join(stress.VARIANTS)}.")
-        bad = [p for p in self.poolings if p not in POOLING_NAMES]
-        if bad or not self.poolings:
-            raise InputError(f"Unknown pooling(s) {bad}. Valid poolings: {', '.join(POOLING_NAMES)}.")
+        object.__setattr__(self, "variant", choose(self.variant, stress.VARIANTS, "variant"))
+        object.__setattr__(self, "position", choose(self.position, stress.POSITIONS, "needle position"))
+        if not self.poolings:
+            raise InputError(f"Pick at least one pooling: {', '.join(POOLING_NAMES)}.")
+        object.__setattr__(self, "poolings", tuple(dict.fromkeys(POOLINGS.key(p) for p in self.poolings)))
+        object.__setattr__(self, "ratios", tuple(float(r) for r in self.ratios))
+        object.__setattr__(self, "seeds", tuple(int(x) for x in self.seeds))
         if not self.ratios or not self.seeds:
             raise InputError("Pick at least one distractor ratio and one seed.")
         if not 8 <= self.n_train <= 20_000 or not 8 <= self.n_eval <= 20_000:
@@ -169,7 +171,7 @@ def example_view(backbone: Backbone, states: HiddenStates, index: int, text: str
     cls_vec = h[0, n - 1] if backbone.is_decoder else h[0, 0]
     extra = {"[CLS]" if not backbone.is_decoder else "[LAST]": cls_vec, "[MEAN]": masked_mean(h, m)[0],
              "[MAX]": masked_max(h, m)[0]}
-    for name in ("adapool", "glot"):
+    for name in POOLINGS:
         if name in pooled:
             extra[f"[{name.upper()}]"] = pooled[name]
     for k, v in extra.items():
@@ -215,7 +217,7 @@ def run_stress(
         ev = encode(bb, eval_d.texts, cfg.max_tokens, progress=sub_progress(enc_p, split, 1), states_dir=states_dir)
         encode_s += tr.seconds + ev.seconds
         y_tr, y_ev = torch.tensor(train_d.labels), torch.tensor(eval_d.labels)
-        graphs = (graph_for(tr, glot.tau), graph_for(ev, glot.tau)) if "glot" in cfg.poolings else None
+        graphs = (graph_for(tr, glot.tau), graph_for(ev, glot.tau)) if needs_graph(cfg.poolings) else None
         n_fit = len(cfg.poolings) * len(cfg.seeds)
         k = 0
         for seed in cfg.seeds:
@@ -236,7 +238,7 @@ def run_stress(
         if example and r_i == jobs - 1:
             s = eval_d.samples[0]
             view = example_view(bb, ev, 0, s.text, s.label, list(s.needle_words),
-                                {k2: v for k2, v in models.items() if k2 in ("adapool", "glot")}, glot.tau,
+                                {k2: models[k2] for k2 in readouts(models)}, glot.tau,
                                 cfg.max_tokens)
     report(progress, 1.0, "done")
     return StressResult(rows=rows, bow=bow_rows, encode_seconds=encode_s, config=asdict(cfg), glot_config=asdict(glot),

@@ -13,9 +13,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..errors import InputError
-from ..runtime import Progress, report
-from .glot_backbone import Backbone
+from ...errors import InputError
+from ...runtime import Progress, report
+from .backbone import Backbone
 from .pooling import build_pooler
 
 

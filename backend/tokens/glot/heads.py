@@ -14,12 +14,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .. import weights
-from ..errors import InputError
-from ..runtime import Progress, report
-from .glot_backbone import HiddenStates
-from .pool_layers import GLOT, GlotConfig, Pooled, edge_density, token_graph
-from .pooling import build_pooler
+from ... import weights
+from ...errors import InputError
+from ...runtime import Progress, report
+from .backbone import HiddenStates
+from .layers import GLOT, GlotConfig, Pooled, edge_density, token_graph
+from .pooling import POOLINGS, build_pooler
 
 
 def count_trainable(module: nn.Module) -> int:
@@ -217,7 +217,7 @@ def evaluate_heads(models: dict[str, PooledClassifier], states: HiddenStates, la
     """Accuracy of each loaded head on cached states."""
     y = torch.tensor(labels)
     adj = graph_for(states, tau)
-    return {name: float((predict(m, states, adj if name == "glot" else None) == y).float().mean())
+    return {name: float((predict(m, states, adj if POOLINGS[name].graph else None) == y).float().mean())
             for name, m in models.items()}
 
 

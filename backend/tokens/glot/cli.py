@@ -10,7 +10,7 @@
 - ``python -m backend glot heads --json`` evaluates the shipped heads (``assets/glot_heads_*.safetensors``).
 
 Handlers return their result (and text lines); :mod:`backend.cli_common` prints it (JSON with ``--json``) and turns
-bad input into exit code 2. The method choices come from :data:`backend.tokens.pooling.POOLINGS`; models load only inside the handlers.
+bad input into exit code 2. The method choices come from :data:`backend.tokens.glot.pooling.POOLINGS`; the handlers call :mod:`backend.tokens.glot.jobs`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..cli_common import Output, add_action, add_group
+from ...cli_common import Output, add_action, add_group
 from .pooling import POOLING_NAMES
 
 GROUP = "glot"
@@ -33,8 +33,8 @@ def _poolings(values: list[str] | None) -> tuple[str, ...]:
 
 
 def _configs(args: argparse.Namespace) -> tuple[Any, Any]:
-    from .glot_heads import TrainConfig
-    from .pool_layers import GlotConfig
+    from .heads import TrainConfig
+    from .layers import GlotConfig
 
     glot = GlotConfig(num_layers=args.layers, gat_hidden=args.hidden, tau=args.tau, jk=args.jk)
     train = TrainConfig(lr=args.lr, epochs=args.epochs, batch_size=args.batch_size)
@@ -51,30 +51,30 @@ def _table(rows: list[dict[str, Any]]) -> list[str]:
 
 def cmd_stress(args: argparse.Namespace) -> Output:
     """Run the diagnostic stress test on cached states."""
-    from ..runtime import provenance
-    from .glot import StressConfig, run_stress
+    from ...runtime import provenance
+    from .experiments import StressConfig
+    from .jobs import StressJob, run_stress
 
     glot, train = _configs(args)
     cfg = StressConfig(variant=args.variant, ratios=tuple(args.ratio), position=args.position, n_train=args.n_train,
                        n_eval=args.n_eval, poolings=_poolings(args.pooling), seeds=tuple(args.seed),
                        data_seed=args.data_seed, max_tokens=args.max_tokens, bow=not args.no_bow)
-    res = run_stress(cfg, glot, train, backbone=args.backbone, example=False)
-    out = res.to_dict()
+    out = run_stress(StressJob(cfg, glot, train, backbone=args.backbone, example=False))
     out["provenance"] = provenance(args.seed[0], backbone=args.backbone, command="glot stress", **cfg.__dict__)
-    return Output(out, _table(res.summary()) + [f"backbone states: {res.encode_seconds:.1f} s ({res.backbone})"])
+    return Output(out, _table(out["summary"]) + [f"backbone states: {out['encode_seconds']:.1f} s ({out['backbone']})"])
 
 
 def cmd_train(args: argparse.Namespace) -> Output:
     """Train every pooling on a labelled CSV (text,label)."""
-    from ..io.registry import read_path
-    from ..runtime import provenance
-    from .glot import train_on_texts
+    from ...io.registry import read_path
+    from ...runtime import provenance
+    from .jobs import TrainJob, run_train
 
     path = Path(args.csv)
-    data = read_path("labelled_texts", path)
     glot, train = _configs(args)
-    res = train_on_texts(data, _poolings(args.pooling), glot, train, backbone=args.backbone, seed=args.seed,
-                         max_tokens=args.max_tokens)
+    cfg = TrainJob(_poolings(args.pooling), glot, train, backbone=args.backbone, seed=args.seed,
+                   max_tokens=args.max_tokens)
+    res = run_train(read_path("labelled_texts", path), cfg)
     res["provenance"] = provenance(args.seed, backbone=args.backbone, command="glot train", csv=path.name)
     lines = [f"{r['method']:<14} accuracy {r['accuracy']:.3f}  params {r['params']}" for r in res["rows"]]
     lines.append(f"majority class: {res['majority_baseline']:.3f} on {res['n_eval']} held-out rows")
@@ -83,46 +83,32 @@ def cmd_train(args: argparse.Namespace) -> Output:
 
 def cmd_lora(args: argparse.Namespace) -> Output:
     """The LoRA fine-tuning reference on the stress test."""
-    from dataclasses import asdict
+    from ...runtime import provenance
+    from .jobs import LoraJob, run_lora
 
-    from ..runtime import provenance
-    from . import stress
-    from .glot_backbone import load_backbone
-    from .glot_lora import lora_reference
-
-    bb = load_backbone(args.backbone)
-    tr, ev = stress.splits(args.variant, args.ratio, args.position, args.data_seed, args.n_train, args.n_eval)
-    res = lora_reference(bb, tr.texts, tr.labels, None if args.max_steps else ev.texts,
-                         None if args.max_steps else ev.labels, rank=args.rank, alpha=args.rank, lr=args.lr,
-                         epochs=args.epochs, batch_size=args.batch_size, max_tokens=args.max_tokens,
-                         max_steps=args.max_steps, seed=args.seed)
-    out = {"lora": asdict(res), "backbone": bb.key,
-           "provenance": provenance(args.seed, backbone=args.backbone, command="glot lora", variant=args.variant,
-                                    ratio=args.ratio, n_train=args.n_train, n_eval=args.n_eval)}
-    acc = "n/a (timing run)" if res.accuracy is None else f"{res.accuracy:.3f}"
-    return Output(out, [f"LoRA r={res.rank} on {bb.key}: accuracy {acc}, {res.trainable_params:,} trainable params, "
-                        f"{res.seconds_per_step:.2f} s/step, {res.seconds_per_epoch:.1f} s/epoch"
-                        f"{' (extrapolated)' if res.extrapolated else ''}"])
+    cfg = LoraJob(backbone=args.backbone, variant=args.variant, ratio=args.ratio, position=args.position,
+                  n_train=args.n_train, n_eval=args.n_eval, rank=args.rank, lr=args.lr, epochs=args.epochs,
+                  batch_size=args.batch_size, max_tokens=args.max_tokens, max_steps=args.max_steps, seed=args.seed,
+                  data_seed=args.data_seed)
+    out = run_lora(cfg)
+    out["provenance"] = provenance(args.seed, backbone=args.backbone, command="glot lora", variant=args.variant,
+                                   ratio=args.ratio, n_train=args.n_train, n_eval=args.n_eval)
+    res = out["lora"]
+    acc = "n/a (timing run)" if res["accuracy"] is None else f"{res['accuracy']:.3f}"
+    return Output(out, [f"LoRA r={res['rank']} on {out['backbone']}: accuracy {acc}, {res['trainable_params']:,} "
+                        f"trainable params, {res['seconds_per_step']:.2f} s/step, {res['seconds_per_epoch']:.1f} "
+                        f"s/epoch{' (extrapolated)' if res['extrapolated'] else ''}"])
 
 
 def cmd_heads(args: argparse.Namespace) -> Output:
     """Evaluate the shipped heads on a fresh eval split of the stress test at ratio 0.9."""
-    from ..runtime import ASSETS, provenance
-    from . import stress
-    from .glot_backbone import encode, load_backbone
-    from .glot_heads import evaluate_heads, load_heads
+    from ...runtime import ASSETS, provenance
+    from .jobs import HeadsJob, run_heads
 
-    path = ASSETS / f"glot_heads_{args.variant}.safetensors"
-    models, meta = load_heads(path)
-    cfg, data_seeds = meta.config, meta.data_seeds
-    bb = load_backbone(cfg["backbone"])
-    data = stress.generate(args.n_eval, data_seeds["ratio"], data_seeds["position"], args.variant,
-                           data_seeds["data_seed"] + 10_000)
-    states = encode(bb, data.texts, cfg["max_tokens"])
-    acc = evaluate_heads(models, states, data.labels, cfg["glot_config"]["tau"])
-    out = {"variant": args.variant, "n_eval": args.n_eval, "accuracy": acc, "recorded": meta.quality.get("accuracy"),
-           "provenance": provenance(None, [path], command="glot heads", variant=args.variant)}
-    return Output(out, [f"{k:<8} {v:.3f}" for k, v in acc.items()])
+    out = run_heads(HeadsJob(variant=args.variant, n_eval=args.n_eval))
+    path = ASSETS / out.pop("path")
+    out["provenance"] = provenance(None, [path], command="glot heads", variant=args.variant)
+    return Output(out, [f"{k:<8} {v:.3f}" for k, v in out["accuracy"].items()])
 
 
 def _common(p: argparse.ArgumentParser, backbone: bool = True) -> None:
@@ -132,7 +118,7 @@ def _common(p: argparse.ArgumentParser, backbone: bool = True) -> None:
     p.add_argument("--layers", "-K", type=int, default=2, help="GAT layers K (default 2)")
     p.add_argument("--hidden", type=int, default=64, help="GAT hidden size (default 64)")
     p.add_argument("--tau", type=float, default=0.6, help="cosine threshold of the token graph (default 0.6)")
-    p.add_argument("--jk", default="cat", choices=["cat", "max", "mean"], help="jumping knowledge (default cat)")
+    p.add_argument("--jk", default="cat", help="jumping knowledge: cat (default), max or mean")
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--batch-size", type=int, default=32)

@@ -1,6 +1,6 @@
 """The pooling layers over the token states of a frozen model: mean, max, CLS / last token, the attention readout
 (AdaPool) and GLOT's token graph, GAT layers and readout. Layers only (a leaf module: torch and the error type); the
-registry that names them is :mod:`backend.tokens.pooling`.
+registry that names them is :mod:`backend.tokens.glot.pooling`.
 
 Every pooler maps ``hidden [B, L, d]`` and ``mask [B, L]`` (1 = token, 0 = padding) to :class:`Pooled`: the vector
 ``z [B, D]`` and, for attention readouts, the weights ``pi [B, L]`` (0 on padding, summing to 1 per row).
@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..errors import InputError
+from ...errors import InputError
+from ...registry import Registry
 
 
 @dataclass
@@ -126,6 +128,41 @@ class AttentionReadout(nn.Module):
 AdaPool = AttentionReadout
 
 
+# ========================================================================================== jumping knowledge
+@dataclass(frozen=True)
+class JumpingKnowledge:
+    """How the input states and the K GAT layers' states combine into the readout's features: ``combine(states)``
+    with ``states = [H, H_1, ..., H_K]`` (each ``[B, L, *]``); ``keeps_input``: the input ``H`` is part of the result
+    (width ``d + K * hidden``), else only the layers are (width ``hidden``)."""
+
+    combine: Any
+    keeps_input: bool
+
+    def __call__(self, states: list[torch.Tensor]) -> torch.Tensor:
+        return self.combine(states)
+
+
+def _jk_cat(states: list[torch.Tensor]) -> torch.Tensor:
+    return torch.cat(states, dim=-1)
+
+
+def _jk_max(states: list[torch.Tensor]) -> torch.Tensor:
+    return torch.stack(states[1:], dim=-1).amax(-1)
+
+
+def _jk_mean(states: list[torch.Tensor]) -> torch.Tensor:
+    return torch.stack(states[1:], dim=-1).mean(-1)
+
+
+JUMPING_KNOWLEDGE: Registry[JumpingKnowledge] = Registry("jumping-knowledge mode")
+JUMPING_KNOWLEDGE.add("cat", JumpingKnowledge(_jk_cat, True), label="JK concatenation", kind="ours",
+                      about="the input and every GAT layer side by side (the paper's runs)")
+JUMPING_KNOWLEDGE.add("max", JumpingKnowledge(_jk_max, False), label="JK max", kind="ablation",
+                      about="channel-wise max over the GAT layers")
+JUMPING_KNOWLEDGE.add("mean", JumpingKnowledge(_jk_mean, False), label="JK mean", kind="ablation",
+                      about="mean over the GAT layers")
+
+
 # ======================================================================================================== GLOT
 @dataclass(frozen=True)
 class GlotConfig:
@@ -145,10 +182,9 @@ class GlotConfig:
             raise InputError(f"The GAT hidden size must be between 1 and 1024; got {self.gat_hidden}.")
         if not -1.0 <= self.tau <= 1.0:
             raise InputError(f"tau is a cosine threshold in [-1, 1]; got {self.tau}.")
-        if self.jk not in ("cat", "max", "mean"):
-            raise InputError(f"Unknown jumping-knowledge mode '{self.jk}'. Valid modes: cat, max, mean.")
-        if self.jk != "cat" and self.num_layers == 0:
-            raise InputError("JK 'max'/'mean' needs at least one GAT layer (K >= 1).")
+        object.__setattr__(self, "jk", JUMPING_KNOWLEDGE.key(self.jk))
+        if not JUMPING_KNOWLEDGE[self.jk].keeps_input and self.num_layers == 0:
+            raise InputError(f"JK {self.jk!r} combines the GAT layers only: it needs at least one (K >= 1).")
 
 
 PAPER_STRESS = GlotConfig(num_layers=4, gat_hidden=64, tau=0.6)
@@ -225,7 +261,8 @@ class GLOT(nn.Module):
         self.in_dim = in_dim
         dims = [in_dim] + [cfg.gat_hidden] * cfg.num_layers
         self.convs = nn.ModuleList(DenseGATLayer(a, b, cfg.negative_slope) for a, b in zip(dims[:-1], dims[1:]))
-        self.out_dim = in_dim + cfg.num_layers * cfg.gat_hidden if cfg.jk == "cat" else cfg.gat_hidden
+        self.jk = JUMPING_KNOWLEDGE[cfg.jk]
+        self.out_dim = in_dim + cfg.num_layers * cfg.gat_hidden if self.jk.keeps_input else cfg.gat_hidden
         self.readout = AttentionReadout(self.out_dim, cfg.scorer_hidden)
 
     def refine(self, hidden: torch.Tensor, mask: torch.Tensor, adj: torch.Tensor | None = None) -> torch.Tensor:
@@ -237,10 +274,7 @@ class GLOT(nn.Module):
         for conv in self.convs:
             h = F.relu(conv(h, adj))
             states.append(h)
-        if self.config.jk == "cat":
-            return torch.cat(states, dim=-1)
-        stacked = torch.stack(states[1:], dim=-1)
-        return stacked.amax(-1) if self.config.jk == "max" else stacked.mean(-1)
+        return self.jk(states)
 
     def forward(self, hidden: torch.Tensor, mask: torch.Tensor, adj: torch.Tensor | None = None) -> Pooled:
         return self.readout(self.refine(hidden, mask, adj), mask)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
-from backend.runtime import provenance, timed
+from backend.errors import InputError
+from backend.models import jobs
+from backend.runtime import provenance
 from ui.figures.models import image_and_pca, topk_bar
 from ui.inputs import image_input
 from ui.layout import json_download, show_metrics_table
@@ -37,6 +38,15 @@ tabs = st.tabs(["Text encoder", "Causal LM", "Vision encoder", "Classifier", "Tr
 results: dict = st.session_state.setdefault("models_results", {})
 
 
+def loaded(model_id: str, source: str | None = None):  # noqa: ANN201
+    """The cached model, or None with the reason shown in the page (a name that is not found offline)."""
+    try:
+        return get_model(model_id, source)
+    except InputError as err:
+        st.error(str(err), icon=":material/error:")
+        return None
+
+
 def source_box(key: str) -> str | None:
     label = "Model (blank = embedded default; or a Hugging Face name / local folder)"
     return st.text_input(label, key=key).strip() or None
@@ -45,53 +55,32 @@ def source_box(key: str) -> str | None:
 with tabs[0]:
     with st.form("models_text"):
         src = source_box("models_text_src")
-        a = st.text_input("Sentence A", "A cat sits on the mat.", max_chars=500)
-        b = st.text_input("Sentence B", "A kitten is resting on a rug.", max_chars=500)
+        a = st.text_input("Sentence A", "A cat sits on the mat.", max_chars=jobs.MAX_SENTENCE_CHARS)
+        b = st.text_input("Sentence B", "A kitten is resting on a rug.", max_chars=jobs.MAX_SENTENCE_CHARS)
         go = st.form_submit_button("Compare", icon=":material/play_arrow:")
-    if go:
-        def job(progress):
-            enc = get_model("minilm", src)
-            progress(0.5, "embedding")
-            t = timed()
-            sim = enc.similarity(a, b)
-            return {"cosine": round(float(sim), 4), "seconds": round(t(), 3), "source": enc.source}
-        results["text"] = run_job("Sentence similarity", job) or results.get("text")
+    if go and (enc := loaded("minilm", src)) is not None:
+        results["text"] = run_job("Sentence similarity", jobs.run_similarity, a, b, enc) or results.get("text")
     if r := results.get("text"):
         st.metric("Cosine similarity", f"{r['cosine']:.3f}", help=f"{r['seconds']} s, model {r['source']}")
 
 with tabs[1]:
     with st.form("models_lm"):
         src = source_box("models_lm_src")
-        prompt = st.text_area("Prompt", "What is the capital of France?", max_chars=1000)
-        n_new = st.slider("New tokens", 8, 64, 30)
+        prompt = st.text_area("Prompt", "What is the capital of France?", max_chars=jobs.MAX_PROMPT_CHARS)
+        n_new = st.slider("New tokens", *jobs.NEW_TOKENS, 30)
         go = st.form_submit_button("Generate", icon=":material/play_arrow:")
-    if go:
-        def job(progress):
-            lm = get_model("smollm2", src)
-            progress(0.3, "generating (greedy)")
-            t = timed()
-            text = lm.generate(prompt, max_new_tokens=n_new)
-            return {"text": text, "seconds": round(t(), 3), "new_tokens": n_new, "source": lm.source}
-        results["lm"] = run_job("Generation", job, time_cap_s=180) or results.get("lm")
+    if go and (lm := loaded("smollm2", src)) is not None:
+        results["lm"] = run_job("Generation", jobs.run_generate, prompt, n_new, lm, time_cap_s=180) or results.get("lm")
     if r := results.get("lm"):
         st.text(r["text"])
         st.caption(f"{r['new_tokens']} new tokens at most in {r['seconds']} s · {r['source']}")
 
 with tabs[2]:
     label, img = image_input("models_vis")
-    size = st.select_slider("Resolution (px; 14-px patches)", [224, 336, 448], 224, key="models_vis_size")
+    size = st.select_slider("Resolution (px; 14-px patches)", jobs.SIZES, 224, key="models_vis_size")
     if st.button("Show patch features", key="models_vis_go", disabled=img is None, icon=":material/play_arrow:"):
-        def job(progress):
-            from backend.features import pca_rgb
-
-            enc = get_model("dinov2")
-            progress(0.4, "encoding patches")
-            t = timed()
-            feats = enc.patch_features([img], size=size)[0].numpy()
-            side = size // 14
-            return {"image": np.asarray(img.resize((size, size))), "pca": pca_rgb(feats, (side, side)),
-                    "seconds": round(t(), 3), "tokens": int(feats.shape[0]), "label": label}
-        results["vision"] = run_job("DINOv2 patch features", job) or results.get("vision")
+        results["vision"] = run_job("DINOv2 patch features", jobs.run_patch_features, img, size, label,
+                                    loaded("dinov2")) or results.get("vision")
     if r := results.get("vision"):
         st.plotly_chart(image_and_pca(r["image"], r["pca"]), key="models_pca_fig")
         st.caption(f"{r['tokens']} patch tokens in {r['seconds']} s. Similar colours = similar features "
@@ -100,13 +89,8 @@ with tabs[2]:
 with tabs[3]:
     label, img = image_input("models_cls")
     if st.button("Classify", key="models_cls_go", disabled=img is None, icon=":material/play_arrow:"):
-        def job(progress):
-            clf = get_model("efficientnet")
-            progress(0.5, "classifying")
-            t = timed()
-            top = clf.topk(img, k=5)
-            return {"top": [(int(i), n, float(p)) for i, n, p in top], "seconds": round(t(), 3), "label": label}
-        results["cls"] = run_job("EfficientNet-Lite0", job) or results.get("cls")
+        results["cls"] = run_job("EfficientNet-Lite0", jobs.run_classify, img, label,
+                                 loaded("efficientnet")) or results.get("cls")
     if r := results.get("cls"):
         st.plotly_chart(topk_bar([f"{n} ({i})" for i, n, _ in r["top"]], [p for *_, p in r["top"]]),
                         key="models_top5_fig")

@@ -1,6 +1,7 @@
 """Shape of the backend: no import circles between backend modules (imports inside functions and under TYPE_CHECKING
 count), no module above the size limit without a reason in its docstring, no streamlit/plotly in backend/, backend/io
-imports no method package, only the training CLI imports training scripts, no layer imports one above it, and every
+imports no method package, only the training CLI imports training scripts, no layer imports one above it, no page
+function takes ``progress``, and every
 method registry behaves the same (the pysteps ``test_interfaces`` idea). The shape of one method package is checked by
 ``tests/test_method_packages.py``."""
 
@@ -165,6 +166,19 @@ def _registries():
             if isinstance(val, Registry) and id(val) not in {id(v) for v in found.values()}:
                 found[f"{name}.{attr}"] = val
     return found
+
+
+def test_no_page_function_takes_progress() -> None:
+    """Every page (method pages, the catalog and the models page) is controls -> a backend job through
+    ``ui.runner.run_job`` -> figures: no function defined in ``app_pages/`` takes ``progress``."""
+    found = []
+    for path in sorted((ROOT / "app_pages").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                a = node.args
+                if any(x.arg == "progress" for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not found, f"page functions taking progress (move the work into a backend job): {found}"
 
 
 def test_every_registry_is_generic() -> None:

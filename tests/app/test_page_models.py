@@ -92,3 +92,24 @@ UPLOADS = [
     image_widget("models", "models_vis"),
     image_widget("models", "models_cls"),
 ]
+
+
+def test_jobs_refuse_bad_input_and_pickle():
+    """The page's jobs check their arguments before loading anything, and they pickle (the Ray executor)."""
+    import pickle
+
+    import pytest
+
+    from backend.errors import InputError
+    from backend.models import jobs
+
+    with pytest.raises(InputError, match="empty"):
+        jobs.run_similarity("  ", "b", encoder=object())
+    with pytest.raises(InputError, match="at most"):
+        jobs.run_generate("x" * (jobs.MAX_PROMPT_CHARS + 1), 16, lm=object())
+    with pytest.raises(InputError, match="New tokens"):
+        jobs.run_generate("hello", 65, lm=object())
+    with pytest.raises(InputError, match="resolution"):
+        jobs.run_patch_features(None, 100, encoder=object())
+    for fn in (jobs.run_similarity, jobs.run_generate, jobs.run_patch_features, jobs.run_classify):
+        assert pickle.loads(pickle.dumps(fn)) is fn

@@ -7,10 +7,14 @@ import json
 import pandas as pd
 import streamlit as st
 
+from backend.errors import InputError
 from backend.runtime import ASSETS, provenance
-from backend.tokens import scenes
-from backend.tokens.evaluation import SWEEP_METHODS
-from backend.tokens.merging import METHODS, get_method
+from backend.tokens.illava import jobs, scenes
+from backend.tokens.illava.diagnosis import OURS, RANDOM
+from backend.tokens.illava.evaluation import SWEEP_METHODS
+from backend.tokens.illava.inputs import PRESETS
+from backend.tokens.illava.merging import METHODS
+from backend.tokens.illava.patch.llava import local_llava_checkpoints
 from ui.claims import claims_panel
 from ui.figures import illava as figs
 from ui.inputs import image_input, skimage_presets
@@ -40,6 +44,7 @@ were dropped. Images are resized to 224 × 224; scenes are held-out (never train
 claims_panel("illava")
 SWEEP = ASSETS / "illava_sweep.json"
 DIAG = ASSETS / "illava_diagnosis.json"
+UNREDUCED = METHODS.names(kind="reference")[0]
 state: dict = st.session_state.setdefault("illava_result", {})
 
 
@@ -47,15 +52,15 @@ def _scene(seed: int):
     return lambda: scenes.make_scene(seed).pil()
 
 
-presets = {f"Scene {i + 1} (held-out)": _scene(scenes.HELDOUT_SEED0 + i) for i in range(4)}
+presets = {label: _scene(seed) for label, seed in PRESETS.items()}
 presets.update({f"Photo: {k}": v for k, v in skimage_presets().items()})
 label, image = image_input("illava_img", presets)
 if image is not None and max(image.size) != 224:
     st.caption(f"The {image.size[0]} × {image.size[1]} image is resized to 224 × 224 (16 × 16 patches) for the "
                "encoder.")
 default_q = "What color is the circle?"
-if label.startswith("Scene"):
-    default_q = scenes.make_scene(scenes.HELDOUT_SEED0 + int(label.split()[1]) - 1).questions[0].text
+if label in PRESETS:
+    default_q = scenes.make_scene(PRESETS[label]).questions[0].text
 question = st.text_input("Question (one-word answers: colours, shapes, counts one-four, left/right, top/bottom, "
                          "yes/no)", default_q, max_chars=300, key=f"illava_q_{label}")
 
@@ -77,8 +82,8 @@ with st.form("illava_form"):
 
 @st.cache_resource(max_entries=1, show_spinner=False)
 def _vlm(_vision, _lm):  # noqa: ANN001, ANN202 - one shared tiny VLM over the cached embedded models
-    from backend.tokens.projector import load_projector
-    from backend.tokens.tiny_vlm import TinyVLM
+    from backend.tokens.illava.projector import load_projector
+    from backend.tokens.illava.tiny_vlm import TinyVLM
 
     return TinyVLM(_vision, _lm, load_projector())
 
@@ -87,38 +92,28 @@ def get_vlm():  # noqa: ANN201
     return _vlm(get_model("dinov2"), get_model("smollm2"))
 
 
-def analysis_job(image, question, method, keep, split, vit_layers, llm_layer, m, seed,  # noqa: ANN001, ANN201
-                 progress=None):
-    from dataclasses import replace
-
-    from backend.tokens.evaluation import analyze
-    from backend.tokens.patch.llava import local_llava_checkpoints
-    from backend.tokens.plan import plan_for_budget
-
-    if not vit_layers and set(get_method(method).stages) == {"vit", "llm"} and split > 0:
-        split = 0.0
-    plan = plan_for_budget(method, keep, 256, split=split, vit_layers=vit_layers or (3,), llm_layer=int(llm_layer),
-                           seed=int(seed))
-    plan = replace(plan, m=int(m))
-    res = analyze(get_vlm(), image, question, plan, repeats=3, progress=progress)
-    return {"analysis": res, "checkpoints": local_llava_checkpoints()}
-
-
 if go_run:
     if image is None:
         st.error("Pick a preset or upload an image first.")
     else:
-        out = run_job("iLLaVA: answer with and without reduction", analysis_job, image, question, method,
-                      kept / 256, split, tuple(sorted(vit_layers)), llm_layer, m_val, seed, time_cap_s=300)
-        if out is not None:
-            state.update(out)
-            summ = out["analysis"].summary()
-            record_run("illava", {"image": label, "question": question, "method": method, "kept": kept,
-                                  "encoder share": split, "encoder blocks": sorted(vit_layers), "LLM layer": llm_layer,
-                                  "M": m_val},
-                       {"tokens to the LLM": summ["tokens_to_llm"], "prefill speed-up (x)": summ["speedup"],
-                        "same answer": float(out["analysis"].full.answer == out["analysis"].reduced.answer)},
-                       seed=int(seed))
+        try:
+            config = jobs.AnalysisConfig(method=method, keep=kept / 256, split=split,
+                                         vit_layers=tuple(sorted(vit_layers)), llm_layer=int(llm_layer), m=int(m_val),
+                                         seed=int(seed), repeats=3)
+        except InputError as err:
+            st.error(str(err), icon=":material/error:")
+        else:
+            res = run_job("iLLaVA: answer with and without reduction", jobs.run_analysis, image, question, config,
+                          get_vlm(), time_cap_s=300)
+            if res is not None:
+                state.update({"analysis": res, "checkpoints": local_llava_checkpoints()})
+                summ = res.summary()
+                record_run("illava", {"image": label, "question": question, "method": method, "kept": kept,
+                                      "encoder share": split, "encoder blocks": sorted(vit_layers),
+                                      "LLM layer": llm_layer, "M": m_val},
+                           {"tokens to the LLM": summ["tokens_to_llm"], "prefill speed-up (x)": summ["speedup"],
+                            "same answer": float(res.full.answer == res.reduced.answer)},
+                           seed=int(seed))
 
 if res := state.get("analysis"):
     s = res.summary()
@@ -166,8 +161,8 @@ if SWEEP.is_file():
     st.plotly_chart(figs.sweep_figure(rec["rows"]), key="illava_sweep_rec")
     st.caption(f"Recorded: {rec['rows'][0]['n_questions']} questions on {rec.get('scenes', '?')} held-out scenes; "
                f"{rec.get('machine', '')}. Speed-ups are against the unreduced model on the fused attention path.")
-    full = next((r for r in rec["rows"] if r["method"] == "none"), None)
-    ill = min((r for r in rec["rows"] if r["method"] == "illava_code"), key=lambda r: abs(r["keep"] - 1 / 3),
+    full = next((r for r in rec["rows"] if r["method"] == UNREDUCED), None)
+    ill = min((r for r in rec["rows"] if r["method"] == OURS), key=lambda r: abs(r["keep"] - 1 / 3),
               default=None)  # the claim's budget: about two thirds of the visual tokens removed
     if full and ill:
         st.caption(f"Shipped tiny VLM in this sweep (chance {full['chance']:.2f}): {full['accuracy']:.3f} unreduced, "
@@ -181,11 +176,11 @@ if DIAG.is_file():
     dg = json.loads(DIAG.read_text())
     st.plotly_chart(figs.diagnosis_figure(dg), key="illava_diag")
     c, blocks = dg["counting"], dg["encoder_blocks"]
-    merge = [str(k) for k in dg["kept_per_merge_layer"]["illava_code"]]
+    merge = [str(k) for k in dg["kept_per_merge_layer"][OURS]]
     rank = max(blocks[k]["object_rank"] for k in merge)
     norm = max(blocks[k]["max_norm_over_median"] for k in merge)
     share, gt = dg["object_share_reaching_lm_over_image"], c["ground_truth_ranking_encoder_only"]
-    full, ill, n_q = c["unreduced"], c["illava_code"], c["illava_code"]["questions"]
+    full, ill, n_q = c["unreduced"], c[OURS], c[OURS]["questions"]
     bs = dg.get("counting_unreduced_by_object_scale", {})
     size = (f"Unreduced, the same scenes with objects drawn 0.7x / 1.0x / 1.3x as large score "
             f"{bs['0.7']['accuracy']:.2f} / {bs['1.0']['accuracy']:.2f} / {bs['1.3']['accuracy']:.2f} on counting "
@@ -195,19 +190,19 @@ if DIAG.is_file():
         verdict = (f"Yet counting falls from {full['accuracy']:.2f} to {ill['accuracy']:.2f}, almost always by "
                    f"over-counting ({ill['overcounts']} of {n_q}); a control that ranks by the true object masks "
                    f"(every object token kept) over-counts as often ({gt['accuracy']:.2f}, {gt['overcounts']} too "
-                   f"many), while random dropping keeps {c['random']['accuracy']:.2f}. {size}The model reads the "
+                   f"many), while random dropping keeps {c[RANDOM]['accuracy']:.2f}. {size}The model reads the "
                    "count from the share of object-like tokens, which any ranking that favours objects inflates: a "
                    "limit of this miniature, not iLLaVA discarding objects.")
     else:
         verdict = (f"Counting holds: {full['accuracy']:.2f} unreduced, {ill['accuracy']:.2f} with iLLaVA "
                    f"({ill['overcounts']} over-counted, {ill['undercounts']} under-counted of {n_q}); random "
-                   f"dropping {c['random']['accuracy']:.2f}; the encoder stage with the true object masks as the "
+                   f"dropping {c[RANDOM]['accuracy']:.2f}; the encoder stage with the true object masks as the "
                    f"ranking {gt['accuracy']:.2f}. {size}The shipped weights were trained with an object-share "
                    "augmentation (some steps keep fewer image tokens, with the objects' share of them varied while "
                    "the count stays the same, and the kept object patches tilted towards edges or interiors), so "
                    "the count does not follow the share of object tokens that an object-favouring reduction raises.")
-    last = dg["kept_per_merge_layer"]["illava_code"][merge[-1]]
-    last_r = dg["kept_per_merge_layer"]["random"].get(merge[-1], {})
+    last = dg["kept_per_merge_layer"][OURS][merge[-1]]
+    last_r = dg["kept_per_merge_layer"][RANDOM].get(merge[-1], {})
     if "object_edge_kept" in last and "object_interior_kept" in last and "object_edge_kept" in last_r:
         verdict += (f" Which parts of an object survive: after block {merge[-1]} iLLaVA keeps the own token of "
                     f"{last['object_edge_kept']:.2f} of the objects' edge patches (partly covered) but "
@@ -219,9 +214,9 @@ if DIAG.is_file():
         f"each token receives (averaged over every query and head, as in the released code) ranks object patches "
         f"in the top {100 * rank:.0f}% on average, and the largest token norm is at most {norm:.1f}x the median "
         f"(scene mean): DINOv2 ViT-S/14 shows no high-norm background artifacts here. iLLaVA keeps object tokens: "
-        f"they are {share['illava_code']:.2f}x as frequent among the tokens reaching the LM as in the image (random "
-        f"dropping {share['random']:.2f}x); objects left without a token of their own: "
-        f"{dg['objects_without_own_token']['illava_code']} (random: {dg['objects_without_own_token']['random']}). "
+        f"they are {share[OURS]:.2f}x as frequent among the tokens reaching the LM as in the image (random "
+        f"dropping {share[RANDOM]:.2f}x); objects left without a token of their own: "
+        f"{dg['objects_without_own_token'][OURS]} (random: {dg['objects_without_own_token'][RANDOM]}). "
         + verdict)
 with st.form("illava_sweep_form"):
     c1, c2, c3 = st.columns(3)
@@ -231,14 +226,15 @@ with st.form("illava_sweep_form"):
                            key="illava_sweep_methods")
     go_sweep = st.form_submit_button("Run the sweep", icon=":material/monitoring:")
 if go_sweep:
-    def sweep_job(progress=None):  # noqa: ANN001, ANN202
-        from backend.tokens.evaluation import sweep
-
-        return sweep(get_vlm(), n_scenes=n_sc, keeps=keeps or [0.33], methods=meths or ["illava_code"],
-                     time_repeats=1, progress=progress)
-    rows = run_job("Sweep over methods and budgets", sweep_job, time_cap_s=900)
-    if rows is not None:
-        state["sweep"] = rows
+    try:
+        sweep_config = jobs.SweepConfig(scenes=int(n_sc), keeps=tuple(keeps or [0.33]),
+                                        methods=tuple(meths or SWEEP_METHODS[:1]), repeats=1)
+    except InputError as err:
+        st.error(str(err), icon=":material/error:")
+    else:
+        out = run_job("Sweep over methods and budgets", jobs.run_sweep, sweep_config, get_vlm(), time_cap_s=900)
+        if out is not None:
+            state["sweep"] = out["rows"]
 if rows := state.get("sweep"):
     st.plotly_chart(figs.sweep_figure(rows), key="illava_sweep_fig")
     df = pd.DataFrame([{k: v for k, v in r.items() if k != "per_type"} for r in rows]).round(4)

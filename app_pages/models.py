@@ -109,7 +109,7 @@ with tabs[4]:
                     horizontal=True, key="models_scenes_kind")
     first = int(c2.number_input("First seed", 0, 100_000, 0, key="models_scenes_seed"))
     if kind.startswith("iLLaVA"):
-        from backend.tokens import scenes as illava_scenes
+        from backend.tokens.illava import scenes as illava_scenes
 
         frames = [illava_scenes.make_scene(illava_scenes.HELDOUT_SEED0 + first + i).frame() for i in range(6)]
     elif kind.startswith("A clip"):

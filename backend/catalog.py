@@ -141,7 +141,7 @@ PAPERS: tuple[Paper, ...] = (
         abstract=(_F0, 13),
         icon=":material/merge:",
         status="available",
-        cli="backend.tokens.illava_cli",
+        package="backend.tokens.illava",
     ),
     Paper(
         id="d2f",

@@ -35,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--keeps", type=float, nargs="+", default=[2 / 3, 1 / 3, 2 / 9])
-    ap.add_argument("--methods", nargs="+", default=["illava_code", "illava_paper", "tome", "fastv", "random"])
+    ap.add_argument("--methods", nargs="+", default=None,
+                    help="reduction methods (default: every method of kind ours or baseline, in registry order)")
     ap.add_argument("--accuracy", type=int, default=0, help="also measure accuracy on N held-out scenes")
     ap.add_argument("--images", type=int, default=3, help="distinct held-out images cycled through the timings")
     ap.add_argument("--threads", type=int, default=1)
@@ -43,17 +44,17 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from backend.tokens import scenes
-    from backend.tokens.evaluation import evaluate
-    from backend.tokens.plan import ReductionPlan, plan_for_budget
-    from backend.tokens.tiny_vlm import TinyVLM
+    from backend.tokens.illava import scenes
+    from backend.tokens.illava.evaluation import SWEEP_METHODS, evaluate
+    from backend.tokens.illava.plan import ReductionPlan, plan_for_budget
+    from backend.tokens.illava.tiny_vlm import TinyVLM
 
     torch.set_num_threads(args.threads)
     vlm = TinyVLM.load()
     configs: list[tuple[str, float, ReductionPlan | None]] = [("unreduced (transformers SDPA)", 1.0, None),
                                                               ("unreduced (our loop)", 1.0, ReductionPlan())]
     for keep in args.keeps:
-        for m in args.methods:
+        for m in args.methods or SWEEP_METHODS:
             configs.append((m, keep, plan_for_budget(m, keep, vlm.n_patches)))
     data = [scenes.make_scene(scenes.HELDOUT_SEED0 + i) for i in range(args.images)]
     inputs = [(vlm.pixels([s.pil()]), s.questions[0].text) for s in data]

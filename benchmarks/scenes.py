@@ -44,7 +44,7 @@ def main() -> int:
 
     torch.set_num_threads(1)
     from backend.scenes import Motion, SceneConfig, make_clip, make_scene
-    from backend.tokens import scenes as illava
+    from backend.tokens.illava import scenes as illava
     from backend.watermark.datasets import procedural_image
 
     n, reps = args.frames, args.repeats

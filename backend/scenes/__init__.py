@@ -8,8 +8,8 @@ the image, the per-pixel instance ids and depth of the visible surface, so every
 detection, segmentation, depth and tracking. A clip moves the objects (velocity, spin, growth), pans the camera
 (objects shift by ``-offset / depth``: parallax) and drifts the light. The same seed and config give the same arrays
 (numpy random streams keyed by the seed); rendering is numpy only, and an object costs time in proportion to its
-area. The iLLaVA scenes (:mod:`backend.tokens.scenes`) render through this package (their images are pinned bit for
-bit by sha256 in ``tests/backend/test_scenes.py``).
+area. The iLLaVA scenes (:mod:`backend.tokens.illava.scenes`) render through this package (their images are pinned
+bit for bit by sha256 in ``tests/backend/test_scenes.py``).
 
 Public API (imported lazily: ``import backend.scenes`` loads neither torch nor kornia)
 

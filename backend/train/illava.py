@@ -7,8 +7,9 @@ decoder layers (0.46 M parameters at rank 8), float32; settings and final traini
 
 Recipe (our CPU miniature of LLaVA's two stages; DINOv2 and SmolLM2's own weights stay frozen):
 
-1. ``--n-train`` procedural training scenes (:mod:`backend.tokens.scenes`, seeds 0..n-1, 224 px) are encoded once by
-   DINOv2 into 256 patch tokens each, cached as float16 in the user cache (``runtime.cache_dir()``, not the repo).
+1. ``--n-train`` procedural training scenes (:mod:`backend.tokens.illava.scenes`, seeds 0..n-1, 224 px) are encoded
+   once by DINOv2 into 256 patch tokens each, cached as float16 in the user cache (``runtime.cache_dir()``, not the
+   repo).
 2. Grounding (``--align-steps``, projector only, no LM pass; a conditioning step of our miniature, not in LLaVA): each
    patch token is regressed (MSE) onto the LM input embeddings of what the patch shows: half the sum of its object's
    four attribute words (``" red" + " circle" + " left" + " top"``), or ``" background"``, mixed by the share of the
@@ -66,7 +67,7 @@ def cached_scene_tokens(vision, split: str, n: int, size: int, chunk: int = 50, 
     from safetensors.torch import load_file, save_file
 
     from backend.runtime import cache_dir
-    from backend.tokens import scenes as sc
+    from backend.tokens.illava import scenes as sc
 
     folder = cache_dir() / "illava_tokens"
     folder.mkdir(parents=True, exist_ok=True)
@@ -109,7 +110,7 @@ def grounding_targets(scene_list, embed, tokenizer, size: int, patch: int = 14):
     import numpy as np
     import torch
 
-    from backend.tokens import scenes as sc
+    from backend.tokens.illava import scenes as sc
 
     def word(w: str) -> torch.Tensor:
         ids = tokenizer(" " + w, add_special_tokens=False)["input_ids"]
@@ -181,7 +182,7 @@ def share_drop_tokens(img, patch_obj, patch_frac, k_min: float, max_ratio: float
     Returns ``(tokens [B, k, d], kept indices [B, k], object share of the kept tokens [B])``."""
     import torch
 
-    from backend.tokens.scenes import OBJECT_COVERAGE
+    from backend.tokens.illava.scenes import OBJECT_COVERAGE
 
     b, n, _ = img.shape
     k = _keep_count(n, k_min, gen)
@@ -306,10 +307,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from backend.models import load
     from backend.runtime import ASSETS, package_versions
-    from backend.tokens import scenes as sc
-    from backend.tokens.projector import PROJECTOR_FILE, LoRA, Projector, load_projector, save_projector
-    from backend.tokens.scenes import OBJECT_COVERAGE
-    from backend.tokens.tiny_vlm import PromptIds, question_ids
+    from backend.tokens.illava import scenes as sc
+    from backend.tokens.illava.projector import PROJECTOR_FILE, LoRA, Projector, load_projector, save_projector
+    from backend.tokens.illava.scenes import OBJECT_COVERAGE
+    from backend.tokens.illava.tiny_vlm import PromptIds, question_ids
 
     torch.set_num_threads(args.threads or 1)
     if args.quick:

@@ -1,4 +1,4 @@
-"""Invariants of the token-reduction functions (backend/tokens/merging.py) and of the plans (plan.py).
+"""Invariants of the token-reduction functions (backend/tokens/illava/merging.py) and of the plans (plan.py).
 
 No model is loaded here: random tensors in float64, a few milliseconds each.
 """
@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from backend.errors import InputError
-from backend.tokens import merging
-from backend.tokens.merging import TokenSet, get_method, reduce_tokens
-from backend.tokens.plan import ReductionPlan, plan_for_budget
+from backend.tokens.illava import merging
+from backend.tokens.illava.merging import TokenSet, get_method, reduce_tokens
+from backend.tokens.illava.plan import ReductionPlan, plan_for_budget
 
 B, N, C = 3, 33, 16  # one class token + 32 patches
 
@@ -187,11 +187,33 @@ def test_plan_validation_messages():
         ReductionPlan("nope").validate(12, 30, 256)
 
 
+def test_plan_config_builds_the_plans_of_the_page_and_the_cli():
+    """One config for the page and the CLI: ``keep`` gives the method's default placement (no encoder blocks: the
+    whole reduction in the LLM), explicit steps drop the encoder blocks of an LLM-only method, and a budget that
+    removes every token is refused before any model loads."""
+    from dataclasses import replace
+
+    from backend.tokens.illava.jobs import PlanConfig, SweepConfig
+
+    cfg = PlanConfig(method="illava", keep=1 / 3, m=3, seed=2)
+    assert cfg.method == "illava_code"
+    assert cfg.plan() == replace(plan_for_budget("illava_code", 1 / 3, 256, seed=2), m=3)
+    llm_only = PlanConfig(method="random", keep=1 / 3, vit_layers=()).plan()
+    assert not llm_only.vit_steps() and sum(llm_only.llm_steps().values()) == 171
+    assert PlanConfig(method="fastv", llm_layers=(2,), llm_r=40).plan().vit_steps() == {}
+    assert PlanConfig(method="tome", keep=0.5).plan().tokens_kept(256)[-1] == 128
+    with pytest.raises(InputError, match="removes every token"):
+        PlanConfig(method="illava", keep=0.0)
+    with pytest.raises(InputError, match="Unknown reduction method"):
+        SweepConfig(methods=("pyramiddrop",))
+    assert all(callable(get_method(n)) for n in merging.METHODS)
+
+
 # ------------------------------------------------------------------------------------------- training pieces
 def test_grounding_targets_mix_object_and_background_by_coverage():
     """The training script's per-patch grounding targets: background patches get the background word's embedding,
     fully covered patches their object's attribute words, edge patches a convex mix by covered share."""
-    from backend.tokens import scenes
+    from backend.tokens.illava import scenes
     from backend.train.illava import GROUNDING_BACKGROUND, grounding_batch, grounding_targets
 
     words = [GROUNDING_BACKGROUND, *scenes.ALL_ANSWERS]
@@ -220,7 +242,7 @@ def test_lora_starts_at_zero_and_folds_into_a_copy():
     original model is never modified."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from backend.tokens.projector import LoRA, lora_merged_lm
+    from backend.tokens.illava.projector import LoRA, lora_merged_lm
 
     torch.manual_seed(0)
     lm = LlamaForCausalLM(LlamaConfig(vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
@@ -250,7 +272,7 @@ def test_projector_round_trip_through_the_weights_layout(tmp_path):
     command and quality come back."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from backend.tokens.projector import LoRA, Projector, load_projector, save_projector
+    from backend.tokens.illava.projector import LoRA, Projector, load_projector, save_projector
 
     torch.manual_seed(0)
     lm = LlamaForCausalLM(LlamaConfig(vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
@@ -272,7 +294,7 @@ def test_training_questions_are_correct_and_cover_every_type():
     """The training generator asks everything the templates can ask about a scene (capped), with correct answers."""
     import numpy as np
 
-    from backend.tokens import scenes
+    from backend.tokens.illava import scenes
 
     rng = np.random.default_rng(0)
     for seed in range(40):
@@ -328,7 +350,7 @@ def test_training_radius_range_changes_only_the_object_sizes() -> None:
     positions' quadrants and questions; the default is the held-out distribution; out-of-quadrant ranges refuse."""
     import numpy as np
 
-    from backend.tokens import scenes
+    from backend.tokens.illava import scenes
 
     for seed in range(5):
         a, b = scenes.make_scene(seed), scenes.make_scene(seed, radius_range=(0.05, 0.19))
@@ -346,7 +368,7 @@ def test_equal_area_training_scenes_decouple_area_from_count() -> None:
     object patches) carries almost no information about the count, unlike the held-out distribution."""
     import numpy as np
 
-    from backend.tokens import scenes
+    from backend.tokens.illava import scenes
 
     for seed in range(5):
         a, b = scenes.make_scene(seed), scenes.make_scene(seed, area_range=(0.1, 0.2))
@@ -373,7 +395,7 @@ def test_run_vit_probe_sees_every_block_without_changing_the_output() -> None:
     import torch
 
     from backend.models import load
-    from backend.tokens.patch import vit
+    from backend.tokens.illava.patch import vit
 
     torch.manual_seed(0)
     ad = vit.apply_patch(load("dinov2").model)
@@ -413,7 +435,7 @@ def test_share_drop_augmentation_varies_the_object_share_and_keeps_every_object(
     """``--share-drop``: every scene of a step keeps the same number of its own tokens in patch order; the object
     patches' share of them goes both above and below their share of the image (up to the factor R, give or take
     rounding), and every object keeps at least one patch whenever the row keeps at least one object patch per object."""
-    from backend.tokens import scenes
+    from backend.tokens.illava import scenes
     from backend.train.illava import share_drop_tokens
 
     gen = torch.Generator().manual_seed(0)

@@ -12,14 +12,14 @@ import pytest
 import torch
 
 from backend.errors import InputError
-from backend.tokens import scenes
-from backend.tokens.evaluation import evaluate, time_prefill
-from backend.tokens.patch.llama import LlamaRunner
-from backend.tokens.patch.llava import LlavaPatched
-from backend.tokens.patch.vit import VitAdapter, run_vit
-from backend.tokens.plan import ReductionPlan, plan_for_budget
-from backend.tokens.projector import PROJECTOR_FILE
-from backend.tokens.tiny_vlm import TinyVLM
+from backend.tokens.illava import scenes
+from backend.tokens.illava.evaluation import evaluate, time_prefill
+from backend.tokens.illava.patch.llama import LlamaRunner
+from backend.tokens.illava.patch.llava import LlavaPatched
+from backend.tokens.illava.patch.vit import VitAdapter, run_vit
+from backend.tokens.illava.plan import ReductionPlan, plan_for_budget
+from backend.tokens.illava.projector import PROJECTOR_FILE
+from backend.tokens.illava.tiny_vlm import TinyVLM
 
 CI_SCENES = 36  # held-out scenes 0..35: 210 questions
 FULL_SCENES = 200  # 1,154 questions
@@ -259,7 +259,7 @@ def _cli(argv: list[str]) -> tuple[int, dict | None]:
     import json
     from contextlib import redirect_stdout
 
-    from backend.tokens import illava_cli
+    from backend.tokens.illava import cli as illava_cli
 
     parser = argparse.ArgumentParser()
     illava_cli.add_parser(parser.add_subparsers(dest="group"))

@@ -17,7 +17,7 @@ import pytest
 from backend.scenes.clips import Motion, SceneConfig, make_clip, make_scene, make_scenes, sample_layout
 from backend.scenes.objects import PALETTE, SHAPES, TEXTURES, Instance, object_mask
 from backend.scenes.render import Backdrop, Lighting, draw
-from backend.tokens import scenes as illava
+from backend.tokens.illava import scenes as illava
 
 ROOT = Path(__file__).resolve().parents[2]
 

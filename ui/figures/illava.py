@@ -9,8 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from backend.tokens.diagnosis import COUNTING_CONTROLS
-from backend.tokens.merging import METHODS
+from backend.tokens.illava.diagnosis import COUNTING_CONTROLS
+from backend.tokens.illava.merging import METHODS
 
 _PALETTE = np.array([[230, 25, 75], [60, 180, 75], [255, 225, 25], [0, 130, 200], [245, 130, 48], [145, 30, 180],
                      [70, 240, 240], [240, 50, 230], [210, 245, 60], [250, 190, 212], [0, 128, 128],
@@ -136,7 +136,7 @@ def sweep_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
                                         "accuracy vs prefill speed-up of one request"))
     for m in dict.fromkeys(r["method"] for r in rows):
         rs = sorted((r for r in rows if r["method"] == m), key=lambda r: r["image_tokens_mean_llm"])
-        star = m == "none"
+        star = m in METHODS.names(kind="reference")  # the unreduced model
         kw = dict(name=METHODS.label(m), legendgroup=m, marker=dict(color=METHODS.color(m),
                   size=14 if star else 9, symbol="star" if star else "circle"),
                   mode="markers" if star else "lines+markers",

@@ -16,8 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .. import weights
-from ..runtime import ASSETS
+from ... import weights
+from ...runtime import ASSETS
 
 PROJECTOR_FILE = ASSETS / "illava_projector.safetensors"
 
@@ -127,7 +127,7 @@ def save_projector(proj: Projector, path: str | Path, lora: LoRA | None = None, 
 def load_projector(path: str | Path = PROJECTOR_FILE) -> Projector:
     """Load a projector file through :func:`backend.weights.load` (safetensors only; a missing or altered shipped file
     is a :class:`~backend.weights.WeightsError`). LoRA adapters of the language model stored in the same file are
-    attached as ``projector.lora`` (a dict of tensors, ``None`` if absent); :class:`~backend.tokens.tiny_vlm.TinyVLM`
+    attached as ``projector.lora`` (a dict of tensors, ``None`` if absent); :class:`~.tiny_vlm.TinyVLM`
     applies them. ``projector.meta`` is the file's :class:`~backend.weights.WeightsMeta`."""
     state, meta = weights.load(path, made_by=MADE_BY)
     lora = {k: state.pop(k) for k in list(state) if k.startswith("lora.")} or None

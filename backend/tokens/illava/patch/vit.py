@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ...errors import InputError
+from ....errors import InputError
 from .. import merging
 from ..plan import ReductionPlan, StepRecord, record_step
 
@@ -122,9 +122,9 @@ def run_vit(
     reduced after the attention residual and before the MLP; attention probabilities are materialised only where
     the method needs ``S_avg``. ToMe's proportional attention adds ``log(size)`` to the logits once sizes differ.
     ``n_blocks``: run only the first blocks and skip the final norm (LLaVA reads the penultimate block's output).
-    ``scores_override`` (diagnostics only, e.g. :func:`backend.tokens.diagnosis.diagnose`'s ground-truth ranking): called with the token set
+    ``scores_override`` (diagnostics only, e.g. :func:`..diagnosis.diagnose`'s ground-truth ranking): called with the token set
     at each merge layer, its ``[B, N]`` result replaces ``S_avg`` as the ranking; the merge rule is unchanged.
-    ``probe`` (diagnostics only, e.g. :func:`backend.tokens.diagnosis.diagnose`): every block then materialises its attention probabilities
+    ``probe`` (diagnostics only, e.g. :func:`..diagnosis.diagnose`): every block then materialises its attention probabilities
     and calls ``probe(block, probs [B, H, N, N], tokens)`` with the token set after the attention residual (before
     that block's merge and MLP).
     """

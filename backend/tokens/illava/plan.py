@@ -1,9 +1,9 @@
 """Where and how much to reduce, and what each step did: the pure part of token reduction in the tiny VLM.
 
-:class:`ReductionPlan` names a method of :data:`backend.tokens.merging.METHODS` and the encoder blocks and LLM layers
+:class:`ReductionPlan` names a method of :data:`.merging.METHODS` and the encoder blocks and LLM layers
 it reduces at; :func:`plan_for_budget` builds each method's natural placement for a share of image tokens kept;
 :class:`StepRecord` maps one reduction step onto the original patch grid. Nothing here touches a model: the loops that
-carry a plan out are in :mod:`backend.tokens.patch`.
+carry a plan out are in :mod:`.patch`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..errors import InputError
+from ...errors import InputError
 from . import merging
 
 
@@ -54,10 +54,14 @@ class ReductionPlan:
         return dict(sorted(out.items()))
 
     def vit_steps(self) -> dict[int, int]:
-        return self._steps(self.vit_layers, self.vit_r) if self.method != "none" else {}
+        return self._steps(self.vit_layers, self.vit_r) if merging.get_method(self.method).reduces else {}
 
     def llm_steps(self) -> dict[int, int]:
-        return self._steps(self.llm_layers, self.llm_r) if self.method != "none" else {}
+        return self._steps(self.llm_layers, self.llm_r) if merging.get_method(self.method).reduces else {}
+
+    def reduces(self) -> bool:
+        """Whether the plan has a reduction step (otherwise it is the unreduced model)."""
+        return bool(self.vit_steps() or self.llm_steps())
 
     def validate(self, n_vit_layers: int, n_llm_layers: int, n_tokens: int) -> None:
         """Raise :class:`InputError` for layers out of range, stages the method cannot run in, or a budget that
@@ -89,7 +93,7 @@ class ReductionPlan:
         """Image tokens after each reduction step, in order (ToMe's per-step cap of 50% applied)."""
         n, out = int(n_tokens), [int(n_tokens)]
         for r in self.vit_steps().values():
-            n -= min(r, n // 2) if self.method == "tome" else r
+            n -= min(r, n // 2) if merging.get_method(self.method).halves else r
             out.append(n)
         for r in self.llm_steps().values():
             n -= r
@@ -97,7 +101,7 @@ class ReductionPlan:
         return out
 
     def label(self) -> str:
-        if self.method == "none" or not (self.vit_steps() or self.llm_steps()):
+        if not self.reduces():
             return "none"
         parts = [self.method]
         if self.vit_steps():
@@ -142,19 +146,20 @@ def plan_for_budget(
     - ``fastv``: all at LLM layer ``llm_layer`` (FastV's K = 2);
     - ``none``: nothing.
     """
-    meth = merging.get_method(method).name
+    reducer = merging.get_method(method)
+    meth = reducer.name
     if not 0.0 <= keep <= 1.0:
         raise InputError(f"The share of image tokens to keep must be in [0, 1]; got {keep}.")
     if not 0.0 <= split <= 1.0:
         raise InputError(f"The encoder share of the reduction must be in [0, 1]; got {split}.")
     total = int(round(n_tokens * (1 - keep)))
-    if meth == "none" or total == 0:
+    if not reducer.reduces or total == 0:
         return ReductionPlan()
-    if meth == "fastv":
-        return ReductionPlan("fastv", llm_layers=(llm_layer,), llm_r=total, seed=seed)
-    if meth == "tome":
+    if reducer.placement == merging.LLM_LAYER:
+        return ReductionPlan(meth, llm_layers=(llm_layer,), llm_r=total, seed=seed)
+    if reducer.placement == merging.EVERY_BLOCK:
         layers = tuple(range(n_vit_layers))
-        return ReductionPlan("tome", vit_layers=layers, vit_r=_spread(total, len(layers)), seed=seed)
+        return ReductionPlan(meth, vit_layers=layers, vit_r=_spread(total, len(layers)), seed=seed)
     vit_total = int(round(total * split))
     llm_total = total - vit_total
     vl = tuple(vit_layers) if vit_total else ()

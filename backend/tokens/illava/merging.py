@@ -7,7 +7,7 @@ Baselines: ToMe, "Token Merging: Your ViT But Faster", Bolya et al., ICLR 2023, 
 arXiv 2403.06764 (github.com/pkunlp-icler/FastV). This file is our own implementation of their algorithms.
 
 This module holds only pure tensor functions (the way ToMe keeps ``merge.py`` apart from its model patches); the
-model loops that call them sit in :mod:`backend.tokens.patch`. Every function takes a :class:`TokenSet` (tokens plus
+model loops that call them sit in :mod:`.patch`. Every function takes a :class:`TokenSet` (tokens plus
 the bookkeeping that travels with them) and returns a smaller one and a :class:`MergeInfo`:
 
 - ``illava_code``: the released code's rule. Take the ``r + 1`` tokens with the lowest importance; their weighted
@@ -46,8 +46,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..errors import InputError
-from ..registry import Registry
+from ...errors import InputError
+from ...registry import Registry
 
 PC_RATIO = 0.05  # released code (mode 3): recycling tokens are 5% of the kept tokens, at least one
 
@@ -334,11 +334,18 @@ def random_drop(ts: TokenSet, r: int, *, generator: torch.Generator | None = Non
 
 
 # ========================================================================================================= registry
+#: Where :func:`.plan.plan_for_budget` places a method's budget: nowhere (the unreduced model),
+#: split between encoder blocks and one LLM layer, spread over every encoder block, or all at one LLM layer.
+NOWHERE, SPLIT, EVERY_BLOCK, LLM_LAYER = "nowhere", "split", "every_block", "llm_layer"
+
+
 @dataclass(frozen=True)
 class Reducer:
-    """What the model loops need to run a reduction method: its function, the signal it ranks by (``"attention"``:
-    importance scores, ``"keys"``: ToMe's metric, ``"random"``, ``"none"``), the stages it may run in (``"vit"``,
-    ``"llm"``), whether dropped content is folded into kept tokens, and its source."""
+    """A reduction method and what the model loops and the plans need to know about it: its function (the entry is
+    called like it), the signal it ranks by (``"attention"``: importance scores, ``"keys"``: ToMe's metric,
+    ``"generator"``: the plan's seeded random generator, ``"nothing"``), the stages it may run in (``"vit"``, ``"llm"``), whether dropped content is folded into
+    kept tokens, its source, where a budget is placed (:data:`SPLIT`, ...) and whether one step removes at most half
+    the tokens (ToMe's bipartite cap)."""
 
     name: str
     fn: Callable[..., tuple[TokenSet, MergeInfo]]
@@ -346,25 +353,35 @@ class Reducer:
     stages: tuple[str, ...]
     merges: bool
     citation: str
+    placement: str = SPLIT
+    halves: bool = False
+
+    def __call__(self, ts: TokenSet, r: int, **kwargs: object) -> tuple[TokenSet, MergeInfo]:
+        return self.fn(ts, r, **kwargs)
+
+    @property
+    def reduces(self) -> bool:
+        """False for the unreduced model: a plan of it has no steps."""
+        return self.placement != NOWHERE
 
 
 METHODS: Registry[Reducer] = Registry("reduction method")
-for _name, _fn, _needs, _stages, _merges, _cite, _label, _kind, _color, _about in (
-    ("none", no_reduction, "none", ("vit", "llm"), False, "unreduced model", "Unreduced", "reference", "#444444",
-     "No reduction"),
+for _name, _fn, _needs, _stages, _merges, _cite, _place, _label, _kind, _color, _about in (
+    ("none", no_reduction, "nothing", ("vit", "llm"), False, "unreduced model", NOWHERE, "Unreduced", "reference",
+     "#444444", "No reduction"),
     ("illava_code", illava_code_merge, "attention", ("vit", "llm"), True, "arXiv 2412.06263, github hulianyuyy/iLLaVA",
-     "iLLaVA (code)", "ours", "#d62728", "iLLaVA (released code: one recycled token)"),
-    ("illava_paper", illava_paper_merge, "attention", ("vit", "llm"), True, "arXiv 2412.06263", "iLLaVA (paper)",
-     "ours", "#ff7f0e", "iLLaVA (paper: informative + recycled tokens, M neighbours)"),
-    ("tome", tome_merge, "keys", ("vit",), True, "arXiv 2210.09461", "ToMe", "baseline", "#1f77b4",
+     SPLIT, "iLLaVA (code)", "ours", "#d62728", "iLLaVA (released code: one recycled token)"),
+    ("illava_paper", illava_paper_merge, "attention", ("vit", "llm"), True, "arXiv 2412.06263", SPLIT,
+     "iLLaVA (paper)", "ours", "#ff7f0e", "iLLaVA (paper: informative + recycled tokens, M neighbours)"),
+    ("tome", tome_merge, "keys", ("vit",), True, "arXiv 2210.09461", EVERY_BLOCK, "ToMe", "baseline", "#1f77b4",
      "ToMe bipartite soft matching"),
-    ("fastv", fastv_prune, "attention", ("llm",), False, "arXiv 2403.06764", "FastV", "baseline", "#2ca02c",
-     "FastV attention pruning"),
-    ("random", random_drop, "random", ("vit", "llm"), False, "design baseline", "Random drop", "baseline", "#9467bd",
-     "Random dropping"),
+    ("fastv", fastv_prune, "attention", ("llm",), False, "arXiv 2403.06764", LLM_LAYER, "FastV", "baseline",
+     "#2ca02c", "FastV attention pruning"),
+    ("random", random_drop, "generator", ("vit", "llm"), False, "design baseline", SPLIT, "Random drop", "baseline",
+     "#9467bd", "Random dropping"),
 ):
-    METHODS.add(_name, Reducer(_name, _fn, _needs, _stages, _merges, _cite), label=_label, kind=_kind, color=_color,
-                about=_about)
+    METHODS.add(_name, Reducer(_name, _fn, _needs, _stages, _merges, _cite, _place, halves=_fn is tome_merge),
+                label=_label, kind=_kind, color=_color, about=_about)
 ALIASES = {"illava": "illava_code"}
 
 
@@ -382,10 +399,10 @@ def get_method(name: str) -> Reducer:
 
 def reduce_tokens(name: str, ts: TokenSet, r: int, **kwargs: object) -> tuple[TokenSet, MergeInfo]:
     """Apply method ``name`` to ``ts`` removing ``r`` tokens (kwargs: scores, metric, generator, m, n_recycled)."""
-    return get_method(name).fn(ts, r, **kwargs)
+    return get_method(name)(ts, r, **kwargs)
 
 
 __all__ = [
-    "ALIASES", "METHODS", "MergeInfo", "Reducer", "TokenSet", "canonical", "fastv_prune", "get_method",
-    "illava_code_merge", "illava_paper_merge", "no_reduction", "random_drop", "reduce_tokens", "tome_merge",
+    "ALIASES", "EVERY_BLOCK", "LLM_LAYER", "METHODS", "MergeInfo", "NOWHERE", "Reducer", "SPLIT", "TokenSet",
+    "canonical", "fastv_prune", "get_method", "illava_code_merge", "illava_paper_merge", "no_reduction", "random_drop", "reduce_tokens", "tome_merge",
 ]

@@ -1,4 +1,5 @@
-"""CLI group ``illava`` (iLLaVA token merging in the tiny VLM, arXiv 2412.06263):
+"""CLI group ``illava`` (iLLaVA token merging in the tiny VLM, arXiv 2412.06263), a thin layer over
+:mod:`backend.tokens.illava.jobs`:
 
 - ``python -m backend illava run --image FILE --method illava --layers 5,6,7,8 --r 32 --question "..." --json``
   answers a question about an image with and without reduction and prints the answers, the tokens per layer, the
@@ -10,7 +11,8 @@
   costs the counting answers (ranking signal per block, object tokens kept per merge, counting controls).
 
 Handlers return their result (and text lines); :mod:`backend.cli_common` prints it (JSON with ``--json``) and turns
-bad input into exit code 2. The method choices come from :data:`backend.tokens.merging.METHODS`; models load only inside the handlers.
+bad input into exit code 2. Method names are checked by the registry of :mod:`backend.tokens.illava.merging` (an
+unknown one lists the valid names); models load only inside the handlers.
 """
 
 from __future__ import annotations
@@ -18,32 +20,24 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..cli_common import Output, add_action, add_group, int_list
-from .merging import ALIASES, METHODS
+from ...cli_common import Output, add_action, add_group, int_list
 
 GROUP = "illava"
-# every registered method, with the alias ``illava`` (= ``illava_code``) after the unreduced model
-METHOD_CHOICES = (METHODS.names()[0], *ALIASES, *METHODS.names()[1:])
+DEFAULT_SCENE = 1_000_000  # the first held-out scene
+DEFAULT_QUESTION = "What color is the circle?"  # for an image file without --question
 
 
-def build_plan(args: argparse.Namespace, n_tokens: int = 256) -> Any:
-    """The :class:`ReductionPlan` of the arguments: ``--keep`` (default placement) or explicit layers and r."""
-    from .plan import ReductionPlan, plan_for_budget
-
-    method = args.method
+def plan_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The :class:`~backend.tokens.illava.jobs.PlanConfig` fields of the arguments: ``--keep`` (the method's default
+    placement for that budget) or explicit ``--layers/--r/--llm-layers/--llm-r``."""
+    common = {"method": args.method, "m": args.m, "n_recycled": args.n_recycled, "seed": args.seed}
     if getattr(args, "keep", None) is not None:
-        return plan_for_budget(method, args.keep, n_tokens, split=args.split, seed=args.seed)
-    from .merging import get_method
-
-    name = get_method(method).name
-    vit_layers = args.layers if "vit" in get_method(name).stages else ()
-    return ReductionPlan(name, vit_layers=vit_layers, vit_r=args.r if vit_layers else 0,
-                         llm_layers=args.llm_layers, llm_r=args.llm_r if args.llm_layers else 0,
-                         m=args.m, n_recycled=args.n_recycled, seed=args.seed)
+        return {**common, "keep": args.keep, "split": args.split}
+    return {**common, "vit_layers": args.layers, "r": args.r, "llm_layers": args.llm_layers, "llm_r": args.llm_r}
 
 
 def _load_image(args: argparse.Namespace) -> tuple[Any, str, list[str]]:
-    from ..io.registry import read_path
+    from ...io.registry import read_path
 
     notes: list[str] = []
     if args.image:
@@ -59,21 +53,19 @@ def _load_image(args: argparse.Namespace) -> tuple[Any, str, list[str]]:
 
 def cmd_run(args: argparse.Namespace) -> Output:
     """Answer one question with and without reduction; print tokens per layer and prefill times."""
-    from ..runtime import provenance
-    from .evaluation import analyze
+    from ...runtime import provenance
+    from .jobs import AnalysisConfig, run_analysis
     from .projector import PROJECTOR_FILE
-    from .tiny_vlm import TinyVLM
 
+    config = AnalysisConfig(**plan_settings(args), repeats=args.repeats, projector=args.projector)
     image, source, notes = _load_image(args)
     question = args.question
     if question is None:
         from .scenes import make_scene
 
-        question = make_scene(args.scene).questions[0].text if not args.image else "What color is the circle?"
+        question = DEFAULT_QUESTION if args.image else make_scene(args.scene).questions[0].text
     weights = args.projector or PROJECTOR_FILE
-    vlm = TinyVLM.load(weights)
-    plan = build_plan(args, vlm.n_patches)
-    res = analyze(vlm, image, question, plan, repeats=args.repeats)
+    res = run_analysis(image, question, config)
     out = {"image": source, "notes": notes, **res.summary(),
            "provenance": provenance(args.seed, [weights], command="run", repeats=args.repeats)}
     lines = [
@@ -93,55 +85,42 @@ def cmd_run(args: argparse.Namespace) -> Output:
 
 def cmd_eval(args: argparse.Namespace) -> Output:
     """Accuracy of one plan (and of the unreduced model) on held-out scene questions."""
-    from ..runtime import provenance
-    from .evaluation import evaluate
+    from ...runtime import provenance
+    from .jobs import EvalConfig, run_eval
     from .projector import PROJECTOR_FILE
-    from .scenes import scenes
-    from .tiny_vlm import TinyVLM
 
+    config = EvalConfig(**plan_settings(args), scenes=args.scenes, start=args.start, positions=args.positions,
+                        projector=args.projector)
     weights = args.projector or PROJECTOR_FILE
-    vlm = TinyVLM.load(weights)
-    plan = build_plan(args, vlm.n_patches)
-    data = scenes(args.scenes, "heldout", start=args.start)
-    base = evaluate(vlm, data)
-    res = evaluate(vlm, data, plan, image_positions=args.positions) if plan.label() != "none" else base
-    out = {"unreduced": base.to_dict(), "reduced": res.to_dict(),
-           "accuracy_drop_points": round(100 * (base.accuracy - res.accuracy), 2),
-           "provenance": provenance(args.seed, [weights], command="eval", scenes=args.scenes,
-                                    start=args.start, positions=args.positions)}
-    lines = [f"{args.scenes} held-out scenes, {base.n_questions} questions (chance {base.chance:.3f})",
-             f"unreduced: accuracy {base.accuracy:.3f} {base.per_type}",
-             f"{res.label}: accuracy {res.accuracy:.3f} {res.per_type}, {res.tokens_to_llm} tokens reach the LLM"]
+    out = run_eval(config)
+    base, res = out["unreduced"], out["reduced"]
+    out["provenance"] = provenance(args.seed, [weights], command="eval", scenes=args.scenes, start=args.start,
+                                   positions=args.positions)
+    lines = [f"{args.scenes} held-out scenes, {base['n_questions']} questions (chance {base['chance']:.3f})",
+             f"unreduced: accuracy {base['accuracy']:.3f} {base['per_type']}",
+             f"{res['label']}: accuracy {res['accuracy']:.3f} {res['per_type']}, {res['tokens_to_llm']} tokens "
+             "reach the LLM"]
     return Output(out, lines)
 
 
 def cmd_sweep(args: argparse.Namespace) -> Output:
     """Accuracy vs tokens kept vs prefill time for every method."""
-    from ..runtime import provenance
-    from .evaluation import SWEEP_METHODS, sweep
+    from ...runtime import provenance
+    from .jobs import SweepConfig, run_sweep
     from .projector import PROJECTOR_FILE
-    from .tiny_vlm import TinyVLM
 
-    vlm = TinyVLM.load()
-    methods = tuple(args.methods) if args.methods else SWEEP_METHODS
-    rows = sweep(vlm, n_scenes=args.scenes, keeps=tuple(args.keeps), methods=methods, time_repeats=args.repeats,
-                 start=args.start)
-    import os
-    import platform
-
-    import torch
-
-    machine = (f"{platform.machine()}, {os.cpu_count()} CPUs, torch {torch.__version__} with "
-               f"{torch.get_num_threads()} thread(s), median of {args.repeats} timed requests")
-    out = {"scenes": args.scenes, "machine": machine, "rows": rows,
-           "provenance": provenance(0, [PROJECTOR_FILE], command="sweep", scenes=args.scenes, keeps=list(args.keeps),
-                                    methods=list(methods))}
+    settings = {"methods": tuple(args.methods)} if args.methods else {}
+    config = SweepConfig(scenes=args.scenes, keeps=tuple(args.keeps), repeats=args.repeats, start=args.start,
+                         **settings)
+    out = run_sweep(config)
+    out["provenance"] = provenance(0, [PROJECTOR_FILE], command="sweep", scenes=args.scenes, keeps=list(args.keeps),
+                                   methods=list(config.methods))
     if args.out:
-        from ..runtime import write_json_atomic
+        from ...runtime import write_json_atomic
 
         write_json_atomic(args.out, out)
     lines = [f"{'method':<13} {'keep':>5} {'to LLM':>6} {'acc':>6} {'GMACs':>6} {'prefill s':>9} {'speedup':>7}"]
-    for r in rows:
+    for r in out["rows"]:
         lines.append(f"{r['method']:<13} {r['keep']:>5.2f} {r['tokens_to_llm']:>6} {r['accuracy']:>6.3f} "
                      f"{r['macs'] / 1e9:>6.2f} {r['prefill_s']:>9.3f} {r['speedup']:>7.2f}")
     return Output(out, lines)
@@ -149,25 +128,24 @@ def cmd_sweep(args: argparse.Namespace) -> Output:
 
 def cmd_diagnose(args: argparse.Namespace) -> Output:
     """Ranking signal, object tokens kept and counting controls of iLLaVA's encoder stage (see ``diagnose``)."""
-    from ..runtime import provenance
-    from .diagnosis import diagnose
+    from ...runtime import provenance
+    from .jobs import DiagnoseConfig, run_diagnose
     from .projector import PROJECTOR_FILE
-    from .tiny_vlm import TinyVLM
 
+    config = DiagnoseConfig(scenes=args.scenes, keep=args.keep, start=args.start, projector=args.projector)
     weights = args.projector or PROJECTOR_FILE
-    vlm = TinyVLM.load(weights)
-    out = diagnose(vlm, n_scenes=args.scenes, keep=args.keep, start=args.start)
+    out = run_diagnose(config)
     out["provenance"] = provenance(0, [weights], command="diagnose", scenes=args.scenes, keep=args.keep,
                                    start=args.start)
     if args.out:
-        from ..runtime import write_json_atomic
+        from ...runtime import write_json_atomic
 
         write_json_atomic(args.out, out)
     lines = [f"{out['scenes']} held-out scenes, plan {out['plan']}"]
     lines += [f"{name} merge block {i}: object patches kept {d['object_kept']:.2f} (interior "
               f"{d.get('object_interior_kept', float('nan')):.2f}, edge {d.get('object_edge_kept', float('nan')):.2f}),"
               f" background {d['background_kept']:.2f}"
-              for name in ("illava_code", "random") for i, d in out["kept_per_merge_layer"][name].items()]
+              for name, blocks in out["kept_per_merge_layer"].items() for i, d in blocks.items()]
     lines.append(f"object share reaching the LM / image: {out['object_share_reaching_lm_over_image']}")
     lines += [f"counting, {k}: {v['accuracy']:.3f} (over {v['overcounts']}, under {v['undercounts']} of "
               f"{v['questions']})" for k, v in out["counting"].items()]
@@ -177,7 +155,8 @@ def cmd_diagnose(args: argparse.Namespace) -> Output:
 
 
 def _plan_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--method", default="illava", choices=METHOD_CHOICES)
+    p.add_argument("--method", default="illava",
+                   help="reduction method (illava = illava_code; an unknown name lists the valid ones)")
     p.add_argument("--keep", type=float, default=None,
                    help="keep this fraction of the 256 image tokens with the method's default placement")
     p.add_argument("--split", type=float, default=0.75, help="with --keep: share of the reduction in the encoder")
@@ -201,7 +180,7 @@ def add_parser(subparsers: Any) -> argparse._SubParsersAction:
     sub = add_group(subparsers, GROUP, "iLLaVA token merging in a tiny VLM vs ToMe and FastV", description=__doc__)
     run = add_action(sub, "run", cmd_run, "answer a question about an image with and without reduction")
     run.add_argument("--image", default=None, help="PNG/JPEG/WebP file (default: a procedural scene)")
-    run.add_argument("--scene", type=int, default=1_000_000, help="scene seed when no --image is given")
+    run.add_argument("--scene", type=int, default=DEFAULT_SCENE, help="scene seed when no --image is given")
     run.add_argument("--question", default=None)
     run.add_argument("--repeats", type=int, default=3, help="timed repeats (median)")
     _projector_arg(run)
@@ -218,7 +197,8 @@ def add_parser(subparsers: Any) -> argparse._SubParsersAction:
     sw.add_argument("--scenes", type=int, default=40)
     sw.add_argument("--start", type=int, default=0)
     sw.add_argument("--keeps", type=float, nargs="+", default=[2 / 3, 1 / 3, 2 / 9])
-    sw.add_argument("--methods", nargs="+", default=None, choices=METHOD_CHOICES[1:])
+    sw.add_argument("--methods", nargs="+", default=None,
+                    help="reduction methods (default: every method of kind ours or baseline)")
     sw.add_argument("--repeats", type=int, default=3)
     sw.add_argument("--out", default=None, help="also write the JSON to this file (e.g. assets/illava_sweep.json)")
     dg = add_action(sub, "diagnose", cmd_diagnose,

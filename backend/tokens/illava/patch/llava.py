@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from ...errors import InputError
+from ....errors import InputError
 from ..plan import ReductionPlan
 from .llama import LlamaRunner, LLMRun
 from .vit import VitAdapter, VitRun, run_vit

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from backend.registry import choose
 from backend.scenes.objects import PALETTE, Instance, object_mask
 from backend.scenes.render import Backdrop, Frame, draw, plain
 
@@ -258,16 +259,14 @@ def scenes(n: int, split: str = "heldout", start: int = 0, size: int = SIZE,
            area_range: tuple[float, float] | None = None) -> list[Scene]:
     """``n`` scenes of ``split`` ("train" or "heldout"), seeds ``SEED0 + start ...``; ``radius_range`` and
     ``area_range`` as in :func:`make_scene` (training only: the held-out evaluation keeps the default)."""
-    if split not in ("train", "heldout"):
-        raise ValueError(f"Unknown split '{split}'. Valid splits: train, heldout.")
+    split = choose(split, ("train", "heldout"), "split")
     seed0 = (TRAIN_SEED0 if split == "train" else HELDOUT_SEED0) + int(start)
     return [make_scene(seed0 + i, size, radius_range, area_range) for i in range(int(n))]
 
 
 def question_for(kind: str, color: str | None = None, shape: str | None = None) -> str:
     """The template text of ``kind`` filled with ``color``/``shape`` (for the page's question picker)."""
-    if kind not in TEMPLATES:
-        raise ValueError(f"Unknown question type '{kind}'. Valid types: {', '.join(TEMPLATES)}.")
+    kind = choose(kind, TEMPLATES, "question type")
     return TEMPLATES[kind][0].format(color=color or "red", shape=shape or "circle")
 
 

@@ -4,14 +4,14 @@ Design (our CPU miniature of a LLaVA-style model; the paper is arXiv 2412.06263,
 ViT-S/14 encodes a 224 x 224 image into 256 patch tokens (its class token stays in the encoder); a two-layer GELU MLP
 (LLaVA-1.5's ``mlp2x_gelu``, 384 -> 576 -> 576) maps them into the embedding space of the frozen embedded SmolLM2-135M;
 the prompt is ``"Image:" <256 image tokens> "\\nQ: <question>\\nA:"`` and the answer is the candidate word with the
-highest next-token log-likelihood among the question's closed answer set (:mod:`backend.tokens.scenes`). The
+highest next-token log-likelihood among the question's closed answer set (:mod:`.scenes`). The
 projector and LoRA adapters on SmolLM2's q/v projections are trained (``python -m backend.train illava``; one file,
 ``assets/illava_projector.safetensors``); the adapters are folded into a private copy of those matrices at load time
-(:func:`backend.tokens.projector.lora_merged_lm`), so the embedded SmolLM2 shared with other pages is never modified.
+(:func:`.projector.lora_merged_lm`), so the embedded SmolLM2 shared with other pages is never modified.
 
 Token reduction runs in explicit loops over the encoder blocks and decoder layers, so that a merge can sit inside a
-block: :mod:`backend.tokens.patch` (``vit`` and ``llama``); the plans are :mod:`backend.tokens.plan`, the merge
-functions :mod:`backend.tokens.merging`, accuracy and timing :mod:`backend.tokens.evaluation`.
+block: :mod:`.patch` (``vit`` and ``llama``); the plans are :mod:`.plan`, the merge
+functions :mod:`.merging`, accuracy and timing :mod:`.evaluation`.
 
 Everything is float32 on CPU.
 """
@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from ..errors import InputError
+from ...errors import InputError
 from . import merging, scenes
 from .patch import llama, vit
 from .patch.llama import LLMRun
@@ -131,7 +131,7 @@ class TinyVLM:
     @classmethod
     def load(cls, projector_path: str | Path = PROJECTOR_FILE, vision: Any = None, lm: Any = None) -> TinyVLM:
         """The shipped tiny VLM (embedded DINOv2 and SmolLM2 from :mod:`backend.models` unless given)."""
-        from ..models import load
+        from ...models import load
 
         proj = load_projector(projector_path)
         return cls(vision or load("dinov2"), lm or load("smollm2"), proj)
@@ -152,7 +152,7 @@ class TinyVLM:
                scores_override: Callable[[merging.TokenSet], torch.Tensor] | None = None
                ) -> tuple[torch.Tensor, torch.Tensor, VitRun]:
         """Pixels -> projected image tokens ``[B, N', 576]``, their sources over the ``N0`` patches, the run
-        (``scores_override``: see :func:`backend.tokens.patch.vit.run_vit`, diagnostics only)."""
+        (``scores_override``: see :func:`.patch.vit.run_vit`, diagnostics only)."""
         run = run_vit(self.adapter, pixels, plan, record=record, scores_override=scores_override)
         p = self.adapter.prefix
         with torch.inference_mode():
@@ -218,9 +218,10 @@ class TinyVLM:
 
     # ------------------------------------------------------------------------------------------------- helpers
     def seeded(self, plan: ReductionPlan | None, pixels: torch.Tensor) -> ReductionPlan | None:
-        """For the random baseline: a per-image seed (plan seed mixed with a hash of the pixels), so that different
-        images drop different tokens while every run on the same image and seed is identical."""
-        if plan is None or plan.method != "random":
+        """For a method that draws from the plan's generator (random dropping): a per-image seed (plan seed mixed
+        with a hash of the pixels), so that different images drop different tokens while every run on the same image
+        and seed is identical."""
+        if plan is None or merging.get_method(plan.method).needs != "generator":
             return plan
         import hashlib
         from dataclasses import replace

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..registry import Registry
-from ..runtime import Progress, report
+from ...registry import Registry
+from ...runtime import Progress, report
 from . import merging, scenes
 from .evaluation import evaluate
 from .patch.vit import run_vit
@@ -19,6 +19,8 @@ from .plan import ReductionPlan, plan_for_budget
 from .scenes import INTERIOR_COVERAGE, OBJECT_COVERAGE
 from .tiny_vlm import TinyVLM
 
+OURS = merging.METHODS.names(kind="ours")[0]  # the released code's iLLaVA merge
+RANDOM = next(n for n in merging.METHODS if merging.METHODS[n].fn is merging.random_drop)  # the random control
 SIZE_FACTORS = (0.7, 1.0, 1.3)  # object-radius factors of the size control (training radii: 0.09-0.13 of the image)
 
 
@@ -80,14 +82,15 @@ def diagnose(vlm: TinyVLM, n_scenes: int = 36, keep: float = 1 / 3, start: int =
        :data:`SIZE_FACTORS` (same objects, so the same true counts): whether it reads the count from object area.
     """
     data = scenes.scenes(int(n_scenes), "heldout", start=start)
-    plan = plan_for_budget("illava_code", keep, vlm.n_patches)
-    rnd = plan_for_budget("random", keep, vlm.n_patches)
+    plan = plan_for_budget(OURS, keep, vlm.n_patches)
+    rnd = plan_for_budget(RANDOM, keep, vlm.n_patches)
+    compared = {p.method: p for p in (plan, rnd)}  # iLLaVA's encoder merges and random dropping, side by side
     ad, pre = vlm.adapter, vlm.adapter.prefix
     cov = {s.seed: torch.from_numpy(scenes.patch_coverage(s, vlm.patch)).float() for s in data}
     blocks: dict[int, dict[str, list[float]]] = {}
-    kept: dict[str, dict[int, dict[str, list[float]]]] = {"illava_code": {}, "random": {}}
-    share: dict[str, list[float]] = {"illava_code": [], "random": []}
-    lost = {"illava_code": 0, "random": 0}
+    kept: dict[str, dict[int, dict[str, list[float]]]] = {name: {} for name in compared}
+    share: dict[str, list[float]] = {name: [] for name in compared}
+    lost = dict.fromkeys(compared, 0)
     n_obj = []
     with torch.inference_mode():
         for si, s in enumerate(data):
@@ -118,7 +121,7 @@ def diagnose(vlm: TinyVLM, n_scenes: int = 36, keep: float = 1 / 3, start: int =
                     b.setdefault(key, []).append(val)
 
             run_vit(ad, px, None, probe=probe)  # the unreduced encoder, every block's attention probabilities
-            for name, pl in (("illava_code", plan), ("random", rnd)):
+            for name, pl in compared.items():
                 run = run_vit(ad, px, vlm.seeded(pl, px), record=True)
                 for rec in run.records:
                     d = kept[name].setdefault(rec.layer, {})

@@ -168,7 +168,7 @@ class LlamaRunner:
                      next_pos: int | None = None) -> PrefixCache:
         """Run the question-independent prefix ``embeds [1, P, d]`` through layers ``0..upto-1`` (all by default).
         ``pos [1, P]``: its position ids (default ``0..P-1``) and ``next_pos`` that of the first question token
-        (default ``P``); see :func:`backend.tokens.evaluation.evaluate`'s ``image_positions``."""
+        (default ``P``); see :func:`..evaluation.evaluate`'s ``image_positions``."""
         upto = self.num_layers if upto is None else upto
         with torch.inference_mode():
             h = embeds

@@ -1,5 +1,5 @@
 """Model patchers for token reduction, one module per host model family, apart from the pure merge functions
-(:mod:`backend.tokens.merging`) and the plans (:mod:`backend.tokens.plan`), the way ToMe keeps ``merge.py`` apart from
+(:mod:`..merging`) and the plans (:mod:`..plan`), the way ToMe keeps ``merge.py`` apart from
 its ``patch/`` modules:
 
 - :mod:`.vit`: DINOv2, CLIP and SigLIP vision encoders (:func:`.vit.run_vit`);

@@ -15,14 +15,18 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..errors import InputError
-from ..runtime import Progress, report
+from ...errors import InputError
+from ...registry import choose
+from ...runtime import Progress, report
 from . import merging, scenes
 from .plan import ReductionPlan, StepRecord, plan_for_budget
 from .tiny_vlm import Answer, Costs, TinyVLM, question_ids
 
-
 # ====================================================================================================== evaluation
+#: The LM position ids of the image tokens that leave the encoder (see :func:`evaluate`).
+IMAGE_POSITIONS = ("sequence", "source")
+
+
 @dataclass
 class EvalResult:
     """Accuracy of one plan on held-out scene questions (closed answer sets, log-likelihood scoring)."""
@@ -54,12 +58,11 @@ def evaluate(vlm: TinyVLM, scene_list: Sequence[scenes.Scene], plan: ReductionPl
     """Answer every question of ``scene_list`` with ``plan``. Each image is encoded once (with the plan's encoder
     merges) and its prefix cached; the questions of a scene then run as one batch (exactly the per-request answers,
     see :meth:`LlamaRunner.questions`). ``encoder_scores(scene, tokens)`` (diagnostics only) replaces the encoder
-    ranking signal (see :func:`backend.tokens.patch.vit.run_vit`). ``image_positions``: the LM position ids of the image tokens that leave
+    ranking signal (see :func:`.patch.vit.run_vit`). ``image_positions``: the LM position ids of the image tokens that leave
     the encoder: ``"sequence"`` (consecutive, as LLaVA-style models feed them, the released code's behaviour) or
     ``"source"`` (a diagnostic: each token at the position its own patch has in the unreduced prompt, tokens in
     patch order, the question after all 256 patch positions)."""
-    if image_positions not in ("sequence", "source"):
-        raise InputError(f"Unknown image_positions '{image_positions}'. Valid: sequence, source.")
+    image_positions = choose(image_positions, IMAGE_POSITIONS, "image_positions")
     plan = plan or ReductionPlan()
     plan.validate(vlm.adapter.num_layers, vlm.runner.num_layers, vlm.n_patches)
     steps = plan.llm_steps()
@@ -223,7 +226,8 @@ def sweep(vlm: TinyVLM, n_scenes: int = 40, keeps: Sequence[float] = SWEEP_KEEPS
     if n_scenes < 1:
         raise InputError("The sweep needs at least one scene.")
     data = make_scenes(int(n_scenes), "heldout", start=start)
-    configs: list[tuple[str, float, ReductionPlan]] = [("none", 1.0, ReductionPlan())]
+    unreduced = ReductionPlan()
+    configs: list[tuple[str, float, ReductionPlan]] = [(unreduced.method, 1.0, unreduced)]
     for keep in keeps:
         for m in methods:
             configs.append((merging.get_method(m).name, float(keep), plan_for_budget(m, keep, vlm.n_patches)))

@@ -10,7 +10,7 @@ from backend.models import coder
 from backend.reasoning import tasks
 from backend.reasoning.lm import MAX_QUESTION_CHARS, MODEL_IDS
 from backend.reasoning.swireasoning import decoder as sw
-from backend.reasoning.swireasoning.decoder import DECODERS, SwiRConfig, effective_window
+from backend.reasoning.swireasoning.decoder import DECODERS, PROTOCOLS, SwiRConfig, effective_window
 from backend.reasoning.swireasoning.inputs import PRESETS
 from backend.reasoning.swireasoning.jobs import DecodeConfig, EvalConfig, run_decode, run_eval
 from backend.runtime import provenance
@@ -36,9 +36,10 @@ with one solved example and plain-text markers (SmolLM2: `Reasoning:` / `Answer:
 embeddings in training, so latent steps can hurt them: the controller itself is model-agnostic, and the numbers
 below say what it does to each model.
 
-**Settings.** The released code's defaults: blend weight beta0 = 0.7 of the end-marker embedding at a switch to
-explicit, alpha0 = 1, C_max = 2. Its window W = 512 would forbid any switch back to latent under budgets of 512 tokens
-or fewer, so W is scaled to budget / 8 there (our choice). Every decoder stops once a number follows the answer
+**Settings.** The released evaluation's two protocols: *accuracy* runs without a switch cap at alpha0 = 0.6,
+*efficiency* runs with the cap C_max = 2 at alpha0 = 0.5; blend weight beta0 = 0.7 of the end-marker embedding at a
+switch to explicit; sampled decoders at temperature 0.6, top-p 0.95, top-k 20. Its window W = 512 would forbid any
+switch back to latent under budgets of 512 tokens or fewer, so W is scaled to budget / 8 there (our choice). Every decoder stops once a number follows the answer
 marker. **Problems** come from the task generator: unseen draws of the grammar, of its phrasings held out of
 training, of the original five templates with numbers 1-20, and of held-out templates (ages, savings) the tiny
 reasoner never saw; each preset and evaluation says which. A typed question is labelled in or out of the grammar.
@@ -48,6 +49,7 @@ grammar_expander()
 
 QWEN_OK = coder.installed()
 BUDGETS = [16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512]
+CAPS = ["protocol's", "none", "1", "2", "3", "4", "8"]  # the switch cap: the protocol's, or an override
 
 
 def _model_label(m: str) -> str:
@@ -101,15 +103,17 @@ else:
 with st.form("swireasoning_form"):
     f1, f2, f3 = st.columns(3)
     budget = bound(f1.select_slider, "Token budget", BUDGETS, 64, key="swireasoning_budget")
-    max_switch = bound(f2.select_slider, "Switch cap C_max (0 = none)", [0, 1, 2, 3, 4, 8], 2,
-                       key="swireasoning_cmax")
+    protocol = bound(f2.radio, "Protocol", list(PROTOCOLS), horizontal=True, key="swireasoning_protocol",
+                     format_func={"accuracy": "accuracy (no cap, alpha0 0.6)",
+                                  "efficiency": "efficiency (C_max 2, alpha0 0.5)"}.get)
+    cap = bound(f2.select_slider, "Switch cap C_max", CAPS, CAPS[0], key="swireasoning_cmax")
     seed = bound(f3.number_input, "Seed (sampled decoders)", 0, 10_000, 0, key="swireasoning_seed")
     chosen = st.multiselect("Decoders", list(DECODERS), list(DECODERS), format_func=DECODERS.label,
                             key="swireasoning_decoders")
     go_run = st.form_submit_button("Decode with each decoder", icon=":material/swap_horiz:", type="primary",
                                    disabled=blocked)
 
-cfg = SwiRConfig(budget=int(budget), max_switch=int(max_switch) or None)
+max_switch = None if cap == CAPS[0] else 0 if cap == "none" else int(cap)
 if go_run:
     q = (question or "").strip()
     if not q:
@@ -122,14 +126,15 @@ if go_run:
         st.error("Choose at least one decoder.", icon=":material/error:")
     else:
         dcfg = DecodeConfig(model=model_id, path=path, decoders=tuple(chosen), budget=int(budget),
-                            max_switch=int(max_switch), seed=int(seed))
+                            protocol=protocol, max_switch=max_switch, seed=int(seed))
         st.session_state["swireasoning_decode_config"] = dcfg
         lm = reasoning_lm(model_id, path)
         res = run_job("Decoding", run_decode, q, dcfg, lm, time_cap_s=900)
         if res is not None:
             res = res | {"known": known}
             st.session_state["swireasoning_result"] = res
-            record_run("swireasoning", {"model": res["model"], "budget": res["budget"], "C_max": max_switch,
+            record_run("swireasoning", {"model": res["model"], "budget": res["budget"], "protocol": protocol,
+                                        "C_max": cap,
                                         "question": res["question"]},
                        {f"{r['decoder']} answer": r["answer"] for r in res["runs"]} |
                        {f"{r['decoder']} tokens": r["tokens"] for r in res["runs"]}, seed=int(seed))
@@ -162,12 +167,12 @@ if res:
     with d2:
         csv_download("Decoder table (CSV)", pd.DataFrame(rows), "swireasoning_decoders.csv", key="swireasoning_csv")
 
-st.subheader("Evaluate: accuracy vs tokens on held-out problems")
+st.subheader("Evaluate: accuracy vs tokens")
 with st.form("swireasoning_eval_form"):
     e1, e2, e3 = st.columns(3)
     n_eval = e1.select_slider("Problems", [4, 8, 16, 32, 64, 100], 8, key="swireasoning_eval_n")
     eval_budgets = e2.multiselect("Budgets", BUDGETS, [32, 64], key="swireasoning_eval_budgets")
-    split = e3.selectbox("Split", list(tasks.SPLITS), index=list(tasks.SPLITS).index("heldout"),
+    split = e3.selectbox("Split", list(tasks.SPLITS), index=list(tasks.SPLITS).index("train"),
                          format_func=lambda k: f"{k} ({tasks.SPLIT_LABELS[k]})", key="swireasoning_eval_split",
                          help="the tiny reasoner is near 0 on every held-out split (its manifest row); decoders "
                               "differ on unseen draws of its training kind (train)")
@@ -179,7 +184,7 @@ if go_eval:
         st.error("Choose at least one budget and one decoder.", icon=":material/error:")
     else:
         ecfg = EvalConfig(model=model_id, path=path, split=split, n=int(n_eval), budgets=tuple(sorted(eval_budgets)),
-                          decoders=tuple(eval_dec), max_switch=int(max_switch), seed=int(seed))
+                          decoders=tuple(eval_dec), protocol=protocol, max_switch=max_switch, seed=int(seed))
         st.session_state["swireasoning_eval_config"] = ecfg
         lm = reasoning_lm(model_id, path)
         out = run_job("Evaluating", run_eval, ecfg, lm, time_cap_s=1800)

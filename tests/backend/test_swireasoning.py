@@ -200,3 +200,31 @@ def test_cli_refuses_bad_input(capsys):
     if not coder.installed():
         assert main(["swireasoning", "run", "--model", "qwen2.5-coder", "--question", "q", "--json"]) == 2
         assert "make models-extra" in capsys.readouterr().out
+
+
+def test_sampling_keeps_only_the_top_k_then_the_nucleus() -> None:
+    """Top-k (the released evaluation's 20) is applied before top-p: a token outside the k most likely is never drawn."""
+    import torch
+
+    logits = torch.linspace(0.0, 1.0, 50)  # nearly flat: top-p 0.95 alone keeps most of the 50
+    gen = torch.Generator().manual_seed(0)
+    drawn = {sw._sample(logits, 0.6, 0.95, gen, top_k=20) for _ in range(400)}
+    assert drawn <= set(range(30, 50)) and len(drawn) > 10
+    assert max(sw._sample(logits, 0.6, 0.95, gen, top_k=0) for _ in range(400)) == 49
+    assert min(sw._sample(logits, 0.6, 0.95, gen, top_k=0) for _ in range(400)) < 30
+
+
+def test_protocols_are_the_released_evaluation_settings() -> None:
+    """Accuracy runs uncapped at alpha 0.6, efficiency runs capped at 2 with alpha 0.5; overrides win; a job config
+    refuses unknown protocols with the valid names."""
+    from backend.errors import InputError
+    from backend.reasoning.swireasoning.jobs import DecodeConfig, EvalConfig
+
+    acc, eff = sw.protocol_config("accuracy"), sw.protocol_config("efficiency", budget=32)
+    assert (acc.max_switch, acc.alpha0, acc.top_k) == (None, 0.6, 20)
+    assert (eff.max_switch, eff.alpha0, eff.budget) == (2, 0.5, 32)
+    assert DecodeConfig(budget=32).swir().max_switch is None
+    assert DecodeConfig(budget=32, protocol="efficiency", max_switch=0).swir().max_switch is None
+    assert EvalConfig(budgets=(32,), protocol="Efficiency", alpha0=0.9).swir().alpha0 == 0.9
+    with pytest.raises(InputError, match="accuracy, efficiency"):
+        DecodeConfig(protocol="fast")

@@ -10,6 +10,9 @@ end-of-thinking marker; its baselines on the same loop; accuracy vs tokens on ge
 ``backend.reasoning.tasks`` with the causal LMs of ``backend.reasoning.lm``; the page's and the CLI's jobs (``jobs``),
 the CLI (``cli``), inputs (``inputs``).
 
+Protocols (``decoder.PROTOCOLS``, the released evaluation's two settings): ``accuracy`` runs without a switch cap at
+alpha0 0.6, ``efficiency`` runs with C_max = 2 at alpha0 0.5; sampled decoders at temperature 0.6, top-p 0.95, top-k 20.
+
 What it leaves out: the paper's large models and benchmarks (GSM8K, MATH, AIME...); W is scaled to budget / 8 under
 budgets of 512 tokens or fewer (our choice, carried in every result).
 
@@ -18,9 +21,9 @@ Methods (``decoder.DECODERS``; ``kind`` as in ``backend.registry``):
 | name | label | kind | what |
 |------|-------|------|------|
 | ``swireasoning`` | SwiReasoning (ours, greedy) | ours | latent/explicit switching on entropy trends, greedy tokens |
-| ``swireasoning_sample`` | SwiReasoning (sampled) | ours | the same with sampled tokens (T 0.6, top-p 0.95) |
+| ``swireasoning_sample`` | SwiReasoning (sampled) | ours | the same with sampled tokens (T 0.6, top-p 0.95, top-k 20) |
 | ``cot_greedy`` | CoT greedy | baseline | explicit tokens only, greedy |
-| ``cot_sample`` | CoT sampled (T 0.6, top-p 0.95) | baseline | explicit tokens only, sampled |
+| ``cot_sample`` | CoT sampled (T 0.6, top-p 0.95, top-k 20) | baseline | explicit tokens only, sampled |
 | ``soft_thinking`` | Latent only (soft thinking) | baseline | latent steps only |
 | ``budget_forced`` | Budget-forced CoT | baseline | greedy CoT with the end-of-thinking marker forced before the answer reserve |
 

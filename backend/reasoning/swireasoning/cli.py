@@ -41,7 +41,9 @@ def add_parser(subparsers: Any) -> argparse._SubParsersAction:
 
     e = add_action(sub, "eval", cmd_eval, "accuracy and tokens per decoder x budget on generated problems")
     _model(e)
-    e.add_argument("--split", default="heldout", help="heldout | heldout_numbers | heldout_templates | train")
+    e.add_argument("--split", default="train",
+                   help="train (unseen draws of the training distribution, default) | grammar | grammar_paraphrase | "
+                        "heldout | heldout_numbers | heldout_templates")
     e.add_argument("--n", type=int, default=20, help="problems (1..500)")
     e.add_argument("--budgets", default="64,128", help="comma-separated token budgets (8..4096 each)")
     e.add_argument("--budget", type=int, default=None, help="one budget (instead of --budgets)")
@@ -64,7 +66,12 @@ def _model(a: argparse.ArgumentParser) -> None:
 
 
 def _settings(a: argparse.ArgumentParser) -> None:
-    a.add_argument("--max-switch", type=int, default=2, help="C_max, the switch cap (0 = no cap)")
+    a.add_argument("--protocol", default="accuracy",
+                   help="the released evaluation's settings: accuracy (no switch cap, alpha 0.6, default) or "
+                        "efficiency (C_max 2, alpha 0.5)")
+    a.add_argument("--max-switch", type=int, default=None,
+                   help="C_max, the switch cap (0 = no cap; default: the protocol's)")
+    a.add_argument("--alpha", type=float, default=None, help="alpha0 (default: the protocol's)")
     a.add_argument("--window", type=int, default=512, help="W (scaled to budget / 8 when W >= budget)")
     a.add_argument("--seed", type=int, default=0, help="seed of the sampled decoders")
 
@@ -75,12 +82,13 @@ def cmd_run(args: argparse.Namespace) -> Output:
     from .jobs import DecodeConfig, run_decode
 
     cfg = DecodeConfig(model=args.model, path=args.path, decoders=args.decoder, budget=args.budget,
-                       max_switch=args.max_switch, window=args.window, seed=args.seed)
+                       protocol=args.protocol, max_switch=args.max_switch, alpha0=args.alpha, window=args.window,
+                       seed=args.seed)
     out = run_decode(args.question, cfg)
     q, runs = out["question"], out["runs"]
     out["provenance"] = provenance(args.seed, (), model=args.model, path=args.path, question=q,
-                                   decoder=args.decoder, budget=args.budget, max_switch=args.max_switch,
-                                   window=args.window)
+                                   decoder=args.decoder, budget=args.budget, protocol=cfg.protocol,
+                                   max_switch=args.max_switch, alpha=args.alpha, window=args.window)
     dom = out["domain"]
     lines = [f"{out['model']}, budget {out['budget']}: {q}", f"{dom['label']}: {dom['reason']}"]
     for r in runs:
@@ -106,12 +114,13 @@ def cmd_eval(args: argparse.Namespace) -> Output:
             raise InputError("--budgets must be comma-separated integers, e.g. 64,128,256.") from None
     chosen = {} if args.decoders is None else {"decoders": args.decoders}
     cfg = EvalConfig(model=args.model, path=args.path, split=args.split, n=args.n, budgets=tuple(budgets),
-                     **chosen, problem_seed=args.problem_seed, max_switch=args.max_switch,
-                     window=args.window, seed=args.seed)
+                     **chosen, problem_seed=args.problem_seed, protocol=args.protocol, max_switch=args.max_switch,
+                     alpha0=args.alpha, window=args.window, seed=args.seed)
     out = run_eval(cfg)
     out["provenance"] = provenance(args.seed, (), model=args.model, path=args.path, split=args.split, n=args.n,
                                    budgets=list(cfg.budgets), decoders=list(cfg.decoders),
-                                   problem_seed=args.problem_seed, max_switch=args.max_switch, window=args.window)
+                                   problem_seed=args.problem_seed, protocol=cfg.protocol,
+                                   max_switch=args.max_switch, alpha=args.alpha, window=args.window)
     lines = [f"{out['model']} on {args.n} problems of split {args.split}"]
     for r in out["rows"]:
         lines.append(f"{r['label']:32} budget {r['budget']:5d}  accuracy {r['accuracy']:6.1%}  tokens "

@@ -44,18 +44,35 @@ MATH_SYMBOLS = tuple("+-*/^=<>()[]{}_|") + tuple("0123456789") + tuple("abcdefgh
 
 @dataclass
 class SwiRConfig:
-    """Decoding settings; defaults are the released code's (``max_switch`` 2 as in its chat script)."""
+    """Decoding settings; defaults are the released evaluation's (``run.py``: no switch cap, alpha 1, temperature
+    0.6, top-p 0.95, top-k 20); :data:`PROTOCOLS` holds its two published evaluation settings."""
 
     budget: int = 256               # max new tokens
     window: int = 512               # W: explicit steps before an explicit -> latent switch is allowed
     scale_window: bool = True       # W -> budget / 8 when W >= budget (our choice, labelled)
     alpha0: float = 1.0
     beta0: float = 0.7
-    max_switch: int | None = 2      # C_max; None = no cap
+    max_switch: int | None = None   # C_max; None = no cap
     termination_max_tokens: int = 32
     temperature: float = 0.6        # for the sampled decoders
     top_p: float = 0.95
+    top_k: int = 20
     math_explicit: bool = True
+
+
+#: The released evaluation's two settings (its README's two ``run.py`` commands): accuracy runs without a switch cap
+#: (alpha 0.6), token-efficiency runs with the switch cap C_max = 2 (alpha 0.5).
+PROTOCOLS: dict[str, dict[str, Any]] = {
+    "accuracy": {"max_switch": None, "alpha0": 0.6},
+    "efficiency": {"max_switch": 2, "alpha0": 0.5},
+}
+
+
+def protocol_config(protocol: str, **overrides: Any) -> SwiRConfig:
+    """:class:`SwiRConfig` of one of :data:`PROTOCOLS` (``accuracy`` or ``efficiency``), with ``overrides``."""
+    from ...registry import choose
+
+    return SwiRConfig(**{**PROTOCOLS[choose(protocol, PROTOCOLS, "protocol")], **overrides})
 
 
 def effective_window(cfg: SwiRConfig) -> int:
@@ -196,9 +213,13 @@ def math_token_ids(lm: Any) -> set[int]:
     return ids
 
 
-def _sample(logits: Any, temperature: float, top_p: float, gen: Any) -> int:
+def _sample(logits: Any, temperature: float, top_p: float, gen: Any, top_k: int = 0) -> int:
+    """Temperature, then top-k (0: off), then top-p (nucleus) filtering, as transformers' sampling applies them."""
     import torch
 
+    if 0 < top_k < logits.shape[-1]:
+        kth = torch.topk(logits, top_k).values[-1]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
     probs = torch.softmax(logits / temperature, dim=-1)
     if top_p < 1.0:
         sp, si = probs.sort(descending=True)
@@ -258,7 +279,7 @@ def _decode(mode: DecoderMode, lm: Any, question: str, cfg: SwiRConfig | None = 
             logits = res.logits[0, -1].float()
             probs = torch.softmax(logits, dim=-1)
             entropy = float(-(probs * probs.clamp_min(1e-12).log()).sum())
-            tok = _sample(logits, cfg.temperature, cfg.top_p, gen) if mode.sample else int(logits.argmax())
+            tok = _sample(logits, cfg.temperature, cfg.top_p, gen, cfg.top_k) if mode.sample else int(logits.argmax())
             if forced_at is not None and t == forced_at and close_text not in lm.decode(out):
                 ctrl.queue, ctrl.injecting = lm.encode(term_text), True
             tail = lm.decode(out[-8:] + [tok])
@@ -339,6 +360,8 @@ class EvalRow:
     seconds: float
     forward_passes: float = 0.0   # mean model calls per problem
     tokens_per_s: float = 0.0
+    correct: list[int] = field(default_factory=list)  # per problem, in order (paired comparisons)
+    tokens: list[int] = field(default_factory=list)   # generated tokens per problem
 
 
 def evaluate(lm: Any, problems: list[Any], decoders: list[str], budgets: list[int], cfg: SwiRConfig | None = None,
@@ -352,9 +375,12 @@ def evaluate(lm: Any, problems: list[Any], decoders: list[str], budgets: list[in
             c = replace(cfg, budget=b)
             ok = toks = answered = passes = 0
             secs = 0.0
+            correct, tokens = [], []
             for i, p in enumerate(problems):
                 tr = decode(lm, p.question, name, c, seed=seed + i, cancel=cancel)
                 ok += int(tr.answer == p.answer)
+                correct.append(int(tr.answer == p.answer))
+                tokens.append(tr.tokens)
                 answered += int(tr.answer is not None)
                 toks += tr.tokens
                 passes += tr.forward_passes
@@ -363,17 +389,18 @@ def evaluate(lm: Any, problems: list[Any], decoders: list[str], budgets: list[in
                 report(progress, done / total, f"{DECODERS.label(name)} at budget {b}: {i + 1}/{len(problems)}")
             n = max(1, len(problems))
             rows.append(EvalRow(name, b, ok / n, toks / n, answered / n, len(problems), round(secs, 2), passes / n,
-                                round(toks / secs, 2) if secs > 0 else 0.0))
+                                round(toks / secs, 2) if secs > 0 else 0.0, correct, tokens))
     return rows
 
 
 def pareto(rows: list[EvalRow]) -> list[bool]:
-    """Per row: no other row has at least its accuracy with fewer mean tokens, or more accuracy with as few."""
+    """Per row: it solves something, and no other row has at least its accuracy with fewer mean tokens, or more
+    accuracy with as few (a row at zero accuracy is on no front: spending fewer tokens on nothing is no trade-off)."""
     out = []
     for r in rows:
         dominated = any((o.accuracy >= r.accuracy and o.mean_tokens < r.mean_tokens) or
                         (o.accuracy > r.accuracy and o.mean_tokens <= r.mean_tokens) for o in rows if o is not r)
-        out.append(not dominated)
+        out.append(r.accuracy > 0 and not dominated)
     return out
 
 
@@ -407,7 +434,7 @@ DECODERS.add("swireasoning_sample", partial(_decode, DecoderMode(sample=True)), 
              kind="ours")
 DECODERS.add("cot_greedy", partial(_decode, DecoderMode(explicit_only=True)), label="CoT greedy", kind="baseline")
 DECODERS.add("cot_sample", partial(_decode, DecoderMode(explicit_only=True, sample=True)),
-             label="CoT sampled (T 0.6, top-p 0.95)", kind="baseline")
+             label="CoT sampled (T 0.6, top-p 0.95, top-k 20)", kind="baseline")
 DECODERS.add("soft_thinking", partial(_decode, DecoderMode(latent_only=True)), label="Latent only (soft thinking)",
              kind="baseline")
 DECODERS.add("budget_forced", partial(_decode, DecoderMode(explicit_only=True, force_end=True)),

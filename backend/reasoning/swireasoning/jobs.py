@@ -21,7 +21,7 @@ from ...errors import InputError
 from ...registry import choose
 from ...runtime import CancelToken, Progress, report
 from ..lm import check_question as _check_question
-from .decoder import DECODERS, SwiRConfig, greedy_decoders
+from .decoder import DECODERS, PROTOCOLS, SwiRConfig, greedy_decoders, protocol_config
 
 
 def check_question(q: Any) -> str:
@@ -47,30 +47,48 @@ def check_decoders(names: Any) -> tuple[str, ...]:
     return out
 
 
-def _check_switching(max_switch: Any, window: Any) -> None:
-    if max_switch < 0 or window < 1:
+def _check_switching(max_switch: Any, window: Any, alpha0: Any = None) -> None:
+    if (max_switch is not None and max_switch < 0) or window < 1:
         raise InputError("--max-switch must be >= 0 (0 = no cap) and --window >= 1.")
+    if alpha0 is not None and not 0.0 <= alpha0 <= 1.0:
+        raise InputError(f"--alpha must lie in [0, 1], got {alpha0}.")
+
+
+def _swir(protocol: str, budget: int, window: int, max_switch: int | None, alpha0: float | None) -> SwiRConfig:
+    """The protocol's settings (:data:`decoder.PROTOCOLS`) with the explicit overrides: ``max_switch`` 0 = no cap,
+    None = the protocol's; ``alpha0`` None = the protocol's."""
+    over: dict[str, Any] = {"budget": budget, "window": window}
+    if max_switch is not None:
+        over["max_switch"] = max_switch or None
+    if alpha0 is not None:
+        over["alpha0"] = alpha0
+    return protocol_config(protocol, **over)
 
 
 @dataclass(frozen=True)
 class DecodeConfig:
-    """One decode per decoder: model, decoders, budget, switch cap ``max_switch`` (0 = no cap), window W, seed."""
+    """One decode per decoder: model, decoders, budget, the released evaluation ``protocol`` (``accuracy``: no
+    switch cap, alpha 0.6; ``efficiency``: C_max 2, alpha 0.5) with optional overrides of its switch cap
+    ``max_switch`` (0 = no cap) and ``alpha0``, window W, seed."""
 
     model: str = "tinyreasoner"
     path: str | None = None
     decoders: tuple[str, ...] = tuple(DECODERS)
     budget: int = 128
-    max_switch: int = 2
+    protocol: str = "accuracy"
+    max_switch: int | None = None
+    alpha0: float | None = None
     window: int = 512
     seed: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "decoders", check_decoders(self.decoders))
+        object.__setattr__(self, "protocol", choose(self.protocol, PROTOCOLS, "protocol"))
         check_budget(self.budget)
-        _check_switching(self.max_switch, self.window)
+        _check_switching(self.max_switch, self.window, self.alpha0)
 
     def swir(self) -> SwiRConfig:
-        return SwiRConfig(budget=self.budget, window=self.window, max_switch=self.max_switch or None)
+        return _swir(self.protocol, self.budget, self.window, self.max_switch, self.alpha0)
 
 
 @dataclass(frozen=True)
@@ -79,12 +97,14 @@ class EvalConfig:
 
     model: str = "tinyreasoner"
     path: str | None = None
-    split: str = "heldout"
+    split: str = "train"
     n: int = 20
     budgets: tuple[int, ...] = (64, 128)
     decoders: tuple[str, ...] = greedy_decoders()
     problem_seed: int = 0
-    max_switch: int = 2
+    protocol: str = "accuracy"
+    max_switch: int | None = None
+    alpha0: float | None = None
     window: int = 512
     seed: int = 0
 
@@ -98,10 +118,11 @@ class EvalConfig:
             raise InputError("Give at least one budget.")
         object.__setattr__(self, "budgets", tuple(check_budget(b) for b in self.budgets))
         object.__setattr__(self, "decoders", check_decoders(self.decoders))
-        _check_switching(self.max_switch, self.window)
+        object.__setattr__(self, "protocol", choose(self.protocol, PROTOCOLS, "protocol"))
+        _check_switching(self.max_switch, self.window, self.alpha0)
 
     def swir(self) -> SwiRConfig:
-        return SwiRConfig(budget=max(self.budgets), window=self.window, max_switch=self.max_switch or None)
+        return _swir(self.protocol, max(self.budgets), self.window, self.max_switch, self.alpha0)
 
 
 @dataclass(frozen=True)

@@ -390,6 +390,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Reasoning",
         abstract=(_F4, 6),
         icon=":material/rule:",
+        status="available",
+        package="backend.reasoning.orprm",
     ),
     Paper(
         id="swireasoning",

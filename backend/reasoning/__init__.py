@@ -10,6 +10,15 @@
 - :mod:`backend.reasoning.candidates`: a cache of N sampled candidates per problem, verifier scores over it and exact
   BoN@n / weighted-BoN@n curves.
 
-Method packages: :mod:`backend.reasoning.swireasoning` (SwiReasoning's latent/explicit switching decoder and its
-baselines; it uses ``tasks`` and ``lm``).
+- :mod:`backend.reasoning.domain`: what the tiny reasoner's grammar covers, and the in/out-of-domain label of a
+  question;
+- :mod:`backend.reasoning.reasoner_eval`: greedy, pass@k and maj@k of a causal LM per split and difficulty.
+
+Method packages (each uses ``tasks`` and, where it decodes, ``lm`` and ``sampling``):
+:mod:`backend.reasoning.swireasoning` (latent/explicit switching decoding and its baselines),
+:mod:`backend.reasoning.d2f` (discrete diffusion forcing: block-causal diffusion decoding with a KV cache),
+:mod:`backend.reasoning.t1` (tool-integrated verification for best-of-N),
+:mod:`backend.reasoning.rgm` (the reflective generative model's self-supervised process reward model),
+:mod:`backend.reasoning.orprm` (OR-PRM's data gates and step-level reward model over operations-research
+formulations; it uses ``candidates`` and no language model).
 """

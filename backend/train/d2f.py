@@ -29,8 +29,11 @@ diffusion decoding).
 2. Student (D2F's asymmetric distillation): initialised from the teacher; the target is cut into blocks of
    ``--block`` tokens with mask ratios increasing monotonically across blocks (per example, sorted draws from
    U(``--ratio-lo``, ``--ratio-hi``), default [0.2, 0.7]); the teacher sees the whole noisy sequence with
-   bidirectional attention, the student the same with block-causal attention; loss = sum over masked positions of
-   KL(p_student || p_teacher) (the direction the paper writes), plus the same masked cross-entropy.
+   bidirectional attention, the student the same with block-causal attention; loss (``--loss official``, the
+   released ``D2F-train/utils/loss.py`` with self-alignment) = mean over masked positions of the cross-entropy of the
+   student against the teacher's probabilities, each weighted by 1 / its mask probability, with no ground-truth
+   term; ``--loss kl``: KL(p_student || p_teacher) (the direction the paper writes) plus the masked cross-entropy
+   against the true tokens, unweighted.
 
 AdamW (lr 2e-4 teacher, 1e-4 student, warm-up 200 steps, cosine), batch 16; 3,000 teacher and 600 student steps
 (about 35 minutes on one core). A longer teacher is not a better start: after 5,000 steps its own semi-autoregressive
@@ -106,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--length", type=int, default=96, help="generation length (target positions)")
     ap.add_argument("--block", type=int, default=16)
+    ap.add_argument("--loss", choices=("official", "kl"), default="official",
+                    help="official: cross-entropy of the student against the teacher's probabilities over the masked "
+                         "positions, each weighted by 1 / its mask probability (the released loss); kl: "
+                         "KL(student || teacher) plus the ground-truth cross-entropy, unweighted")
     ap.add_argument("--ratio-lo", type=float, default=0.2)
     ap.add_argument("--ratio-hi", type=float, default=0.7)
     ap.add_argument("--seed", type=int, default=0)
@@ -197,15 +204,23 @@ def main(argv: list[str] | None = None) -> int:
             pt = torch.log_softmax(aligned(teacher(x, _key_mask(bidirectional_mask(x.shape[1]), pad)), cfg.shift), -1)
         ls = torch.log_softmax(aligned(student(x, _key_mask(block_causal_mask(x.shape[1], plen, args.block), pad)),
                                        cfg.shift), -1)
-        kl = (ls.exp() * (ls - pt)).sum(-1)[m]
-        ce = F.nll_loss(ls[m], ids[m])
-        loss = kl.mean() + ce
+        if args.loss == "official":  # cross-entropy against the teacher's probabilities, weighted by 1 / p_mask
+            ratio = torch.ones(ids.shape, dtype=r.dtype)
+            ratio[:, plen:] = r
+            xent = -(pt.exp() * ls).sum(-1)[m] / ratio[m]
+            kl, ce = xent, torch.zeros(())
+            loss = xent.mean()
+        else:
+            kl = (ls.exp() * (ls - pt)).sum(-1)[m]
+            ce = F.nll_loss(ls[m], ids[m])
+            loss = kl.mean() + ce
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(student.parameters(), 1.0)
         opt.step()
         if step % 100 == 0:
-            print(f"student {step} kl {float(kl.mean().detach()):.4f} ce {float(ce.detach()):.4f} {time.perf_counter() - t1:.0f}s",
+            print(f"student {step} {args.loss} {float(kl.mean().detach()):.4f} ce {float(ce.detach()):.4f} "
+                  f"{time.perf_counter() - t1:.0f}s",
                   flush=True)
     student_s = time.perf_counter() - t1
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -219,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     weights.save(args.out_dir / "d2f_student.safetensors", student.state_dict(),
                  command="python -m backend.train d2f", data_seeds={"train": [500_000, 500_000 + args.student_steps]},
                  quality={"train_seconds": round(student_s, 1), "steps": args.student_steps,
-                          "mask_ratios": [args.ratio_lo, args.ratio_hi]}, **common)
+                          "mask_ratios": [args.ratio_lo, args.ratio_hi], "loss": args.loss}, **common)
     print(f"wrote {args.out_dir}")
     return 0
 

@@ -105,3 +105,24 @@ def test_training_script_smoke_and_decoding_a_real_prompt(tmp_path):
     again, _ = load_diffusion_lm(other / "d2f_student.safetensors")
     for (k, x), y in zip(student.state_dict().items(), again.state_dict().values(), strict=True):
         assert torch.equal(x, y), k
+
+
+def test_ar_baseline_runs_the_reasoner_through_the_same_module() -> None:
+    """The AR baseline decodes the tiny reasoner's weights through D2F's own module and KV cache (so the speed
+    comparison shares one code path) and gives exactly the transformers model's greedy tokens and passes."""
+    from backend.models.tinyreasoner import load_tinyreasoner
+    from backend.reasoning.d2f.evaluate import ar_decode, load_models, prompt_ids
+    from backend.reasoning.sampling import greedy
+    from backend.reasoning.tasks import generate
+
+    models = load_models()
+    reasoner = load_tinyreasoner()
+    for p in generate(3, "train", seed=5, steps=(1, 3)):
+        ids = prompt_ids(models.tokenizer, p.question, diffusion=False)
+        lean = ar_decode(models.ar, ids, models.eos_id, models.length)
+        ref = greedy(reasoner, ids, models.length)
+        tokens = ref.tokens(0, 0)
+        if ref.finish_reason[0][0] == "eos":
+            tokens = tokens[:-1]
+        assert lean.tokens == tokens
+        assert lean.forward_passes == ref.forward_passes

@@ -1,14 +1,17 @@
 """Claims of D2F on the shipped models (``python -m backend.train d2f``, ``python -m backend.train tinyreasoner``).
 
 ci tier (models loaded once for the module): the student's block-causal invariance; its KV cache is exact (the
-cached and the cache-free run of the same schedule give the same tokens); on 16 unseen problems of the training
-templates and numbers (split ``train``, seed 0; training drew the streams 1,000-6,999 for the tiny reasoner,
-1,000-3,999 for the teacher and 500,000-500,599 for the student), D2F reaches >= 95 % of the best vanilla accuracy
-(both vanilla decoders, over the whole length and in semi-autoregressive blocks, at 96 / 48 / 24 / 12 steps) with fewer
-forward passes per token than every vanilla setting that reaches that level, and needs fewer passes per token than the
-autoregressive baseline (tokens/s are recorded beside it, not asserted).
-full tier: the same comparison on 100 problems and seven step counts, D2F at tau_conf 0.99 and 1 beside it (what the
-parallel acceptance costs), and the held-out split (templates never trained on).
+cached and the cache-free run of the same schedule give the same tokens); on a fixed subset of 24 unseen problems of
+the training templates and numbers (split ``train``, seed 0; training drew the streams 1,000-6,999 for the tiny
+reasoner, 1,000-3,999 for the teacher and 500,000-500,599 for the student), D2F reaches >= 95 % of the best vanilla
+accuracy (both vanilla decoders, over the whole length and in semi-autoregressive blocks, at 96 / 48 / 24 / 12 steps)
+with fewer forward passes per token than every vanilla setting that reaches that level (the interval of the paired
+per-problem ``d2f - 0.95 * vanilla`` recorded: "not resolved" when it contains zero), and decodes faster than the
+autoregressive model read at matched accuracy: the AR model runs through the same module and KV cache, the paired
+accuracy difference has an interval that reaches zero, and D2F needs fewer passes per token (tokens/s recorded, not
+asserted).
+full tier: the same comparisons on the 300 problems the subset starts, seven step counts, D2F at tau_conf 0.99 and 1
+beside it (what the parallel acceptance costs), and the held-out split (templates never trained on).
 """
 
 from __future__ import annotations
@@ -32,11 +35,24 @@ def _bench(models, n: int, steps: tuple[int, ...], split: str = "train"):
     return rows, claim_verdict(rows)
 
 
+CI_N, FULL_N = 24, 300
+SPEED = ("tokens_per_s", "matched_note")  # timings move with the machine and its load: recorded by the vs-ar claim
+
+
 def _record(record_claim, rows, verdict) -> None:
-    # tokens/s move with the machine and its load: the vs-ar claim records them with a wide tolerance, not here
-    record_claim(**{k: v for k, v in verdict.items() if k not in ("evaluated",) and "tokens_per_s" not in k},
+    record_claim(**{k: v for k, v in verdict.items() if k != "evaluated" and not k.startswith("ar_")
+                    and k != "matched" and not any(w in k for w in SPEED)},
                  rows={r.label: {"accuracy": r.accuracy, "passes_per_token": round(r.passes_per_token, 4)}
                        for r in rows})
+
+
+def _record_ar(record_claim, rows, verdict) -> None:
+    by = {r.decoder: r for r in rows}
+    record_claim(**{k: verdict[k] for k in ("ar_gap", "ar_gap_ci", "ar_gap_pairs", "matched")},
+                 d2f_passes_per_token=by["d2f"].passes_per_token, ar_passes_per_token=by["ar"].passes_per_token,
+                 d2f_accuracy=by["d2f"].accuracy, ar_accuracy=by["ar"].accuracy,
+                 tokens_per_s_vs_ar=verdict["tokens_per_s_vs_ar"], d2f_tokens_per_s=by["d2f"].tokens_per_s,
+                 ar_tokens_per_s=by["ar"].tokens_per_s)
 
 
 def test_block_causal_invariance_of_the_shipped_student(models, record_claim) -> None:
@@ -60,16 +76,16 @@ def test_cache_is_exact_on_the_shipped_student(models) -> None:
 
 @pytest.fixture(scope="module")
 def ci_bench(models):
-    return _bench(models, 16, (96, 48, 24, 12))
+    return _bench(models, CI_N, (96, 48, 24, 12))
 
 
-SHORT = ("Does not hold: the comparison is not even comparable on this tiny model. On these 16 problems the "
-         "teacher adapted from the retrained tiny reasoner solves at most 2 (best vanilla 0.125 at 96 steps over the "
-         "whole length, 4.02 passes per token; the threshold decoder 0.125), D2F 0.0625 at 0.73 passes per token, "
-         "while the autoregressive model it starts from solves 0.6875: 3,000 steps of masked-diffusion adaptation on "
-         "the five original templates lose most of the AR model's arithmetic. D2F needs fewer passes per token than "
-         "every vanilla setting of 24 steps or more (at 12 steps vanilla uses 0.48-0.53). The full tier measures it "
-         "on 100 problems.")
+SHORT = ("Does not hold: the comparison is not even comparable on this tiny model. On these 24 problems the "
+         "teacher's best vanilla setting solves 0.167 (96 steps over the whole length, 4.55 passes per token; the "
+         "threshold decoder 0.125), D2F distilled with the released loss solves 0 at 0.78 passes per token (d2f - "
+         "0.95 x vanilla: -0.158, interval [-0.311, -0.006]), while the autoregressive model both start from solves "
+         "0.792: the masked-diffusion adaptation on the five original templates loses most of the AR model's "
+         "arithmetic, and the student does not exceed its teacher. D2F needs fewer passes per token than every "
+         "vanilla setting of 24 steps or more.")
 
 
 @pytest.mark.xfail(strict=True, reason=SHORT)
@@ -81,32 +97,46 @@ def test_d2f_reaches_vanilla_accuracy_with_fewer_passes_ci(ci_bench, record_clai
     assert v["fewer_passes"], v
 
 
-def test_d2f_fewer_passes_per_token_than_ar_ci(ci_bench, record_claim) -> None:
+AR_SHORT = ("Does not hold on the miniature: no D2F setting here matches AR's accuracy (0.000 vs 0.792 on 24 "
+            "problems, difference -0.79, interval [-0.97, -0.62]), so its speed is not compared. D2F needs fewer "
+            "forward passes per token (0.78 vs 1.04), but with AR through the same module and KV cache AR also "
+            "decodes more tokens per second (about 900 vs 450 on a shared core: D2F 0.50x).")
+
+
+@pytest.mark.xfail(strict=True, reason=AR_SHORT)
+def test_d2f_faster_than_ar_at_matched_accuracy_ci(ci_bench, record_claim) -> None:
     rows, v = ci_bench
+    _record_ar(record_claim, rows, v)
     by = {r.decoder: r for r in rows}
-    record_claim(d2f_passes_per_token=by["d2f"].passes_per_token, ar_passes_per_token=by["ar"].passes_per_token,
-                 d2f_accuracy=by["d2f"].accuracy, ar_accuracy=by["ar"].accuracy,
-                 tokens_per_s_vs_ar=v["tokens_per_s_vs_ar"], d2f_tokens_per_s=by["d2f"].tokens_per_s,
-                 ar_tokens_per_s=by["ar"].tokens_per_s)
     assert by["d2f"].passes_per_token < by["ar"].passes_per_token
+    assert v["matched"], v["matched_note"]
 
 
-FULL = ("Does not hold on the ci subset (best vanilla 0.125, D2F 0.0625, AR 0.6875 on 16 problems); this run "
-        "measures it on 100 problems with seven step counts, D2F at tau_conf 0.99 and 1 beside it "
+AR_FULL = ("Does not hold on the ci subset (D2F 0.000 vs AR 0.792 on 24 problems: no matched accuracy); this run "
+           "measures it on 300 problems (claims/d2f.measured.json)")
+FULL = ("Does not hold on the ci subset (best vanilla 0.167, D2F 0.000, AR 0.792 on 24 problems); this run "
+        "measures it on 300 problems with seven step counts, D2F at tau_conf 0.99 and 1 beside it "
         "(claims/d2f.measured.json)")
 
 
+@pytest.fixture(scope="module")
+def full_bench(models):
+    from backend.reasoning.d2f.evaluate import VANILLA_STEPS
+
+    return _bench(models, FULL_N, VANILLA_STEPS)
+
+
 @pytest.mark.full
-@pytest.mark.timeout(1800)  # 100 problems x 11 decoder settings, then the tau_conf sweep and the heldout split
+@pytest.mark.timeout(3600)  # 300 problems x 17 decoder settings, then the tau_conf sweep and the heldout split
 @pytest.mark.xfail(strict=True, reason=FULL)
-def test_d2f_reaches_vanilla_accuracy_with_fewer_passes_full(models, record_claim) -> None:
+def test_d2f_reaches_vanilla_accuracy_with_fewer_passes_full(models, full_bench, record_claim) -> None:
     from backend.reasoning.d2f.decode import D2FConfig
-    from backend.reasoning.d2f.evaluate import VANILLA_STEPS, evaluate
+    from backend.reasoning.d2f.evaluate import evaluate
     from backend.reasoning.tasks import generate
 
-    rows, v = _bench(models, 100, VANILLA_STEPS)
+    rows, v = full_bench
     _record(record_claim, rows, v)
-    sweep, problems = {}, generate(100, "train", seed=0, steps=(1, 3))  # the problems _bench drew
+    sweep, problems = {}, generate(FULL_N, "train", seed=0, steps=(1, 3))  # the problems _bench drew
     for tau in (0.99, 1.0):
         cfg = D2FConfig(block=models.block, tau_conf=tau, max_new=models.length)
         (r,) = evaluate(models, problems, cfg, decoders=("d2f",))
@@ -117,3 +147,14 @@ def test_d2f_reaches_vanilla_accuracy_with_fewer_passes_full(models, record_clai
     assert v["comparable"], v
     assert v["reaches_95"], v
     assert v["fewer_passes"], v
+
+
+@pytest.mark.full
+@pytest.mark.timeout(3600)
+@pytest.mark.xfail(strict=True, reason=AR_FULL)
+def test_d2f_faster_than_ar_at_matched_accuracy_full(full_bench, record_claim) -> None:
+    rows, v = full_bench
+    _record_ar(record_claim, rows, v)
+    by = {r.decoder: r for r in rows}
+    assert by["d2f"].passes_per_token < by["ar"].passes_per_token
+    assert v["matched"], v["matched_note"]

@@ -49,7 +49,7 @@ class D2FModels:
 
     student: Any
     teacher: Any
-    ar: Any            # backend.models.tinyreasoner.TinyReasoner or None
+    ar: Any            # the tiny reasoner's weights in this package's DiffusionLM (causal attention), or None
     tokenizer: Any
     length: int        # the diffusion models' trained generation length
     block: int         # the student's trained block size
@@ -69,16 +69,22 @@ def load_models(student: str | None = None, teacher: str | None = None, ar: str 
     """The shipped models (``None``) or other files of the same training scripts."""
     from ...models.tinyreasoner import TinyTokenizer, load_tinyreasoner
     from ...runtime import ASSETS
-    from .diffusion_lm import load_diffusion_lm
+    from .diffusion_lm import from_autoregressive, load_diffusion_lm
 
     s, extra = load_diffusion_lm(student or ASSETS / "d2f_student.safetensors")
     t, _ = load_diffusion_lm(teacher or ASSETS / "d2f_teacher.safetensors")
-    r = load_tinyreasoner(ar) if with_ar else None
+    tok = TinyTokenizer(extra["vocab"])
+    r = None
+    if with_ar:
+        reasoner = load_tinyreasoner(ar)
+        if reasoner.tokenizer.vocab != tok.vocab:
+            raise InputError("The tiny reasoner's vocabulary differs from the D2F models': retrain them together.")
+        r = from_autoregressive(reasoner.model, len(tok)).eval()
     count = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
     params = {"student": count(s), "teacher": count(t)}
     if r is not None:
-        params[REASONER_KEY] = r.parameters
-    return D2FModels(s, t, r, TinyTokenizer(extra["vocab"]), int(extra["length"]), int(extra["block"]), params)
+        params[REASONER_KEY] = count(r)
+    return D2FModels(s, t, r, tok, int(extra["length"]), int(extra["block"]), params)
 
 
 def prompt_ids(tok: Any, question: str, diffusion: bool = True) -> list[int]:
@@ -96,17 +102,31 @@ def prompt_ids(tok: Any, question: str, diffusion: bool = True) -> list[int]:
     return tok.encode(prompt_text(q), bos=True) + tok.encode(" <think>")
 
 
-def ar_decode(reasoner: Any, prompt: list[int], max_new: int) -> DecodeResult:
-    """Greedy autoregressive decoding with a KV cache (:func:`backend.reasoning.sampling.greedy`): one forward pass
-    per token (the prompt is the first), up to ``<eos>`` (left out of the tokens)."""
-    from ..sampling import greedy
+def ar_decode(model: Any, prompt: list[int], eos_id: int, max_new: int) -> DecodeResult:
+    """Greedy autoregressive decoding of the tiny reasoner's weights held in a :class:`DiffusionLM` (the same module,
+    attention kernel and KV cache as D2F's decoder; causal attention): one forward pass per token, the prompt pass
+    first, up to ``<eos>`` (left out of the tokens). The tokens equal the transformers model's greedy ones."""
+    import torch
 
     t0 = time.perf_counter()
-    res = greedy(reasoner, prompt, max_new)
-    out = res.tokens(0, 0)
-    if res.finish_reason[0][0] == "eos":
-        out = out[:-1]
-    return DecodeResult("ar", out, res.forward_passes, time.perf_counter() - t0, list(range(1, len(out) + 1)))
+    p = len(prompt)
+    n = max(0, min(max_new, model.cfg.max_positions - p))
+    causal = torch.ones(p + n, p + n, dtype=torch.bool).tril()
+    out: list[int] = []
+    with torch.inference_mode():
+        logits, kv = model(torch.tensor([prompt]), causal[:p, :p], return_kv=True)
+        passes = 1
+        for i in range(n):
+            nxt = int(logits[0, -1].argmax())
+            if nxt == eos_id:
+                break
+            out.append(nxt)
+            if i == n - 1:
+                break
+            t = p + i
+            logits, kv = model(torch.tensor([[nxt]]), causal[t:t + 1, :t + 1], start=t, past=kv, return_kv=True)
+            passes += 1
+    return DecodeResult("ar", out, passes, time.perf_counter() - t0, list(range(1, len(out) + 1)))
 
 
 def _check_length(models: D2FModels, prompt: list[int], new: int) -> None:
@@ -146,7 +166,7 @@ def _threshold(models: D2FModels, prompt: list[int], cfg: D2FConfig, steps: int 
 def _ar(models: D2FModels, prompt: list[int], cfg: D2FConfig, steps: int | None) -> DecodeResult:
     if models.ar is None:
         raise InputError("The autoregressive baseline is not loaded.")
-    return ar_decode(models.ar, prompt, cfg.max_new)
+    return ar_decode(models.ar, prompt, models.eos_id, cfg.max_new)
 
 
 @dataclass(frozen=True)
@@ -232,6 +252,7 @@ class EvalRow:
     mean_passes: float
     seconds: float
     n: int
+    correct: list[int]   # per problem, in order: 1 when the answer is right (paired comparisons)
 
 
 def evaluate(models: D2FModels, problems: list[Any], cfg: D2FConfig | None = None,
@@ -245,21 +266,22 @@ def evaluate(models: D2FModels, problems: list[Any], cfg: D2FConfig | None = Non
     plan = [(d, s) for d in decoders for s in (vanilla_steps if d in VANILLA else (None,))]
     rows, done = [], 0
     for name, steps in plan:
-        ok = toks = passes = 0
+        toks = passes = 0
         secs = 0.0
+        correct = []
         for p in problems:
             if cancel is not None:
                 cancel.check()
             r = run_one(models, p.question, name, cfg, steps)
-            ok += int(r["answer"] == p.answer)
+            correct.append(int(r["answer"] == p.answer))
             toks += r["tokens"]
             passes += r["forward_passes"]
             secs += r["seconds"]
             done += 1
             report(progress, done / (len(plan) * len(problems)), f"{row_label(name, steps)}: {p.question[:40]}")
         n = max(1, len(problems))
-        rows.append(EvalRow(name, steps, row_label(name, steps), ok / n, passes / max(1, toks),
-                            toks / max(secs, 1e-9), toks / n, passes / n, round(secs, 3), len(problems)))
+        rows.append(EvalRow(name, steps, row_label(name, steps), sum(correct) / n, passes / max(1, toks),
+                            toks / max(secs, 1e-9), toks / n, passes / n, round(secs, 3), len(problems), correct))
     return rows
 
 
@@ -306,10 +328,20 @@ MIN_VANILLA_ACCURACY = 0.25
 
 
 def claim_verdict(rows: list[EvalRow]) -> dict[str, Any]:
-    """D2F's checkable claim on ``rows``: D2F reaches >= 95 % of the best vanilla accuracy (over both vanilla
-    decoders and every step count), with fewer forward passes per token than every vanilla setting that reaches that
-    level; plus the tokens/s ratios to the best vanilla setting and to the AR baseline. ``holds`` also needs the best vanilla accuracy to be at least
-    :data:`MIN_VANILLA_ACCURACY` (``comparable``)."""
+    """D2F's checkable claims on ``rows`` (paired over the same problems):
+
+    - **quality at fewer passes**: D2F reaches >= 95 % of the best vanilla accuracy (over both vanilla decoders and
+      every step count) with fewer forward passes per token than every vanilla setting that reaches that level.
+      ``reach`` / ``reach_ci``: the per-problem mean of ``d2f - 0.95 * best vanilla`` and its interval (above zero: it reaches;
+      containing zero: the sample cannot tell). ``holds`` also needs the best vanilla accuracy to be at least
+      :data:`MIN_VANILLA_ACCURACY` (``comparable``).
+    - **faster than AR, read at matched accuracy**: the AR model runs through the same module and cache as D2F; the
+      tokens/s ratio counts only when D2F's accuracy is within the interval of the paired difference to AR
+      (``ar_gap_ci`` contains zero or lies above it: ``matched``); otherwise ``tokens_per_s_vs_ar_matched`` is None
+      and ``matched_note`` says by how much D2F falls short.
+    """
+    from ...stats import paired_ci
+
     van = [r for r in rows if r.decoder in VANILLA]
     ours = next((r for r in rows if DECODERS.kind(r.decoder) == "ours"), None)
     if not van or ours is None:
@@ -319,16 +351,30 @@ def claim_verdict(rows: list[EvalRow]) -> dict[str, Any]:
     reach = [r for r in van if r.accuracy >= level]
     fewest = min(r.passes_per_token for r in reach)
     ar = next((r for r in rows if DECODERS[r.decoder].autoregressive), None)
-    out = {"evaluated": True, "best_vanilla_accuracy": best.accuracy, "best_vanilla_steps": best.steps,
+    reach_ci = paired_ci(ours.correct, [0.95 * c for c in best.correct])
+    out = {"evaluated": True, "n": ours.n, "best_vanilla_accuracy": best.accuracy, "best_vanilla_steps": best.steps,
            "best_vanilla_decoder": best.decoder,
            "d2f_accuracy": ours.accuracy,
            "accuracy_ratio": ours.accuracy / best.accuracy if best.accuracy else None,
            "reaches_95": best.accuracy > 0 and ours.accuracy >= level,
+           **reach_ci.numbers("reach"),
            "vanilla_reaching_95": [f"{r.decoder} {r.steps}" for r in reach],
            "fewest_vanilla_passes_per_token_reaching": fewest, "d2f_passes_per_token": ours.passes_per_token,
            "fewer_passes": ours.passes_per_token < fewest,
            "tokens_per_s_vs_best_vanilla": ours.tokens_per_s / best.tokens_per_s,
            "tokens_per_s_vs_ar": ours.tokens_per_s / ar.tokens_per_s if ar else None}
+    if ar is not None:
+        gap = paired_ci(ours.correct, ar.correct)
+        matched = bool(gap.high >= 0.0)
+        out |= {"ar_accuracy": ar.accuracy, "ar_passes_per_token": ar.passes_per_token,
+                **gap.numbers("ar_gap"), "matched": matched,
+                "tokens_per_s_vs_ar_matched": out["tokens_per_s_vs_ar"] if matched else None,
+                "matched_note": (f"D2F's accuracy {ours.accuracy:.2f} is within the interval of AR's "
+                                 f"{ar.accuracy:.2f} (difference {gap.mean:+.2f}, [{gap.low:+.2f}, {gap.high:+.2f}])"
+                                 if matched else
+                                 f"no D2F setting here matches AR's accuracy: {ours.accuracy:.2f} vs {ar.accuracy:.2f} "
+                                 f"(difference {gap.mean:+.2f}, [{gap.low:+.2f}, {gap.high:+.2f}]), so its speed "
+                                 "is not compared with AR's")}
     out["comparable"] = best.accuracy >= MIN_VANILLA_ACCURACY
     out["holds"] = bool(out["comparable"] and out["reaches_95"] and out["fewer_passes"])
     return out

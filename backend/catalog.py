@@ -468,6 +468,8 @@ PAPERS: tuple[Paper, ...] = (
         section="3D and vision",
         abstract=(_F0, 3),
         icon=":material/balance:",
+        status="available",
+        package="backend.data.laionaudit",
     ),
     Paper(
         id="jigsaw",

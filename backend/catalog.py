@@ -204,6 +204,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Representations and compression",
         abstract=(_F4, 9),
         icon=":material/visibility:",
+        status="available",
+        package="backend.scenes.slowness",
     ),
     Paper(
         id="glot",

@@ -26,6 +26,7 @@ Public API (imported lazily: ``import backend.scenes`` loads neither torch nor k
 | ``object_mask(instance, h, w)``, ``patch_coverage(masks, patch)`` | an object's whole (amodal) mask; its share of each patch | bool ``[H, W]``; float ``[cells]`` |
 | ``PALETTE``, ``SHAPES``, ``TEXTURES``, ``BACKGROUNDS`` | the tables a config chooses from (10 colours, 10 classes, 5 textures, 4 backgrounds) | |
 | ``instance_colors(instances)``, ``depth_image(depth)``, ``contact_sheet(frames)`` | pictures of the label maps, for display; images, instance maps and depth of several frames in three rows | uint8 ``[H, W, 3]``; uint8 ``[3 H + 4, n W + 2 (n - 1), 3]`` |
+| ``EgoConfig``, ``make_ego_clip(seed, config)``, ``make_stream(seeds, config)``, ``make_photo(seed, config, instance, background)``, ``BACKGROUND_CLASSES`` | an egocentric stream (a held object that turns and scales under changing light while fixations and pans move the cluttered backdrop of one of 8 background classes; categories co-occur with backgrounds) and object-centred photos whose foreground or background can be swapped | ``EgoClip``: ``images`` ``[T, H, W, 3]``, ``instances`` ``[T, H, W]`` (1 = the held object); ``Photo``: ``image`` ``[H, W, 3]``, ``mask`` ``[H, W]`` |
 | ``AugmentConfig``, ``augment_batch(images, instances, depth, config, seed)``, ``augmenter(config, (H, W))`` (the kornia module), ``to_tensors(frames)`` | kornia augmentations (random resized crop, colour jitter, blur, flips) applied to the image and, with the same geometry and nearest sampling, to its label maps | images float ``[B, 3, h, w]`` in [0, 1], instances int64 ``[B, h, w]``, depth float32 ``[B, h, w]`` |
 
 Example::
@@ -37,8 +38,10 @@ Example::
     clip = make_clip(7, cfg, Motion(frames=16, camera_speed=3.0))         # clip.images [16, 128, 128, 3]
 
 Modules: ``objects`` (palette, shapes, textures, ``Instance``, masks and painting), ``render`` (backgrounds,
-``Lighting``, ``Frame``, the renderer, views), ``clips`` (configs, random layouts, scenes and clips), ``augment``
-(kornia, imported only there). Speed: ``benchmarks/scenes.py`` (frames per second at 64 to 224 pixels).
+``Lighting``, ``Frame``, the renderer, views), ``clips`` (configs, random layouts, scenes and clips), ``ego`` (the
+egocentric stream and object photos, drawn by the same renderer), ``augment`` (kornia, imported only there).
+Method package: ``slowness`` (temporal slowness in central vision, :mod:`backend.scenes.slowness`), which this
+package does not import. Speed: ``benchmarks/scenes.py`` (frames per second at 64 to 224 pixels).
 
 Invariants (``tests/backend/test_scenes.py``): same seed and config, same arrays; every pixel of an opaque object
 differs from the background behind it (palette colours have a channel <= 60, backgrounds keep every channel >= 150);
@@ -67,5 +70,7 @@ __getattr__, __dir__, __all__ = lazy_api(__name__, {
     "contact_sheet": "render",
     "SceneConfig": "clips", "Layout": "clips", "sample_layout": "clips", "make_scene": "clips",
     "make_scenes": "clips", "stack": "clips", "Motion": "clips", "Clip": "clips", "make_clip": "clips",
+    "EgoConfig": "ego", "EgoClip": "ego", "make_ego_clip": "ego", "make_stream": "ego", "Photo": "ego",
+    "make_photo": "ego", "BACKGROUND_CLASSES": "ego",
     "AugmentConfig": "augment", "augment_batch": "augment", "augmenter": "augment", "to_tensors": "augment",
 })

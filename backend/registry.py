@@ -125,6 +125,18 @@ class Registry(Mapping[str, T]):
         return [{"name": e.name, "label": e.label, "kind": e.kind, "color": e.color, "about": e.about}
                 for e in self._entries.values()]
 
+    def keys_of(self, names: str | Iterable[str]) -> tuple[str, ...]:
+        """Names as registered keys, in order: ``"all"``, a comma-separated string or a sequence; at least one
+        (:class:`InputError` naming the valid ones otherwise). The configs of jobs validate their method lists with it."""
+        if isinstance(names, str):
+            if names.strip().lower() == "all":
+                return tuple(self._entries)
+            names = [t.strip() for t in names.split(",") if t.strip()]
+        out = tuple(self.key(n) for n in names)
+        if not out:
+            raise InputError(f"Give at least one {self.family}: {', '.join(self._entries)} or 'all'.")
+        return out
+
     def parse_names(self, text: str | list[str]) -> list[str]:
         """argparse ``type=`` helper: a comma-separated (or list of) method names -> registered keys, in that order."""
         items = text if isinstance(text, list) else [t for t in str(text).split(",") if t.strip()]

@@ -33,14 +33,7 @@ MAX_PROBLEMS = 500
 
 def check_decoders(names: Any) -> tuple[str, ...]:
     """Decoder names (``"all"``, a comma-separated string or a sequence) as registry keys, at least one."""
-    if isinstance(names, str):
-        if names.strip().lower() == "all":
-            return tuple(DECODERS)
-        names = [t.strip() for t in names.split(",") if t.strip()]
-    out = tuple(DECODERS.key(n) for n in names)
-    if not out:
-        raise InputError(f"Give at least one decoder: {', '.join(DECODERS)} or 'all'.")
-    return out
+    return DECODERS.keys_of(names)
 
 
 @dataclass(frozen=True)

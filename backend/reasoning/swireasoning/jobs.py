@@ -36,15 +36,8 @@ def check_budget(b: Any) -> int:
 
 
 def check_decoders(names: Any) -> tuple[str, ...]:
-    """Decoder names (or ``"all"``, or a comma-separated string) as registry keys, at least one."""
-    if isinstance(names, str):
-        if names.strip().lower() == "all":
-            return tuple(DECODERS)
-        names = [t.strip() for t in names.split(",") if t.strip()]
-    out = tuple(DECODERS.key(n) for n in names)
-    if not out:
-        raise InputError(f"Give at least one decoder: {', '.join(DECODERS)} or 'all'.")
-    return out
+    """Decoder names (``"all"``, a comma-separated string or a sequence) as registry keys, at least one."""
+    return DECODERS.keys_of(names)
 
 
 def _check_switching(max_switch: Any, window: Any, alpha0: Any = None) -> None:

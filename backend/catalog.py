@@ -271,6 +271,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Forecasting and simulation",
         abstract=(_F0, 7),
         icon=":material/moving:",
+        status="available",
+        package="backend.forecast.nextmotion",
     ),
     # --- Learning and optimisation ---
     Paper(

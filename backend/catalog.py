@@ -431,11 +431,14 @@ PAPERS: tuple[Paper, ...] = (
     # --- 3D and vision ---
     Paper(
         id="aml",
+        short="AML referring segmentation",
         title="AMLRIS: Alignment-aware Masked Learning for Referring Image Segmentation",
         summary="Masks image regions poorly matched to the referring phrase during training, so segmentation learns from reliable pixels.",
         section="3D and vision",
         abstract=(_F4, 14),
         icon=":material/center_focus_strong:",
+        status="available",
+        package="backend.scenes.aml",
     ),
     Paper(
         id="mcd",

@@ -40,8 +40,9 @@ Example::
 Modules: ``objects`` (palette, shapes, textures, ``Instance``, masks and painting), ``render`` (backgrounds,
 ``Lighting``, ``Frame``, the renderer, views), ``clips`` (configs, random layouts, scenes and clips), ``ego`` (the
 egocentric stream and object photos, drawn by the same renderer), ``augment`` (kornia, imported only there).
-Method package: ``slowness`` (temporal slowness in central vision, :mod:`backend.scenes.slowness`), which this
-package does not import. Speed: ``benchmarks/scenes.py`` (frames per second at 64 to 224 pixels).
+Method packages: ``slowness`` (temporal slowness in central vision, :mod:`backend.scenes.slowness`) and ``aml``
+(alignment-aware masked learning for referring segmentation, :mod:`backend.scenes.aml`), which this package does not
+import. Speed: ``benchmarks/scenes.py`` (frames per second at 64 to 224 pixels).
 
 Invariants (``tests/backend/test_scenes.py``): same seed and config, same arrays; every pixel of an opaque object
 differs from the background behind it (palette colours have a channel <= 60, backgrounds keep every channel >= 150);

@@ -362,11 +362,14 @@ PAPERS: tuple[Paper, ...] = (
     ),
     Paper(
         id="catalystbench",
+        short="CatalystBench",
         title="CatalystBench: A Comprehensive Multi-Task Benchmark for Advancing Language Models in Catalysis Science",
         summary="A catalysis benchmark spanning extraction, regression and reasoning tasks, plus multi-head multi-task fine-tuning of an LLM.",
         section="Reasoning",
         abstract=(_F4, 11),
         icon=":material/experiment:",
+        status="available",
+        package="backend.data.catalystbench",
     ),
     Paper(
         id="bridge",

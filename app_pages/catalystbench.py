@@ -55,10 +55,12 @@ def _lm():  # noqa: ANN202
     return load_causal_lm()
 
 
+PRESET_NAMES = list(I.PRESETS)
+SEED_CHOICES = list(J.SEEDS)
 tab_bench, tab_pred = st.tabs(["Benchmark", "Your records and sentences"])
 
 with tab_bench:
-    preset = bound(st.selectbox, "Preset", list(I.PRESETS), key="catalystbench_preset")
+    preset = bound(st.selectbox, "Preset", PRESET_NAMES, key="catalystbench_preset")
     p = I.PRESETS[preset]
     with st.form("catalystbench_form"):
         c1, c2 = st.columns(2)
@@ -115,7 +117,7 @@ with tab_pred:
         st.caption("No upload: the example records (two real elements and an invented one).")
     st.dataframe(pd.DataFrame(recs), hide_index=True)
     text = st.text_area("Sentences (one per line)", "\n".join(I.EXAMPLE_SENTENCES), key="catalystbench_sentences")
-    seed = bound(st.selectbox, "Seed", list(J.SEEDS), key="catalystbench_seed")
+    seed = bound(st.selectbox, "Seed", SEED_CHOICES, key="catalystbench_seed")
     if st.button("Predict", icon=":material/online_prediction:", key="catalystbench_predict"):
         try:
             cfg_p = J.PredictConfig(records=tuple(tuple(sorted(x.items())) for x in recs),

@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -135,3 +136,31 @@ def record(main: Callable[[], int | None], method_id: str, folder: Path = RESULT
         path = write_results(method_id, tee.copy.getvalue(), command, machine_line, date, folder)
         print(f"wrote {path.relative_to(HERE.parent) if path.is_relative_to(HERE.parent) else path}")
     return rc
+
+
+def verifier_candidates() -> tuple[Any, Any, list, list, Any, float]:
+    """The shared setup of the verifier benchmarks (T1, RGM): ``--problems`` / ``--n`` from the command line, the tiny
+    reasoner, unseen problems of the grammar (1-4 operations, seed 7) and ``n`` candidates each at temperature 0.8,
+    sampled afresh in batches into an in-memory cache. Returns ``(args, reasoner, problems, candidate sets, cache,
+    generation seconds)``."""
+    import argparse
+
+    import torch
+
+    from backend.models.tinyreasoner import load_tinyreasoner
+    from backend.reasoning.candidates import CandidateCache
+    from backend.reasoning.t1.jobs import sample_candidates
+    from backend.reasoning.tasks import generate
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--problems", type=int, default=20)
+    ap.add_argument("--n", type=int, default=16)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    reasoner = load_tinyreasoner()
+    probs = generate(args.problems, "grammar", seed=7, steps=(1, 4))
+    cache = CandidateCache(None)
+    t = time.perf_counter()
+    with torch.no_grad():
+        sets = sample_candidates(reasoner, [p.question for p in probs], args.n, 0.8, 0, cache)
+    return args, reasoner, probs, sets, cache, time.perf_counter() - t

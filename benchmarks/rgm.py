@@ -11,7 +11,6 @@ extra pass, which the table separates. Then best-of-8 per aggregation and majori
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -21,28 +20,15 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> int:
-    import torch
 
-    from backend.models.tinyreasoner import load_tinyreasoner
-    from backend.reasoning.candidates import CandidateCache
+    from common import verifier_candidates
+
     from backend.reasoning.rgm import jobs as J
     from backend.reasoning.rgm.data import step_features
     from backend.reasoning.rgm.fit import step_scores
-    from backend.reasoning.t1.jobs import sample_candidates
-    from backend.reasoning.tasks import generate
 
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--problems", type=int, default=20)
-    ap.add_argument("--n", type=int, default=16)
-    args = ap.parse_args()
-    torch.set_num_threads(1)
-    reasoner, heads = load_tinyreasoner(), J.load_heads()
-    probs = generate(args.problems, "grammar", seed=7, steps=(1, 4))
-    cache = CandidateCache(None)
-    t = time.perf_counter()
-    with torch.no_grad():
-        sets = sample_candidates(reasoner, [p.question for p in probs], args.n, 0.8, 0, cache)
-    gen = time.perf_counter() - t
+    args, reasoner, probs, sets, cache, gen = verifier_candidates()
+    heads = J.load_heads()
     prompts = [s.prompt_ids for s in sets for _ in s.candidates]
     toks = [c.tokens for s in sets for c in s.candidates]
     m = len(toks)

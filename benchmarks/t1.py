@@ -12,7 +12,6 @@ and each against generation. Then the best-of-N accuracy at N = 16 of every sele
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -22,26 +21,15 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> int:
-    import torch
 
-    from backend.models.tinyreasoner import load_tinyreasoner
-    from backend.reasoning.candidates import CandidateCache
+    from common import verifier_candidates
+
     from backend.reasoning.t1 import jobs as J
     from backend.reasoning.t1.rm import features
     from backend.reasoning.t1.tool import verify
-    from backend.reasoning.tasks import generate
 
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--problems", type=int, default=20)
-    ap.add_argument("--n", type=int, default=16)
-    args = ap.parse_args()
-    torch.set_num_threads(1)
-    reasoner, rm = load_tinyreasoner(), J.load_rm()
-    probs = generate(args.problems, "grammar", seed=7, steps=(1, 4))
-    t = time.perf_counter()
-    with torch.no_grad():
-        sets = J.sample_candidates(reasoner, [p.question for p in probs], args.n, 0.8, 0, CandidateCache(None))
-    gen = time.perf_counter() - t
+    args, reasoner, probs, sets, cache, gen = verifier_candidates()
+    rm = J.load_rm()
     cands = [(s.prompt_ids, c) for s in sets for c in s.candidates]
     tokens = sum(len(c.tokens) for _, c in cands)
     t = time.perf_counter()
@@ -61,8 +49,6 @@ def main() -> int:
         print(f"| {name} | {1000 * s / m:.3f} | {s / gen:.4f} |")
     print(f"\nTool x RM over RM alone: {(tool + rmt) / rmt:.3f} x (the paper: about 1.14 x a verifier pass)\n")
     cfg = J.BonConfig(split="grammar", problems=args.problems, n=args.n, problem_seed=7, draws=200)
-    cache = CandidateCache(None)
-    cache.sets.update({s.key: s for s in sets})
     res = J.run_bon(cfg, reasoner, rm, cache)
     print("| selector | BoN@1 | BoN@4 | BoN@16 |")
     print("|---|---|---|---|")

@@ -61,6 +61,8 @@ else:
     series = got[1] if got else None
     user_state = file_input("backbone_state", "Optional: your backbone (safetensors state of the chosen architecture)",
                             key="deltaadapter_state_upload")
+    if series is not None:
+        st.caption(f"{series.name}: {series.about}")
     if series is None:
         st.info(f"Upload a CSV with at least {dt.min_length(int(lookback), int(horizon))} rows for input "
                 f"{lookback} and horizon {horizon}; without a backbone file one is trained on its first half.")

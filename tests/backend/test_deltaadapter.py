@@ -233,3 +233,41 @@ def test_cli_refuses_bad_arguments(tmp_path, capsys) -> None:
     assert main(["deltaadapter", "run", "--data", str(csv), "--lookback", "16", "--horizon", "400", "--json"]) == 2
     assert "horizon" in capsys.readouterr().out
     assert list(tmp_path.iterdir()) == [csv]  # nothing written
+
+
+def _dst_csv(offsets: bool = True) -> bytes:
+    """An hourly series in Europe/Berlin across the spring and autumn daylight-saving changes (offsets +01:00 and
+    +02:00 in the stamps; the local clock skips an hour in March and repeats one in October)."""
+    import pandas as pd
+
+    t = pd.date_range("2024-03-28", "2024-11-02", freq="h", tz="Europe/Berlin")
+    h = np.arange(len(t))
+    y = np.sin(2 * np.pi * h / 24) + 0.01 * h
+    x = np.cos(2 * np.pi * h / 24 + 0.3)
+    stamps = [s.isoformat() if offsets else s.tz_localize(None).isoformat() for s in t]
+    return _csv(["time,load,temp"] + [f"{a},{b:.4f},{c:.4f}" for a, b, c in zip(stamps, y, x, strict=True)])
+
+
+def test_a_daylight_saving_series_with_offsets_reads_on_one_utc_axis() -> None:
+    data = _dst_csv()
+    s = dt.read_csv(data, lookback=24, horizon=6)
+    assert s.values.shape == (data.count(b"\n") - 1, 2)
+    assert "+01:00, +02:00" in s.about and "UTC" in s.about
+    with pytest.raises(InputError, match="strictly increasing"):  # without offsets the October hour repeats
+        dt.read_csv(_dst_csv(offsets=False))
+
+
+def test_time_axis_parses_offsets_naive_stamps_and_numbers() -> None:
+    from backend.io.timeaxis import parse_time_column
+
+    ax = parse_time_column(["2024-10-27T02:30:00+02:00", "2024-10-27T02:30:00+01:00", "2024-10-27T02:30:00Z"])
+    assert ax.kind == "datetime" and ax.zones == ("+02:00", "+01:00", "+00:00")
+    assert np.diff(ax.order).tolist() == [3600.0, 3600.0]
+    assert ax.utc[0].startswith("2024-10-27T00:30:00")
+    mixed = parse_time_column(["2024-01-01 00:00", "2024-01-01T02:00:00+01:00"])
+    assert "without an offset were read as UTC" in mixed.note and np.diff(mixed.order).tolist() == [3600.0]
+    assert parse_time_column(["3", "5.5"]).kind == "numeric"
+    with pytest.raises(InputError, match=r"'not a date' \(line 3\)"):
+        parse_time_column(["2024-01-01", "not a date"], "when")
+    with pytest.raises(InputError, match="missing"):
+        parse_time_column(["2024-01-01", None])

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from backend.errors import InputError
+from backend.io.timeaxis import parse_time_column
 
 SHIFT = {"daily_amplitude": (1.0, 1.3), "lead_coef": (0.8, 1.1), "level": (0.0, 0.3)}
 LEADS = (24, 36)  # the two informative channels lead the target by these many steps
@@ -172,23 +173,16 @@ def read_csv(data: bytes, name: str = "the upload", lookback: int = 24, horizon:
             raise InputError(f"Column {c!r} is constant; remove it (a constant channel carries nothing to scale).")
         chans[c] = col
     time_col = df.iloc[:, 0]
-    if time_col.isna().any():
-        raise InputError(f"The time column {df.columns[0]!r} has missing values.")
-    num = pd.to_numeric(time_col, errors="coerce")
-    if num.notna().all():
-        order = num.to_numpy(np.float64)
-    else:
-        parsed = pd.to_datetime(time_col, errors="coerce", format="mixed")
-        if parsed.isna().any():
-            raise InputError(f"The first column {df.columns[0]!r} must be the time (dates or increasing numbers); "
-                             f"{str(time_col[parsed.isna()].iloc[0])[:30]!r} is neither.")
-        order = parsed.astype("int64").to_numpy(np.float64)
+    axis = parse_time_column(time_col, str(df.columns[0]))
+    order = axis.order
     if not (np.diff(order) > 0).all():
-        raise InputError(f"The time column {df.columns[0]!r} must be strictly increasing (sorted, no duplicates).")
+        raise InputError(f"The time column {df.columns[0]!r} must be strictly increasing (sorted, no duplicates; "
+                         "time stamps are compared in UTC).")
     values = chans.to_numpy(np.float32)
     shift_at = int(np.clip(shift_fraction, 0.2, 0.8) * len(values))
     return Series(str(name), values, [str(c) for c in chans.columns], shift_at, lookback, horizon,
-                  times=[str(x) for x in time_col], about=f"uploaded CSV, {len(values)} rows")
+                  times=[str(x) for x in time_col],
+                  about=f"uploaded CSV, {len(values)} rows" + (f" ({axis.note})" if axis.note else ""))
 
 
 def to_csv_bytes(s: Series) -> bytes:

@@ -51,12 +51,19 @@ def multiseries(seed: int = 0) -> bytes:
 
 
 def multiseries_odd() -> dict[str, bytes]:
-    """Valid-but-odd series: CRLF line ends, a byte-order mark, a numeric time column, one channel."""
+    """Valid-but-odd series: CRLF line ends, a byte-order mark, a numeric time column, one channel, and time stamps
+    with UTC offsets that change at a daylight-saving switch (Europe/Berlin, 27 October 2024: the local hour 02:00
+    comes twice, once at +02:00 and once at +01:00)."""
+    import pandas as pd
+
     base = multiseries().decode().splitlines()
     numeric_time = ["step,target,a,b"] + [f"{i}," + ln.split(",", 1)[1] for i, ln in enumerate(base[1:])]
     one_channel = [",".join(ln.split(",")[:2]) for ln in base]
+    local = pd.date_range("2024-10-24", periods=len(base) - 1, freq="h", tz="Europe/Berlin")
+    dst = [base[0]] + [f"{t.isoformat()}," + ln.split(",", 1)[1] for t, ln in zip(local, base[1:], strict=True)]
     return {"crlf.csv": _lines(base, crlf=True), "bom.csv": b"\xef\xbb\xbf" + _lines(base),
-            "numeric_time.csv": _lines(numeric_time), "one_channel.csv": _lines(one_channel)}
+            "numeric_time.csv": _lines(numeric_time), "one_channel.csv": _lines(one_channel),
+            "daylight_saving.csv": _lines(dst)}
 
 
 def _state(seed: int, dtype: str = "float32") -> bytes:

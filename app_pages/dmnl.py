@@ -45,8 +45,9 @@ cat = None
 if src == "Upload a CSV":
     with c2:
         got = file_input("item_table", "CSV item table: numeric feature columns and a 'category' column",
-                         key="dmnl_upload", help="10-500 items, 1-20 numeric features, 2-50 categories, 2 MB. "
-                                                 "The hidden preference theta* is drawn from the seed.")
+                         key="dmnl_upload", help="10-500 items, 1-20 numeric features, 2-50 categories, 2 MB; a "
+                                                 "column of names or ids (no numbers in it) labels the items. The "
+                                                 "hidden preference theta* is drawn from the seed.")
     if got is not None:
         cat = got[1]
 else:

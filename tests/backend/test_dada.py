@@ -242,7 +242,8 @@ def test_csv_upload_builds_softmax_problem() -> None:
     (b"x\n" + b"1\n2\n" * 10, "at least one feature"),
     (b"x,y\n" + b"1,a\n" * 5, "at least 10"),
     (b"x,y\n" + b"1,a\n" * 20, "single class"),
-    (b"x,y\n" + b"foo,a\nbar,b\n" * 10, "non-numeric"),
+    (b"x,y\n" + b"foo,a\nbar,b\n" * 10, "no numeric feature column besides the label"),
+    (b"x,z,y\n" + b"1,foo,a\n2,3,b\n" * 10, "non-numeric"),  # a column mixing numbers and text is not an id
     (b"x,y\n" + b"1,a\n,b\n" * 10, "missing"),
     (b"x,y\n" + "".join(f"{i},{i}\n" for i in range(60)).encode(), "distinct values"),
 ])

@@ -217,3 +217,18 @@ def test_claim_cost_linear_in_n(record_claim) -> None:
         assert ev[("greedy", n)] == sum(n - j for j in range(5))
     for n in (10, 15, 20):
         assert ev[("exhaustive", n)] == math.comb(n, 5)
+
+
+def test_an_id_column_names_the_items() -> None:
+    rows = [f"SKU-{i:03d},{i % 7 + 0.5},{(i * 3) % 5},{'abc'[i % 3]}" for i in range(12)]
+    cat = items.read_item_table(("sku,price,rating,category\n" + "\n".join(rows) + "\n").encode())
+    assert cat.names[:2] == ["SKU-000", "SKU-001"] and cat.dim == 2 and cat.category_names == ["a", "b", "c"]
+    named = items.read_item_table(("n,price,category\n" + "".join(f"{i},{i % 4},{'xy'[i % 2]}\n" for i in range(12))
+                                   ).encode(), id_column="n")
+    assert named.names[3] == "3" and named.dim == 1  # a numeric id column is a feature unless named
+    with pytest.raises(InputError, match="No id column 'nope'"):
+        items.read_item_table(b"a,category\n" + b"1,x\n2,y\n" * 6, id_column="nope")
+    with pytest.raises(InputError, match="no numeric feature column"):
+        items.read_item_table(b"name,category\n" + b"p,x\nq,y\n" * 6)
+    sim = A.simulate(cat, k=2, rounds=10, agents=["ofu-dmnl"], seed=0)
+    assert all(n.startswith("SKU-") for n in sim.to_json(cat)["item_names"])

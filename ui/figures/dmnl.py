@@ -46,6 +46,7 @@ def chips(data: Mapping[str, object], round_index: int) -> go.Figure:
     (the same colours for every agent), labelled with the item and its category."""
     cats: Sequence[int] = data["item_categories"]  # type: ignore[assignment]
     names: Sequence[str] = data["category_names"]  # type: ignore[assignment]
+    items: Sequence[str] = data.get("item_names") or []  # type: ignore[assignment]
     agents = list(data["assortments"])  # type: ignore[arg-type]
     fig = go.Figure()
     for row, a in enumerate(agents):
@@ -54,7 +55,8 @@ def chips(data: Mapping[str, object], round_index: int) -> go.Figure:
             c = int(cats[item])
             fig.add_shape(type="rect", x0=slot + 0.05, x1=slot + 0.95, y0=row - 0.38, y1=row + 0.38,
                           fillcolor=_cat_colour(c), line=dict(width=0), layer="below")
-            fig.add_annotation(x=slot + 0.5, y=row, text=f"#{item}<br>{names[c]}", showarrow=False,
+            label = items[item][:14] if items else f"#{item}"
+            fig.add_annotation(x=slot + 0.5, y=row, text=f"{label}<br>{names[c]}", showarrow=False,
                                font=dict(size=11, color="black"))
     k = max(len(data["assortments"][a][round_index]) for a in agents)  # type: ignore[index]
     fig.update_xaxes(range=[0, k], showticklabels=False, showgrid=False, zeroline=False)

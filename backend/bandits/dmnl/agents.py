@@ -367,6 +367,7 @@ class Simulation:
                 "assortments": {a: r.assortments.tolist() for a, r in self.runs.items()},
                 "lambda_hat": {a: r.lambda_hat for a, r in self.runs.items() if r.lambda_hat}, "lambda_t": lam_t,
                 "item_categories": cat.categories.tolist(), "category_names": cat.category_names,
+                "item_names": list(cat.names),
                 "greedy_ratio_min": float(self.greedy_ratio.min()), "settings": self.settings,
                 "growth_exponent": {a: growth_exponent(np.cumsum(r.regret)) for a, r in self.runs.items()
                                     if AGENTS.kind(a) != "reference"}}

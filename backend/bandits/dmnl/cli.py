@@ -41,6 +41,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     r.add_argument("--items", default="medium", help="a preset (small, medium, large) or a CSV item table path")
     r.add_argument("--category-column", default=None, help="category column of the CSV (default: 'category' or "
                                                            "the last column)")
+    r.add_argument("--id-column", default=None, help="the column naming the items (default: the first other "
+                                                     "column holding text; none: items are named by row)")
     r.add_argument("--k", type=int, default=5, help="assortment size K (default 5)")
     r.add_argument("--rounds", type=int, default=2000, help="horizon T (default 2000)")
     r.add_argument("--lam", type=float, default=1.0, help="true diversity weight lambda* (default 1)")
@@ -61,7 +63,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     return acts
 
 
-def load_catalogue(items: str, seed: int, category_column: str | None = None):  # noqa: ANN201 - a Catalogue
+def load_catalogue(items: str, seed: int, category_column: str | None = None,  # noqa: ANN201 - a Catalogue
+                   id_column: str | None = None):
     from pathlib import Path
 
     from ...io.registry import read_path
@@ -69,7 +72,7 @@ def load_catalogue(items: str, seed: int, category_column: str | None = None):  
 
     if items.strip().lower() in PRESETS:
         return preset(items, seed=seed)
-    return read_path("item_table", Path(items), category_column=category_column, seed=seed)
+    return read_path("item_table", Path(items), category_column=category_column, seed=seed, id_column=id_column)
 
 
 def cmd_run(args: argparse.Namespace) -> Output:
@@ -77,12 +80,13 @@ def cmd_run(args: argparse.Namespace) -> Output:
 
     cfg = BanditConfig(k=args.k, lam=args.lam, rounds=args.rounds, diversity=args.diversity, rho=args.rho,
                        sigma=args.sigma, agents=tuple(args.agents), seed=args.seed)
-    cat = load_catalogue(args.items, args.seed, args.category_column)
+    cat = load_catalogue(args.items, args.seed, args.category_column, args.id_column)
     res = run_bandits(cat, cfg)
     rows = res.run["agents"]
     out = {"catalogue": cat.summary(), "settings": res.run["settings"], "optimum": res.run["optimum"],
            "greedy_ratio_min": res.run["greedy_ratio_min"], "agents": rows,
-           "last_assortment_categories": res.last_assortment_categories()}
+           "last_assortment_categories": res.last_assortment_categories(),
+           "last_assortment_items": res.last_assortment_items()}
     lines = [f"{cat.source}; K={args.k}, lambda*={args.lam}, T={args.rounds}; regret vs the {out['optimum']} optimum"]
     lines += [f"{r['label']:<28} regret {r['cumulative_regret']:8.2f}  approx {r['cumulative_approx_regret']:9.2f}  "
               f"{r['ms_per_round']:.3f} ms/round  random rounds {r['random_rounds']}" for r in rows]

@@ -8,8 +8,9 @@ into the unit ball): the bandit is contextual, and ``sigma = 0`` gives a fixed c
 Synthetic catalogues put the items of a category near a category centre, so items of one category are near
 substitutes: relevance alone picks several items of the best category, diversity spreads them.
 
-The CSV item table (input kind ``item_table``): a header row, numeric feature columns and one category column (the
-column named ``category`` when there is one, else the last column); 10-500 items, 1-20 features, 2-50 categories,
+The CSV item table (input kind ``item_table``): a header row, numeric feature columns, one category column (the
+column named ``category`` when there is one, else the last column) and optionally an id or name column (the item's
+label: ``id_column``, else the first other column in which no cell is a number); 10-500 items, 1-20 features, 2-50 categories,
 2 MB. Features are standardised, then rescaled into the unit ball.
 """
 
@@ -85,7 +86,7 @@ def synthetic(n_items: int = 20, n_categories: int = 5, dim: int = 5, spread: fl
 
 
 def read_item_table(data: bytes, name: str = "the item table", category_column: str | None = None,
-                    seed: int = 0) -> Catalogue:
+                    seed: int = 0, id_column: str | None = None) -> Catalogue:
     """Decode and validate a CSV item table (see the module docstring); InputError says what to fix."""
     from ...optim.dada.problems import load_csv_table
 
@@ -97,7 +98,7 @@ def read_item_table(data: bytes, name: str = "the item table", category_column: 
     if category_column is None:
         category_column = next((c for c in cols if c.lower() == "category"), cols[-1] if cols else None)
     try:
-        table = load_csv_table(data, label_column=category_column, name=name)
+        table = load_csv_table(data, label_column=category_column, name=name, id_column=id_column)
     except InputError as err:
         if "single class" in str(err):
             raise InputError(f"The category column {category_column!r} of {name} holds a single category; the "
@@ -109,7 +110,7 @@ def read_item_table(data: bytes, name: str = "the item table", category_column: 
     if feats.shape[1] > MAX_FEATURES:
         raise InputError(f"{name} has {feats.shape[1]} feature columns; the limit is {MAX_FEATURES}.")
     scaled = feats / max(float(np.linalg.norm(feats, axis=1).max()), 1e-12)
-    names = [f"row {i + 1}" for i in range(len(feats))]
+    names = table.ids if table.ids is not None else [f"row {i + 1}" for i in range(len(feats))]
     return Catalogue(scaled, table.y.astype(np.int64), list(table.classes), _theta(feats.shape[1], seed), names,
                      f"{name}: {len(feats)} items, {len(table.classes)} categories, d={feats.shape[1]}")
 

@@ -80,6 +80,11 @@ class BanditResult:
         names, cats = self.run["category_names"], self.run["item_categories"]
         return {a: [names[cats[i]] for i in S[-1]] for a, S in self.run["assortments"].items()}  # type: ignore[index]
 
+    def last_assortment_items(self) -> dict[str, list[str]]:
+        """Per agent, the names of the items of its last assortment (the table's id column, else row numbers)."""
+        names = self.run["item_names"]
+        return {a: [names[i] for i in S[-1]] for a, S in self.run["assortments"].items()}  # type: ignore[index]
+
     def to_json(self) -> dict[str, object]:
         return {**self.run, "left_out": self.left_out, "note": self.note}
 

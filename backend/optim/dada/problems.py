@@ -284,13 +284,16 @@ def powerchain_problem(dim: int = 100, p: float = 4.0, constraint: str = "none",
 @dataclass
 class Table:
     """A classification table: ``X`` ``[n, p]`` standardised features (plus a bias column), ``y`` ``[n]`` labels
-    0..C-1, ``classes`` the original label names, ``features`` the column names."""
+    0..C-1, ``classes`` the original label names, ``features`` the column names; ``ids`` the row names from the id
+    column (``id_column``), None when the table has none."""
 
     X: np.ndarray
     y: np.ndarray
     classes: list[str]
     features: list[str]
     source: str
+    ids: list[str] | None = None
+    id_column: str | None = None
 
 
 MAX_CSV_BYTES = 20 * 2**20
@@ -298,9 +301,11 @@ MAX_ROWS = 100_000
 MAX_CLASSES = 50
 
 
-def load_csv_table(data: bytes, label_column: str | None = None, name: str = "the CSV") -> Table:
+def load_csv_table(data: bytes, label_column: str | None = None, name: str = "the CSV",
+                   id_column: str | None = None) -> Table:
     """Parse and validate an uploaded CSV for logistic/softmax regression. The label is ``label_column`` or the last
-    column; every other column must be numeric. Raises InputError with what to fix."""
+    column; the id column (row names, not a feature) is ``id_column`` or else the first column other than the label
+    in which no cell is a number; every other column must be numeric. Raises InputError with what to fix."""
     if not data:
         raise InputError(f"{name} is empty (0 bytes).")
     if len(data) > MAX_CSV_BYTES:
@@ -340,10 +345,24 @@ def load_csv_table(data: bytes, label_column: str | None = None, name: str = "th
     y_raw = frame[label]
     feats = frame.drop(columns=[label])
     numeric = feats.apply(pd.to_numeric, errors="coerce")
-    bad_cols = [str(c) for c in feats.columns if numeric[c].isna().sum() > feats[c].isna().sum()]
-    if bad_cols:
-        raise InputError(f"Feature column(s) {', '.join(bad_cols[:5])} contain non-numeric values; every column "
-                         f"except the label {label!r} must be numeric.")
+    text_cols = [str(c) for c in feats.columns if numeric[c].isna().sum() > feats[c].isna().sum()]
+    if id_column is not None and (id_column not in feats.columns or id_column == label):
+        raise InputError(f"No id column {id_column!r} other than the label {label!r}; columns are: "
+                         f"{', '.join(map(str, frame.columns))}.")
+    all_text = [c for c in text_cols if numeric[c].notna().sum() == 0]  # no cell reads as a number
+    id_col = id_column if id_column is not None else (all_text[0] if all_text else None)
+    ids = None
+    if id_col is not None:
+        ids = [str(v) for v in feats[id_col].fillna("").to_numpy()]
+        feats, numeric = feats.drop(columns=[id_col]), numeric.drop(columns=[id_col])
+        text_cols = [c for c in text_cols if c != id_col]
+    if text_cols:
+        raise InputError(f"Feature column(s) {', '.join(text_cols[:5])} contain non-numeric values; every column "
+                         f"except the label {label!r}" + (f" and the id column {id_col!r}" if id_col else "")
+                         + " must be numeric.")
+    if feats.shape[1] == 0:
+        raise InputError(f"{name} has no numeric feature column besides the label {label!r} and the id column "
+                         f"{id_col!r}.")
     if numeric.isna().any().any() or y_raw.isna().any():
         rows = np.flatnonzero(numeric.isna().any(axis=1).to_numpy() | y_raw.isna().to_numpy())
         raise InputError(f"{len(rows)} row(s) have missing values (first at data row {rows[0] + 1}). Fill or drop "
@@ -359,7 +378,9 @@ def load_csv_table(data: bytes, label_column: str | None = None, name: str = "th
     if len(classes) > MAX_CLASSES:
         raise InputError(f"The label column {label!r} has {len(classes)} distinct values; the limit is "
                          f"{MAX_CLASSES} classes. Is the last column really the label?")
-    return _standardise(X, y, [str(c) for c in classes], [str(c) for c in feats.columns], source=name)
+    table = _standardise(X, y, [str(c) for c in classes], [str(c) for c in feats.columns], source=name)
+    table.ids, table.id_column = ids, id_col
+    return table
 
 
 def _standardise(X: np.ndarray, y: np.ndarray, classes: list[str], features: list[str], source: str) -> Table:

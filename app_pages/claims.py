@@ -8,6 +8,7 @@ import streamlit as st
 from backend import catalog
 from backend import claims as C
 from ui.claims import load_records, summary_line
+from ui.figures.claims import paper_board
 from ui.layout import csv_download
 
 st.title("Claims scoreboard")
@@ -20,7 +21,23 @@ st.markdown(
 )
 st.markdown(summary_line())
 
-rows = C.rows(load_records())
+records = load_records()
+papers = C.paper_rows(records)
+st.subheader("One row per paper: its headline claim")
+st.caption(f"{len(papers)} papers, {sum(p['status'] == 'available' for p in papers)} with a page. Left: the verdict "
+           "of the claim the paper leads with (marked `headline = true` in its claims record); right: the verdicts "
+           "of all its claims.")
+st.plotly_chart(paper_board(papers), key="claims_papers_fig")
+with st.expander("The headline claims as a table", icon=":material/table:"):
+    st.dataframe(pd.DataFrame(papers, columns=["page", "section", "headline", "paper", "here", "verdict", "tally"]),
+                 hide_index=True, width="stretch", key="claims_papers_table",
+                 column_config={"page": st.column_config.LinkColumn("paper", display_text=r"/(.*)"),
+                                "headline": st.column_config.TextColumn("headline claim", width="large"),
+                                "paper": st.column_config.TextColumn("paper's number (where)", width="medium"),
+                                "here": st.column_config.TextColumn("here (measured)", width="medium")})
+
+st.subheader("Every claim")
+rows = C.rows(records)
 counts = C.count_verdicts([])
 for r in rows:
     counts[r["verdict"]] += 1

@@ -56,7 +56,8 @@ OUTCOMES = ("passed", "xpassed", "xfailed", "failed", "skipped")
 RTOL = 0.05
 ATOL = 1e-3
 
-_SPEC_KEYS = {"key", "claim", "paper_number", "where", "setting", "deviation", "tests", "reason", "tolerance"}
+_SPEC_KEYS = {"key", "claim", "paper_number", "where", "setting", "deviation", "tests", "reason", "tolerance",
+              "headline"}
 _REQUIRED = ("key", "claim", "paper_number", "where", "setting")
 
 
@@ -93,6 +94,7 @@ class Claim:
     reason: str = ""
     tolerance: dict = field(default_factory=dict)
     results: tuple[Measured, ...] = ()
+    headline: bool = False  # the paper's headline claim (one per record: the scoreboard's row for the paper)
 
     @property
     def verdict(self) -> str:
@@ -151,6 +153,11 @@ class Record:
 
     def counts(self) -> dict[str, int]:
         return count_verdicts(self.claims)
+
+    @property
+    def headline(self) -> Claim | None:
+        """The claim marked ``headline = true`` (None when none is)."""
+        return next((c for c in self.claims if c.headline), None)
 
 
 def covers(cited: str, nodeid: str) -> bool:
@@ -223,9 +230,14 @@ def parse_spec(text: str, method: str, source: str = "") -> list[dict]:
             raise ClaimsError(f"{label}: 'tests' must be a list of pytest node ids (path::name)")
         if not tests and not str(row.get("reason", "")).strip():
             raise ClaimsError(f"{label}: a claim with no test needs a 'reason' (why it is not measurable here)")
+        if not isinstance(row.get("headline", False), bool):
+            raise ClaimsError(f"{label}: 'headline' must be true or false")
         tol = row.get("tolerance", {})
         if not isinstance(tol, dict) or not all(isinstance(v, int | float) and v >= 0 for v in tol.values()):
             raise ClaimsError(f"{label}: 'tolerance' maps recorded numbers to non-negative absolute tolerances")
+    headlines = [row["key"] for row in rows if row.get("headline", False)]
+    if len(headlines) > 1:
+        raise ClaimsError(f"{where}: one claim is the headline; {', '.join(headlines)} all say headline = true")
     return rows
 
 
@@ -265,7 +277,7 @@ def load(method: str, root: Path | None = None) -> Record:
                             paper_number=row["paper_number"].strip(), where=row["where"].strip(),
                             setting=row["setting"].strip(), deviation=row.get("deviation", "").strip(), tests=cited,
                             reason=row.get("reason", "").strip(), tolerance=dict(row.get("tolerance", {})),
-                            results=results))
+                            results=results, headline=bool(row.get("headline", False))))
     return Record(method=method, claims=tuple(claims), measured_date=measured.get("date", ""),
                   measured_commit=measured.get("commit", ""))
 
@@ -335,6 +347,30 @@ def rows(records: dict[str, Record]) -> list[dict]:
                         "why not": " | ".join(c.xfail_reasons),
                         "deviation": c.deviation, "setting": c.setting, "tests": " ".join(c.tests),
                         "command": c.commands[0] if c.commands else ""})
+    return out
+
+
+PLANNED = "planned: no page yet"
+
+
+def paper_rows(records: dict[str, Record]) -> list[dict]:
+    """One row per paper of the catalog, in catalog order (the scoreboard's first view): the paper, its headline
+    claim with that claim's verdict and our numbers, and the tally of all its claims' verdicts (``counts``). A paper
+    without a page or a claims record has the verdict :data:`PLANNED` and an empty tally."""
+    from backend import catalog
+
+    out = []
+    for p in catalog.PAPERS:
+        rec = records.get(p.id)
+        head = rec.headline if rec is not None else None
+        counts = rec.counts() if rec is not None else dict.fromkeys(VERDICTS, 0)
+        verdict_ = head.verdict if head is not None else (PLANNED if rec is None else PENDING)
+        here = "" if head is None else (head.reason if verdict_ == NOT_MEASURABLE else format_numbers(head.numbers))
+        out.append({"method": p.id, "page": f"/{p.id}", "label": getattr(p, "label", p.id), "title": p.title,
+                    "section": p.section, "status": p.status, "headline": head.claim if head else "",
+                    "paper": f"{head.paper_number} ({head.where})" if head else "", "here": here,
+                    "verdict": verdict_, "counts": counts, "claims": sum(counts.values()),
+                    "tally": ", ".join(f"{n} {v}" for v, n in counts.items() if n)})
     return out
 
 

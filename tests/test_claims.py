@@ -28,6 +28,25 @@ def test_every_available_method_has_a_record_that_parses(method):
         assert c.tests or c.reason, c.key
 
 
+@pytest.mark.parametrize("method", AVAILABLE)
+def test_every_available_method_marks_its_headline_claim(method):
+    assert C.load(method).headline is not None, (f"claims/{method}.toml marks no claim 'headline = true' (the claim "
+                                                 "the paper leads with: the scoreboard's row for the paper)")
+
+
+def test_one_row_per_paper_with_its_headline_verdict():
+    records = C.load_all()
+    rows = C.paper_rows(records)
+    assert [r["method"] for r in rows] == [p.id for p in catalog.PAPERS]
+    for r in rows:
+        rec = records.get(r["method"])
+        if rec is None:
+            assert r["verdict"] == C.PLANNED and r["claims"] == 0
+        else:
+            assert r["verdict"] == rec.headline.verdict and r["claims"] == len(rec.claims)
+            assert sum(r["counts"].values()) == len(rec.claims)
+
+
 def _calls_panel(source: str, method: str) -> bool:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Call):
@@ -142,6 +161,11 @@ def test_unmeasured_and_parametrised_tests(tmp_path):
      'tests = ["no node id"]', "node ids"),
     ('method = "demo"\n[[claims]]\nkey = "k"\nclaim = "c"\npaper_number = "p"\nwhere = "w"\nsetting = "s"\n'
      'verdict = "holds"\ntests = ["t.py::a"]', "unknown field"),
+    ('method = "demo"\n[[claims]]\nkey = "k"\nclaim = "c"\npaper_number = "p"\nwhere = "w"\nsetting = "s"\n'
+     'headline = "yes"\ntests = ["t.py::a"]', "'headline' must be true or false"),
+    ('method = "demo"\n' + "".join(f'[[claims]]\nkey = "k{i}"\nclaim = "c"\npaper_number = "p"\nwhere = "w"\n'
+                                    'setting = "s"\nheadline = true\ntests = ["t.py::a"]\n' for i in range(2)),
+     "k0, k1 all say headline = true"),
 ])
 def test_spec_schema_errors_name_the_field(text, match):
     with pytest.raises(C.ClaimsError, match=match):

@@ -11,7 +11,7 @@ from .conftest import ROOT, open_page
 
 
 def _table(at):
-    return at.dataframe[0].value
+    return at.dataframe[-1].value  # the table of every claim (the first is the table of headline claims)
 
 
 def test_scoreboard_lists_every_claim_and_filters():
@@ -23,6 +23,11 @@ def test_scoreboard_lists_every_claim_and_filters():
     assert len(df) == total
     assert set(df["page"]) == {f"/{m}" for m in records}
     assert set(df["verdict"]) <= set(C.VERDICTS)
+    papers = at.dataframe[0].value
+    assert len(papers) == len(catalog.PAPERS) and at.get("plotly_chart")
+    assert set(papers["verdict"]) <= {*C.VERDICTS, C.PLANNED}
+    planned = [p.id for p in catalog.PAPERS if p.id not in records]
+    assert (papers["verdict"] == C.PLANNED).sum() == len(planned)
     holds, _, counts = C.summary(records)
     assert any(f"{holds} of {total} claims hold" in m.value for m in at.markdown)
     shown = {m.label: m.value for m in at.metric}

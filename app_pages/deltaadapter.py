@@ -53,11 +53,15 @@ if source == "Preset":
     preset = bound(c1.selectbox, "Preset", list(PRESETS), key="deltaadapter_preset", format_func=PRESETS.label)
 else:
     preset = None
-    lc, hc = st.columns(2)
+    lc, hc, sc = st.columns(3)
     lookback = bound(lc.number_input, "Input length", 8, 512, 24, key="deltaadapter_lookback")
     horizon = bound(hc.number_input, "Horizon", 1, 192, 6, key="deltaadapter_horizon")
+    shift = bound(sc.slider, "Regime shift at (share of the rows)", 0.2, 0.8, 0.5, step=0.05,
+                  key="deltaadapter_shift", help="Rows before it are the early regime the backbone trains on; the "
+                                                 "adapters adapt, stop and are tested after it.")
     got = file_input("multiseries", "Your series (CSV: time column, then numeric channels, target first)",
-                     key="deltaadapter_upload", lookback=int(lookback), horizon=int(horizon))
+                     key="deltaadapter_upload", lookback=int(lookback), horizon=int(horizon),
+                     shift_fraction=float(shift))
     series = got[1] if got else None
     user_state = file_input("backbone_state", "Optional: your backbone (safetensors state of the chosen architecture)",
                             key="deltaadapter_state_upload")

@@ -48,6 +48,7 @@ def test_user_csv_trains_a_backbone_and_bad_upload_errors() -> None:
     at.radio(key="deltaadapter_source").set_value("Your CSV").run()
     at.number_input(key="deltaadapter_lookback").set_value(16).run()
     at.number_input(key="deltaadapter_horizon").set_value(4).run()
+    at.slider(key="deltaadapter_shift").set_value(0.6).run()
     csv = dt.to_csv_bytes(dt.macro())
     at.file_uploader(key="deltaadapter_upload").set_value(("macro.csv", csv, "text/csv")).run()
     assert not at.error, [e.value for e in at.error]
@@ -55,6 +56,7 @@ def test_user_csv_trains_a_backbone_and_bad_upload_errors() -> None:
     assert not at.exception, at.exception
     a = at.session_state["deltaadapter_result"]["adapt"]
     assert a["series"]["name"] == "macro.csv" and "trained here" in a["backbone_source"]
+    assert a["series"]["shift_at"] == int(0.6 * len(dt.macro().values))
     at.file_uploader(key="deltaadapter_upload").set_value(("bad.csv", b"time,a\n1,2\n2,x\n", "text/csv")).run()
     assert not at.exception
     assert any("rows" in e.value or "non-numeric" in e.value for e in at.error)

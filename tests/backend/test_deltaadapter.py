@@ -271,3 +271,18 @@ def test_time_axis_parses_offsets_naive_stamps_and_numbers() -> None:
         parse_time_column(["2024-01-01", "not a date"], "when")
     with pytest.raises(InputError, match="missing"):
         parse_time_column(["2024-01-01", None])
+
+
+def test_a_backbone_trained_on_a_users_series_is_reused_not_retrained() -> None:
+    from backend.forecast.deltaadapter import jobs
+
+    series = dt.read_csv(dt.to_csv_bytes(dt.macro()), lookback=16, horizon=4)
+    jobs._TRAINED.clear()
+    a = jobs.frozen_backbone(series, "dlinear")
+    b = jobs.frozen_backbone(series, "dlinear")
+    assert len(jobs._TRAINED) == 1 and a.model is not b.model  # one training, a fresh copy per job
+    for p, q in zip(a.model.parameters(), b.model.parameters(), strict=True):
+        assert torch.equal(p, q)
+    other = dt.read_csv(dt.to_csv_bytes(dt.macro()), lookback=16, horizon=4, shift_fraction=0.6)
+    jobs.frozen_backbone(other, "dlinear")
+    assert len(jobs._TRAINED) == 2  # another shift position is another early regime

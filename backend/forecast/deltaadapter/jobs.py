@@ -17,9 +17,13 @@ JSON-able summaries.
 
 from __future__ import annotations
 
+import copy
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from backend.errors import InputError
 from backend.registry import choose
@@ -113,6 +117,17 @@ class Frozen:
     assets: list[Path] = field(default_factory=list)
 
 
+# Backbones trained on a user's series, by (series, settings): the three tabs and reruns reuse one training.
+_TRAINED: dict[str, Any] = {}
+_TRAINED_MAX = 4
+
+
+def _series_key(series: Series, backbone: str, seed: int) -> str:
+    h = hashlib.sha256(np.ascontiguousarray(series.values, dtype=np.float32).tobytes())
+    h.update(repr((series.shift_at, series.lookback, series.horizon, backbone, seed)).encode())
+    return h.hexdigest()
+
+
 def frozen_backbone(data: str | Series, backbone: str, state: tuple[str, dict] | None = None, seed: int = 0,
                     progress: Progress | None = None) -> Frozen:
     """The series (a preset name or the user's series) and its frozen ``backbone``: the preset's shipped one, the
@@ -137,10 +152,15 @@ def frozen_backbone(data: str | Series, backbone: str, state: tuple[str, dict] |
         assets.append(bb.asset_path(source["preset"], backbone))
         where = f"shipped {meta['file']}"
     else:
-        x, y = windows.torch("early")
-        xv, yv = windows.torch("early_val")
-        model, _ = bb.train_backbone(bb.config_for(backbone, series.lookback, series.horizon, series.d), x, y, xv, yv,
-                                     seed=seed, progress=progress)
+        key = _series_key(series, backbone, seed)
+        if key not in _TRAINED:
+            x, y = windows.torch("early")
+            xv, yv = windows.torch("early_val")
+            _TRAINED[key], _ = bb.train_backbone(bb.config_for(backbone, series.lookback, series.horizon, series.d),
+                                                 x, y, xv, yv, seed=seed, progress=progress)
+            while len(_TRAINED) > _TRAINED_MAX:
+                _TRAINED.pop(next(iter(_TRAINED)))
+        model = copy.deepcopy(_TRAINED[key])  # a job may not change the cached backbone
         where = f"{backbone} trained here on the early regime of the series"
     source["backbone"] = where
     return Frozen(series, windows, model, source, where, assets)

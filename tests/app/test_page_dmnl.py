@@ -30,7 +30,7 @@ def test_small_preset_run_and_round_slider() -> None:
     assert not at.error, [e.value for e in at.error]
     r = at.session_state["dmnl_result"]["run"]
     rows = {row["agent"]: row for row in r["agents"]}
-    assert set(rows) == {"ofu-dmnl", "ofu-dmnl-full", "ofu-mnl+", "ucb-mnl", "ts-mnl"}
+    assert set(rows) == {"ofu-dmnl", "ofu-dmnl-full", "ofu-mnl+", "ucb-mnl", "ts-mnl", "lsb-greedy"}
     assert r["optimum"] == "enumerated" and len(r["assortments"]["ofu-dmnl"]) == 200
     assert all(len(S) == 3 for S in r["assortments"]["ofu-dmnl"])
     assert len(at.get("plotly_chart")) == 4  # regret, chips, category mix, lambda estimates

@@ -161,10 +161,22 @@ def test_claim_greedy_ratio(record_claim) -> None:
     opt = M.exhaustive_true(u, lam, subsets, div.enumerate_values(subsets))
     got = M.greedy_true(u, lam, div, k)
     hard = got.value / opt.value
+    worst = M.adversarial_ratio(30, 120, seed=0)
     record_claim(random_min_ratio=float(check.ratios.min()), random_suboptimal=int(check.suboptimal),
-                 hard_instance_ratio=hard, bound=M.APPROX)
+                 hard_instance_ratio=hard, adversarial_min_ratio=worst.ratio, adversarial_evaluations=worst.evaluations,
+                 bound=M.APPROX)
     assert set(got.items.tolist()) != set(opt.items.tolist())  # greedy really is suboptimal on the hard instance
-    assert check.ratios.min() >= M.APPROX and hard >= M.APPROX
+    assert worst.ratio <= hard  # the search starts from the hand-built instance and never accepts a worse ratio
+    assert check.ratios.min() >= M.APPROX and hard >= M.APPROX and worst.ratio >= M.APPROX
+
+
+def test_adversarial_search_stays_in_the_regime_and_reports_a_real_instance() -> None:
+    worst = M.adversarial_ratio(4, 40, seed=1)
+    assert np.abs(worst.u).max() <= 1 and 0 <= worst.lam <= 1 and 0 <= worst.similarity.min()
+    assert worst.similarity.max() <= 1 and worst.evaluations == 4 * 41
+    ratio, got, opt = M._ratio(worst.u, worst.lam, worst.similarity, worst.k)
+    assert ratio == pytest.approx(worst.ratio) and sorted(got.items.tolist()) == worst.greedy_items
+    assert worst.trace == sorted(worst.trace, reverse=True)  # the best ratio so far never rises
 
 
 def _regret_vs_full(n: int, k: int, rounds: int, seeds: int) -> dict[str, float]:
@@ -232,3 +244,12 @@ def test_an_id_column_names_the_items() -> None:
         items.read_item_table(b"name,category\n" + b"p,x\nq,y\n" * 6)
     sim = A.simulate(cat, k=2, rounds=10, agents=["ofu-dmnl"], seed=0)
     assert all(n.startswith("SKU-") for n in sim.to_json(cat)["item_names"])
+
+
+def test_lsb_greedy_fills_k_distinct_slots_and_learns_from_each_shown_slot() -> None:
+    cat = items.synthetic(12, 4, 5, seed=2)
+    sim = A.simulate(cat, k=3, rounds=300, agents=["lsb-greedy", "random"], seed=2)
+    S = sim.runs["lsb-greedy"].assortments
+    assert S.shape == (300, 3) and all(len(set(row)) == 3 for row in S.tolist())
+    # a learner, not a coin: it beats random assortments on the same rounds and choices
+    assert sim.runs["lsb-greedy"].regret.sum() < sim.runs["random"].regret.sum()

@@ -20,6 +20,7 @@ real-data experiments and its analysis constants as defaults (loose by orders of
 | ``ofu-mnl+`` | OFU-MNL+ (no diversity) | baseline | the same online mirror descent on plain MNL features, top-K (Lee & Oh 2024) |
 | ``ucb-mnl`` | UCB-MNL | baseline | regularised MLE on plain MNL, UCB utilities, top-K (Oh & Iyengar 2021) |
 | ``ts-mnl`` | TS-MNL (Thompson) | baseline | Thompson sampling around the same MLE, top-K (Oh & Iyengar 2019) |
+| ``lsb-greedy`` | LSBGreedy (linear submodular UCB) | baseline | slot-by-slot UCB on ``[x_i, diversity gain]``, a linear model without the MNL structure (Yue & Guestrin 2011) |
 | ``oracle`` | Oracle (true model) | reference | knows theta* and lambda*: the enumerated optimum |
 | ``random`` | Random assortment | reference | K items uniformly at random |
 | ``coverage`` | Category coverage (exponential decay) | ours | diversity: the k-th item of a category adds rho^(k-1)/K |

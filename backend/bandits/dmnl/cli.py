@@ -102,7 +102,9 @@ def cmd_greedy(args: argparse.Namespace) -> Output:
     return Output(res.to_json(), lines=[
         f"random instances: min ratio {r['min_ratio']:.4f} (bound {APPROX:.4f}), greedy suboptimal on "
         f"{r['greedy_suboptimal']} of {r['instances']}",
-        f"hard instance: greedy {hard['greedy']} vs optimum {hard['optimum']}, ratio {hard['ratio']:.4f}"])
+        f"hard instance: greedy {hard['greedy']} vs optimum {hard['optimum']}, ratio {hard['ratio']:.4f}"]
+        + ([f"adversarial search: worst ratio {w['min_ratio']:.4f} after {w['evaluations']} instances (N = "
+            f"{w['n_items']}, K = {w['k']})"] if (w := res.adversarial) else []))
 
 
 def cmd_runtime(args: argparse.Namespace) -> Output:

@@ -113,9 +113,12 @@ class GreedyConfig:
 
     instances: int = 300
     seed: int = 0
+    search_restarts: int = 30  # of the adversarial search (0: skip it); 120 steps each
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "instances", _positive("The number of instances", self.instances, MAX_INSTANCES))
+        if not 0 <= int(self.search_restarts) <= 200:
+            raise InputError(f"The adversarial search takes 0 to 200 restarts (got {self.search_restarts}).")
 
 
 @dataclass
@@ -125,14 +128,16 @@ class GreedyResult:
 
     random: dict[str, float]
     hard_instance: dict[str, object]
+    adversarial: dict[str, object] | None = None  # AdversarialCheck.summary(), None when skipped
 
     def to_json(self) -> dict[str, object]:
-        return {"random": self.random, "hard_instance": self.hard_instance}
+        return {"random": self.random, "hard_instance": self.hard_instance, "adversarial": self.adversarial}
 
 
 def run_greedy(config: GreedyConfig, progress: Progress | None = None,
                token: CancelToken | None = None) -> GreedyResult:
-    """The greedy guarantee on random instances and on the hand-built hard instance."""
+    """The greedy guarantee on random instances, on the hand-built hard instance and on the worst instance an
+    adversarial search finds (:func:`backend.bandits.dmnl.model.adversarial_ratio`)."""
     if token is not None:
         token.check()
     report(progress, 0.0, f"{config.instances} random instances")
@@ -143,9 +148,15 @@ def run_greedy(config: GreedyConfig, progress: Progress | None = None,
     subsets = M.all_subsets(len(u), k)
     opt = M.exhaustive_true(u, lam, subsets, div.enumerate_values(subsets))
     got = M.greedy_true(u, lam, div, k)
+    worst = None
+    if config.search_restarts:
+        report(progress, 0.5, f"adversarial search, {config.search_restarts} restarts")
+        if token is not None:
+            token.check()
+        worst = M.adversarial_ratio(int(config.search_restarts), 120, seed=int(config.seed)).summary()
     report(progress, 1.0, "done")
     return GreedyResult(check.summary(), {"greedy": got.items.tolist(), "optimum": opt.items.tolist(),
-                                          "ratio": got.value / opt.value})
+                                          "ratio": got.value / opt.value}, worst)
 
 
 @dataclass(frozen=True)

@@ -296,3 +296,81 @@ def random_instances_ratio(n_instances: int = 300, *, seed: int = 0, max_items: 
         ratios.append(got / opt)
         sub += got < opt - 1e-12
     return RatioCheck(np.asarray(ratios), sub)
+
+
+@dataclass
+class AdversarialCheck:
+    """The worst greedy / optimum ratio an adversarial search found: ``ratio``, the instance (``u`` ``[N]``,
+    ``lam``, the similarity ``[N, C]`` of a weighted-coverage diversity, ``k``), the greedy and optimal assortments,
+    and the search's cost (``evaluations``; ``trace`` the best ratio after each restart)."""
+
+    ratio: float
+    u: np.ndarray
+    lam: float
+    similarity: np.ndarray
+    k: int
+    greedy_items: list[int]
+    optimal_items: list[int]
+    evaluations: int
+    trace: list[float]
+    bound: float = APPROX
+
+    def summary(self) -> dict[str, object]:
+        return {"min_ratio": self.ratio, "bound": self.bound, "evaluations": self.evaluations,
+                "n_items": len(self.u), "k": self.k, "lam": self.lam, "u": [round(float(v), 4) for v in self.u],
+                "greedy": self.greedy_items, "optimum": self.optimal_items}
+
+
+def _ratio(u: np.ndarray, lam: float, sim: np.ndarray, k: int) -> tuple[float, Assortment, Assortment]:
+    div = Diversity("facility", len(u), k, similarity=sim)
+    subsets = all_subsets(len(u), k)
+    opt = exhaustive_true(u, lam, subsets, div.enumerate_values(subsets))
+    got = greedy_true(u, lam, div, k)
+    return got.value / opt.value, got, opt
+
+
+def adversarial_ratio(restarts: int = 30, steps: int = 120, *, seed: int = 0, n_items: tuple[int, int] = (3, 6),
+                      customers: int = 6) -> AdversarialCheck:
+    """Search for greedy's worst instance inside the bounded regime (``|u| <= 1``, ``0 <= lambda <= 1``, ``g`` in
+    ``[0, 1]``): the diversity is a weighted coverage ``g(S) = (1/C) sum_j max_{i in S} s_ij`` with a free similarity
+    matrix ``s`` in ``[0, 1]^(N x C)`` (monotone submodular; facility location and category coverage with rho -> 0
+    are special cases). Each restart draws N, K and a random instance (the first starts from :func:`hard_instance`),
+    then a (1+1) evolution strategy perturbs u, lambda and s (clipped to the regime; step size doubled after an
+    improvement, shrunk after a failure) and keeps a change when greedy's ratio to the enumerated optimum does not
+    rise. Deterministic for the seed."""
+    rng = np.random.default_rng([seed, 53])
+    best: tuple[float, np.ndarray, float, np.ndarray, int] | None = None
+    trace: list[float] = []
+    evals = 0
+    for r in range(restarts):
+        if r == 0:
+            u0, lam0, div0, k = hard_instance()
+            u, lam, sim = u0.copy(), lam0, np.asarray(div0.similarity, dtype=np.float64).copy()
+            sim = np.pad(sim, ((0, 0), (0, max(0, customers - sim.shape[1]))))[:, :max(customers, sim.shape[1])]
+        else:
+            n = int(rng.integers(n_items[0], n_items[1] + 1))
+            k = int(rng.integers(2, n))
+            u, lam = rng.uniform(-1.0, 1.0, n), float(rng.uniform(0.0, 1.0))
+            sim = rng.uniform(0.0, 1.0, (n, customers)) * (rng.random((n, customers)) < 0.5)
+        cur = _ratio(u, lam, sim, k)[0]
+        evals += 1
+        sigma = 0.3
+        for _ in range(steps):
+            u2 = np.clip(u + sigma * rng.standard_normal(u.shape), -1.0, 1.0)
+            lam2 = float(np.clip(lam + sigma * rng.standard_normal(), 0.0, 1.0))
+            sim2 = np.clip(sim + sigma * rng.standard_normal(sim.shape), 0.0, 1.0)
+            val = _ratio(u2, lam2, sim2, k)[0]
+            evals += 1
+            if val <= cur:
+                u, lam, sim, cur = u2, lam2, sim2, val
+                sigma = min(1.0, sigma * 2.0)
+            else:
+                sigma = max(1e-3, sigma * 0.85)
+        if best is None or cur < best[0]:
+            best = (cur, u, lam, sim, k)
+        trace.append(float(best[0]))
+    assert best is not None
+    ratio, u, lam, sim, k = best
+    _, got, opt = _ratio(u, lam, sim, k)
+    return AdversarialCheck(float(ratio), u, float(lam), sim, k, sorted(got.items.tolist()),
+                            sorted(opt.items.tolist()), evals, trace)

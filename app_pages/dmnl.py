@@ -5,10 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from backend.bandits.dmnl import items
 from backend.bandits.dmnl import jobs as J
 from backend.bandits.dmnl.agents import AGENTS, DEFAULT_AGENTS
 from backend.bandits.dmnl.inputs import PRESET_LABELS, PRESETS, preset
-from backend.bandits.dmnl.model import APPROX, DIVERSITY
+from backend.bandits.dmnl.model import APPROX, DIVERSITY, make_diversity
 from backend.errors import InputError
 from backend.runtime import provenance
 from ui.claims import claims_panel
@@ -41,7 +42,8 @@ res_all: dict = st.session_state.setdefault("dmnl_result", {})
 c1, c2 = st.columns([1, 2])
 src = bound(c1.radio, "Catalogue", [*PRESETS, "Upload a CSV"], key="dmnl_items",
             format_func=lambda p: PRESET_LABELS.get(p, p))
-cat = None
+cat, fitted = None, None
+PREFERENCE_SOURCES = ["drawn from the seed", "typed", "fitted to logged choices"]
 if src == "Upload a CSV":
     with c2:
         got = file_input("item_table", "CSV item table: numeric feature columns and a 'category' column",
@@ -50,6 +52,28 @@ if src == "Upload a CSV":
                                                  "hidden preference theta* is drawn from the seed.")
     if got is not None:
         cat = got[1]
+    if cat is not None:
+        how = bound(c2.radio, "True preference theta*", PREFERENCE_SOURCES, horizontal=True, key="dmnl_pref")
+        try:
+            if how == PREFERENCE_SOURCES[1]:
+                text = bound(c2.text_input, f"theta*: {cat.dim} numbers, one per feature", "", key="dmnl_theta",
+                             help="Rescaled to unit norm, so utilities stay in [-1, 1].")
+                cat = items.with_preference(cat, text) if text.strip() else cat
+            elif how == PREFERENCE_SOURCES[2]:
+                with c2:
+                    log = file_input("choice_log", "Logged choices (CSV: shown, chosen)", key="dmnl_log_upload",
+                                     help="One row per round: the items shown (names or row numbers, separated by "
+                                          "';') and the one bought (empty or 'none' for no purchase). theta* and "
+                                          "lambda* are fitted to it by maximum likelihood and replace the sliders.")
+                if log is not None:
+                    div_name = st.session_state.get("dmnl_div", next(iter(DIVERSITY)))
+                    div = make_diversity(div_name, categories=cat.categories, features=cat.features,
+                                         k=int(st.session_state.get("dmnl_k", 5)),
+                                         rho=float(st.session_state.get("dmnl_rho", 0.5)))
+                    fitted = items.fit_preference(cat, log[1].resolve(cat), div)
+                    cat = items.with_fitted_preference(cat, fitted)
+        except InputError as err:
+            c2.error(str(err), icon=":material/error:")
 else:
     cat = preset(src, seed=int(st.session_state.get("dmnl_seed", 0)))
 if cat is not None:
@@ -74,9 +98,12 @@ with st.form("dmnl_form"):
     go = st.form_submit_button("Run the bandits", icon=":material/play_arrow:", type="primary", disabled=cat is None)
 
 
+if fitted is not None:
+    st.caption(f"lambda* = {max(0.0, fitted.lam):.3f} (fitted to the logged choices) replaces the slider.")
 if go and cat is not None:
     try:
-        config = J.BanditConfig(k=int(k), lam=float(lam), rounds=int(rounds), diversity=diversity, rho=float(rho),
+        lam_true = float(lam) if fitted is None else max(0.0, fitted.lam)
+        config = J.BanditConfig(k=int(k), lam=lam_true, rounds=int(rounds), diversity=diversity, rho=float(rho),
                                 sigma=float(sigma), agents=tuple(agents) or tuple(AGENTS.names("ours")),
                                 seed=int(seed), skip_unenumerable=True)
     except InputError as err:

@@ -8,7 +8,7 @@ import json
 import pickle
 
 from backend.bandits.dmnl import jobs
-from backend.bandits.dmnl.inputs import preset
+from backend.bandits.dmnl.inputs import item_table, preset
 from tests.app.conftest import ROOT, Widget, open_page
 from tests.test_cli import same, strip
 
@@ -63,6 +63,30 @@ def test_upload_item_table_and_errors() -> None:
     assert r["settings"]["catalogue"]["n_items"] == 15 and r["category_names"] == ["a", "b", "c"]
 
 
+def test_uploaded_catalogue_with_names_and_a_preference_fitted_to_logged_choices() -> None:
+    from backend.bandits.dmnl.inputs import choice_log
+
+    at = open_page("dmnl", timeout=120)
+    at.radio(key="dmnl_items").set_value("Upload a CSV").run()
+    rows = "".join(f"SKU-{i},{i % 4 * 0.5:.2f},{(i * 7) % 5 - 2:.2f},{'abc'[i % 3]}\n" for i in range(12))
+    at.file_uploader(key="dmnl_upload").set_value(("items.csv", ("sku,price,rating,category\n" + rows).encode(),
+                                                   "text/csv")).run()
+    at.radio(key="dmnl_pref").set_value("typed").run()
+    at.text_input(key="dmnl_theta").set_value("1 2 3").run()
+    assert any("needs 2 numbers" in e.value for e in at.error)
+    at.radio(key="dmnl_pref").set_value("fitted to logged choices").run()
+    at.file_uploader(key="dmnl_log_upload").set_value(("log.csv", choice_log(), "text/csv")).run()
+    assert not at.error, [e.value for e in at.error]
+    at.slider(key="dmnl_k").set_value(3)
+    at.select_slider(key="dmnl_rounds").set_value(200)
+    at.multiselect(key="dmnl_agents").set_value(["ofu-dmnl"])
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    r = at.session_state["dmnl_result"]["run"]
+    assert "fitted to 12 logged rounds" in r["settings"]["catalogue"]["source"]
+    assert all(n.startswith("SKU-") for n in r["item_names"])
+
+
 def test_page_greedy_check_equals_cli_golden() -> None:
     """``tests/cli_golden/dmnl.json`` records ``dmnl greedy --instances 100``; the page's greedy section, set to 100
     instances, runs the same job and shows the same numbers."""
@@ -94,4 +118,8 @@ def test_jobs_and_configs_pickle() -> None:
 UPLOADS = [
     Widget("dmnl", "item_table", "dmnl_upload", [("radio", "dmnl_items", "Upload a CSV")],
            bad="bad_latin1.csv", odd="odd_category_first.csv"),
+    Widget("dmnl", "choice_log", "dmnl_log_upload",
+           [("radio", "dmnl_items", "Upload a CSV"), ("file_uploader", "dmnl_upload", ("items.csv", item_table(),
+                                                                                   "text/csv")),
+            ("radio", "dmnl_pref", "fitted to logged choices")], bad="bad_latin1.csv", odd="odd_swapped.csv"),
 ]

@@ -253,3 +253,47 @@ def test_lsb_greedy_fills_k_distinct_slots_and_learns_from_each_shown_slot() -> 
     assert S.shape == (300, 3) and all(len(set(row)) == 3 for row in S.tolist())
     # a learner, not a coin: it beats random assortments on the same rounds and choices
     assert sim.runs["lsb-greedy"].regret.sum() < sim.runs["random"].regret.sum()
+
+
+def _logged_rounds(cat, lam: float, k: int, n: int, seed: int) -> bytes:
+    rng = np.random.default_rng(seed)
+    div = M.make_diversity("coverage", categories=cat.categories, features=cat.features, k=k)
+    rows = ["shown,chosen"]
+    for _ in range(n):
+        S = np.sort(rng.choice(cat.n_items, k, replace=False))
+        c = M.draw_choice(cat.features[S] @ cat.theta, lam, div.value(S), float(rng.random()))
+        rows.append(";".join(cat.names[i] for i in S) + "," + (cat.names[S[c]] if c >= 0 else ""))
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_a_preference_fitted_to_logged_choices_recovers_the_true_one() -> None:
+    cat = items.synthetic(20, 5, 3, seed=5)
+    cat.theta = 2.0 * cat.theta  # utilities up to 2: enough signal in 4,000 rounds
+    div = M.make_diversity("coverage", categories=cat.categories, features=cat.features, k=4)
+    log = items.read_choice_log(_logged_rounds(cat, 1.5, 4, 4000, seed=0)).resolve(cat)
+    fit = items.fit_preference(cat, log, div, reg=0.1)
+    cos = fit.theta @ cat.theta / (np.linalg.norm(fit.theta) * np.linalg.norm(cat.theta))
+    assert cos > 0.95 and abs(np.linalg.norm(fit.theta) - 2.0) < 0.5 and abs(fit.lam - 1.5) < 0.6
+    assert fit.loglik > fit.baseline_loglik  # the fitted model explains the choices better than chance
+    used = items.with_fitted_preference(cat, fit)
+    assert np.allclose(used.theta, fit.theta) and "fitted to 4000 logged rounds" in used.source
+
+
+def test_preference_and_choice_log_bad_input() -> None:
+    cat = items.synthetic(8, 2, 3, seed=0)
+    assert np.linalg.norm(items.with_preference(cat, "1, 2; 2").theta) == pytest.approx(1.0)
+    with pytest.raises(InputError, match="needs 3 numbers"):
+        items.with_preference(cat, "1 2")
+    with pytest.raises(InputError, match="must be numbers"):
+        items.with_preference(cat, "1 x 2")
+    with pytest.raises(InputError, match="'shown' and 'chosen'"):
+        items.read_choice_log(b"a,b\n1,2\n")
+    with pytest.raises(InputError, match="not an item"):
+        items.read_choice_log(b"shown,chosen\nitem 0;ghost,\n").resolve(cat)
+    with pytest.raises(InputError, match="not among the shown"):
+        items.read_choice_log(b"shown,chosen\nitem 0;item 1,item 2\n").resolve(cat)
+    log = items.read_choice_log(b"shown,chosen\n1;2,2\nitem 3|item 4,none\n")
+    assert log.resolve(cat) == [([0, 1], 1), ([3, 4], -1)]
+    with pytest.raises(InputError, match="at least 10"):
+        items.fit_preference(cat, [([0, 1], 0)] * 3, M.make_diversity(
+            "coverage", categories=cat.categories, features=cat.features, k=2))

@@ -21,6 +21,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from ...cli_common import Output, add_action, add_group, int_list
 
@@ -43,6 +44,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
                                                            "the last column)")
     r.add_argument("--id-column", default=None, help="the column naming the items (default: the first other "
                                                      "column holding text; none: items are named by row)")
+    r.add_argument("--theta", default=None, help="the true preference of a CSV catalogue: one number per feature "
+                                                 "column, comma separated (rescaled to unit norm; default: drawn "
+                                                 "from the seed)")
+    r.add_argument("--choices", default=None, help="a CSV log of choices (columns shown, chosen) to fit the true "
+                                                   "preference and lambda* of a CSV catalogue to (replaces --theta "
+                                                   "and --lam)")
     r.add_argument("--k", type=int, default=5, help="assortment size K (default 5)")
     r.add_argument("--rounds", type=int, default=2000, help="horizon T (default 2000)")
     r.add_argument("--lam", type=float, default=1.0, help="true diversity weight lambda* (default 1)")
@@ -75,15 +82,44 @@ def load_catalogue(items: str, seed: int, category_column: str | None = None,  #
     return read_path("item_table", Path(items), category_column=category_column, seed=seed, id_column=id_column)
 
 
+def preference_of(cat, theta: str | None, choices: str | None, cfg):  # noqa: ANN001, ANN201
+    """The catalogue with its true preference: typed (``theta``), fitted to a log of choices (``choices``, a path;
+    also gives lambda*), or as drawn from the seed. Returns ``(catalogue, lambda*, fit or None)``."""
+    from pathlib import Path
+
+    from ...errors import InputError
+    from ...io.registry import read_path
+    from . import items as I
+    from .model import make_diversity
+
+    if (theta or choices) and cat.source.startswith("synthetic"):
+        raise InputError("--theta and --choices apply to a CSV catalogue (--items FILE), not to a preset.")
+    if choices:
+        log = read_path("choice_log", Path(choices)).resolve(cat)
+        div = make_diversity(cfg.diversity, categories=cat.categories, features=cat.features, k=cfg.k, rho=cfg.rho)
+        fit = I.fit_preference(cat, log, div)
+        return I.with_fitted_preference(cat, fit), max(0.0, fit.lam), fit
+    if theta:
+        return I.with_preference(cat, theta), cfg.lam, None
+    return cat, cfg.lam, None
+
+
 def cmd_run(args: argparse.Namespace) -> Output:
     from .jobs import BanditConfig, run_bandits
 
     cfg = BanditConfig(k=args.k, lam=args.lam, rounds=args.rounds, diversity=args.diversity, rho=args.rho,
                        sigma=args.sigma, agents=tuple(args.agents), seed=args.seed)
     cat = load_catalogue(args.items, args.seed, args.category_column, args.id_column)
+    cat, lam, fitted = preference_of(cat, args.theta, args.choices, cfg)
+    if fitted is not None:
+        cfg = replace(cfg, lam=lam)
     res = run_bandits(cat, cfg)
     rows = res.run["agents"]
-    out = {"catalogue": cat.summary(), "settings": res.run["settings"], "optimum": res.run["optimum"],
+    pref = None if fitted is None else {"theta": [round(float(v), 4) for v in fitted.theta], "lam": fitted.lam,
+                                        "rounds": fitted.rounds, "purchases": fitted.purchases,
+                                        "loglik": fitted.loglik, "baseline_loglik": fitted.baseline_loglik}
+    out = {"catalogue": cat.summary(), "preference_fit": pref, "settings": res.run["settings"],
+           "optimum": res.run["optimum"],
            "greedy_ratio_min": res.run["greedy_ratio_min"], "agents": rows,
            "last_assortment_categories": res.last_assortment_categories(),
            "last_assortment_items": res.last_assortment_items()}

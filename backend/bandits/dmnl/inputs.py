@@ -4,6 +4,7 @@ catalogues the page and the CLI offer instead of an upload (``--items small|medi
 | kind | decoder | accepts | limits | read by |
 |------|---------|---------|--------|---------|
 | ``item_table`` | ``backend.bandits.dmnl.items.decode_item_table`` | CSV, numeric features + category | 2 MB, 10-500 items, 1-20 features, 2-50 categories | dmnl page; ``dmnl run --items FILE`` |
+| ``choice_log`` | ``backend.bandits.dmnl.items.read_choice_log`` | CSV ``shown,chosen`` (items by name or row number) | 2 MB, 20,000 rounds | dmnl page (fit the preference of an uploaded catalogue); ``dmnl run --choices FILE`` |
 
 ``PRESETS``: name -> the settings of :func:`backend.bandits.dmnl.items.synthetic` (``PRESET_LABELS`` names them on the
 page). Import-light: no numpy until a preset or an example is made.
@@ -29,6 +30,17 @@ KINDS: tuple[InputKind, ...] = (
         max_bytes=2 * MB,
         limits="CSV with a header row: numeric feature columns and a category column (named 'category', else the "
                "last); 10-500 items, 1-20 features, 2-50 categories; 2 MB",
+        family="csv",
+    ),
+    declare(
+        __name__,
+        name="choice_log",
+        what="a log of choices",
+        decoder="backend.bandits.dmnl.items:read_choice_log",
+        extensions=("csv", "txt"),
+        max_bytes=2 * MB,
+        limits="CSV with the columns 'shown' (items by name or 1-based row number, separated by ';' or '|') and "
+               "'chosen' (the bought item; empty or 'none' for no purchase); at most 20,000 rounds and 2 MB",
         family="csv",
     ),
 )
@@ -74,3 +86,27 @@ def item_table_odd() -> dict[str, bytes]:
 
 
 __all__ = ["KINDS", "PRESETS", "PRESET_LABELS", "item_table", "item_table_odd", "preset"]
+
+
+def choice_log(seed: int = 0) -> bytes:
+    """Twelve logged rounds over the items of :func:`item_table` (row numbers), with and without purchases."""
+    import numpy as np
+
+    r = np.random.default_rng(seed)
+    rows = ["shown,chosen"]
+    for _ in range(12):
+        S = sorted(r.choice(12, 3, replace=False) + 1)
+        c = int(r.integers(-1, 3))
+        rows.append(";".join(map(str, S)) + "," + ("" if c < 0 else str(S[c])))
+    return _lines(rows)
+
+
+def choice_log_odd() -> dict[str, bytes]:
+    """Valid-but-odd logs: CRLF line ends, '|' separators and 'none', columns in the other order with extra ones."""
+    base = choice_log(1).decode().splitlines()
+    swapped = ["chosen,shown,when"] + [f"{ln.split(',')[1]},{ln.split(',')[0]},2024-05-0{i % 9 + 1}"
+                                       for i, ln in enumerate(base[1:])]
+    pipes = [base[0]] + [ln.replace(";", "|").rstrip(",") + ("," if ln.endswith(",") else "")
+                         for ln in base[1:]]
+    pipes = [ln + "none" if ln.endswith(",") else ln for ln in pipes]
+    return {"crlf.csv": _lines(base, crlf=True), "pipes_none.csv": _lines(pipes), "swapped.csv": _lines(swapped)}

@@ -16,6 +16,7 @@ label: ``id_column``, else the first other column in which no cell is a number);
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,3 +119,160 @@ def read_item_table(data: bytes, name: str = "the item table", category_column: 
 def decode_item_table(data: bytes, name: str = "the item table", **options: object) -> Catalogue:
     """The ``item_table`` input kind's decoder (``backend.io.registry``)."""
     return read_item_table(data, name=name, **options)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------------------------------ preferences
+MAX_LOG_ROWS = 20_000
+
+
+def with_preference(cat: Catalogue, text: str) -> Catalogue:
+    """The catalogue with the user's preference ``theta*``: ``text`` holds one number per feature column
+    (comma, semicolon or space separated), rescaled to unit norm so utilities stay in ``[-1, 1]``."""
+    import dataclasses
+    import re
+
+    parts = [p for p in re.split(r"[,;\s]+", text.strip()) if p]
+    try:
+        theta = np.array([float(p) for p in parts], dtype=np.float64)
+    except ValueError:
+        raise InputError(f"The preference must be numbers, one per feature ({cat.dim}); got {text[:60]!r}.") from None
+    if len(theta) != cat.dim:
+        raise InputError(f"The preference needs {cat.dim} numbers (one per feature column); got {len(theta)}.")
+    if not np.isfinite(theta).all() or np.linalg.norm(theta) == 0:
+        raise InputError("The preference must be finite and not all zero.")
+    return dataclasses.replace(cat, theta=theta / np.linalg.norm(theta), source=cat.source + "; preference given")
+
+
+@dataclass
+class PreferenceFit:
+    """``theta`` ``[d]`` and ``lam`` fitted to logged choices by regularised maximum likelihood of the DMNL model
+    (plain MNL on the augmented features ``[x_i, g(S)]``); ``rounds`` used, ``purchases``, the mean log-likelihood
+    per round and that of the uniform model over each assortment and the outside option (``baseline_loglik``)."""
+
+    theta: np.ndarray
+    lam: float
+    rounds: int
+    purchases: int
+    loglik: float
+    baseline_loglik: float
+
+
+@dataclass
+class ChoiceLog:
+    """Logged rounds as written in the file: ``rows`` ``[(shown item tokens, chosen token or None)]``."""
+
+    rows: list[tuple[list[str], str | None]]
+    source: str
+
+    def resolve(self, cat: Catalogue) -> list[tuple[list[int], int]]:
+        """The rounds against a catalogue: ``[(shown indices, position of the choice in shown or -1)]``; a token is
+        an item name of the catalogue or a 1-based row number."""
+        index = {n: i for i, n in enumerate(cat.names)}
+
+        def item(tok: str, line: int) -> int:
+            i = index.get(tok)
+            if i is None and tok.isdigit() and 1 <= int(tok) <= cat.n_items:
+                i = int(tok) - 1
+            if i is None:
+                raise InputError(f"{self.source} line {line}: {tok[:30]!r} is not an item of the catalogue (use its "
+                                 f"name or a row number 1-{cat.n_items}).")
+            return i
+
+        out = []
+        for line, (shown_tok, chosen) in enumerate(self.rows, start=2):
+            shown = [item(t, line) for t in shown_tok]
+            if len(set(shown)) != len(shown):
+                raise InputError(f"{self.source} line {line}: 'shown' lists an item twice.")
+            pos = -1
+            if chosen is not None:
+                c = item(chosen, line)
+                if c not in shown:
+                    raise InputError(f"{self.source} line {line}: the chosen item {chosen[:30]!r} is not among the "
+                                     "shown ones.")
+                pos = shown.index(c)
+            out.append((shown, pos))
+        return out
+
+
+def read_choice_log(data: bytes, name: str = "the choice log") -> ChoiceLog:
+    """The ``choice_log`` input kind: a CSV with the columns ``shown`` (the offered items, by item name or 1-based
+    row number, separated by ``;`` or ``|``) and ``chosen`` (the bought item, or empty / ``none`` for no purchase);
+    at most :data:`MAX_LOG_ROWS` rounds."""
+    import csv
+    import io
+
+    if len(data) > MAX_BYTES:
+        raise InputError(f"{name} is {len(data) / 2**20:.1f} MB; the limit is {MAX_BYTES // 2**20} MB.")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(f"{name} is not UTF-8 text; save it as a UTF-8 CSV.") from None
+    if "\x00" in text:
+        raise InputError(f"{name} looks binary; upload a CSV with the columns 'shown' and 'chosen'.")
+    try:
+        rows = list(csv.DictReader(io.StringIO(text)))
+    except csv.Error as err:
+        raise InputError(f"{name} is not a readable CSV: {err}") from None
+    if not rows or not {"shown", "chosen"} <= {(k or "").strip().lower() for k in rows[0]}:
+        raise InputError(f"{name} needs a header with the columns 'shown' and 'chosen', and at least one round.")
+    if len(rows) > MAX_LOG_ROWS:
+        raise InputError(f"{name} has {len(rows):,} rounds; the limit is {MAX_LOG_ROWS:,}.")
+    out: list[tuple[list[str], str | None]] = []
+    for line, row in enumerate(rows, start=2):
+        row = {(k or "").strip().lower(): (v or "").strip() if isinstance(v, str) else "" for k, v in row.items()}
+        shown = [t.strip() for t in row["shown"].replace("|", ";").split(";") if t.strip()]
+        if not shown:
+            raise InputError(f"{name} line {line}: 'shown' lists no item.")
+        chosen = row["chosen"]
+        out.append((shown, None if chosen.lower() in ("", "none", "-1", "0") else chosen))
+    return ChoiceLog(out, name)
+
+
+def fit_preference(cat: Catalogue, log: list[tuple[list[int], int]], div, reg: float = 1.0,
+                   steps: int = 30) -> PreferenceFit:
+    """Fit ``w = [theta, lambda]`` to ``log`` (:func:`read_choice_log`) with ``div`` the diversity function:
+    Newton steps on the ridge-regularised MNL log-loss of the augmented features ``z_i(S) = [x_i, g(S)]``
+    (the base features, no context noise)."""
+    if len(log) < 10:
+        raise InputError(f"Fitting a preference needs at least 10 logged rounds (got {len(log)}).")
+    d = cat.dim + 1
+    Z = [np.column_stack([cat.features[S], np.full(len(S), div.value(S))]) for S, _ in log]
+    w = np.zeros(d)
+    for _ in range(steps):
+        grad, H = reg * w, reg * np.eye(d)
+        for z, (_, c) in zip(Z, log, strict=True):
+            logits = z @ w
+            top = max(float(logits.max()), 0.0)
+            e = np.exp(logits - top)
+            p = e / (e.sum() + math.exp(-top))
+            y = np.zeros(len(p))
+            if c >= 0:
+                y[c] = 1.0
+            grad += (p - y) @ z
+            mean = p @ z
+            H += (z * p[:, None]).T @ z - np.outer(mean, mean)
+        step = np.linalg.solve(H, grad)
+        w = w - step
+        if np.abs(step).max() < 1e-8:
+            break
+    ll, base = 0.0, 0.0
+    for z, (S, c) in zip(Z, log, strict=True):
+        logits = np.concatenate([[0.0], z @ w])
+        lse = float(np.logaddexp.reduce(logits))
+        ll += logits[c + 1] - lse
+        base -= math.log(len(S) + 1)
+    n = len(log)
+    return PreferenceFit(w[:-1].copy(), float(w[-1]), n, sum(c >= 0 for _, c in log), ll / n, base / n)
+
+
+def with_fitted_preference(cat: Catalogue, fit: PreferenceFit) -> Catalogue:
+    """The catalogue with the fitted ``theta`` as its true preference (its scale kept: the fit's utilities may leave
+    ``[-1, 1]``, and the source says so)."""
+    import dataclasses
+
+    u = cat.features @ fit.theta
+    return dataclasses.replace(cat, theta=fit.theta.copy(),
+                               source=cat.source + f"; preference fitted to {fit.rounds} logged rounds (utilities "
+                                                   f"{u.min():.2f} to {u.max():.2f}, lambda {fit.lam:.2f}"
+                                                   + (", used as 0: the model needs lambda >= 0)" if fit.lam < 0
+                                                      else ")"))

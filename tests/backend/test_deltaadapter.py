@@ -286,3 +286,27 @@ def test_a_backbone_trained_on_a_users_series_is_reused_not_retrained() -> None:
     other = dt.read_csv(dt.to_csv_bytes(dt.macro()), lookback=16, horizon=4, shift_fraction=0.6)
     jobs.frozen_backbone(other, "dlinear")
     assert len(jobs._TRAINED) == 2  # another shift position is another early regime
+
+
+@pytest.mark.parametrize("backbone", ["dlinear", "patchtst", "mlp"])
+def test_adapted_forecast_stays_within_the_o_delta_drift_bound(backbone: str) -> None:
+    """Adapters with random (untrained, not zero-initialised) weights: the bound holds for any weights, so this checks
+    the bounded edits and the backbone's Lipschitz behaviour, not what training found."""
+    from backend.forecast.deltaadapter import adapters as ad
+    from backend.forecast.deltaadapter import backbones as bb
+
+    model_f, _ = bb.load_shipped("synthetic", backbone)
+    w = dt.make_windows(dt.synthetic())
+    x = torch.from_numpy(w.x["test"][:: max(1, len(w.x["test"]) // 6)][:6])  # six windows across the test split
+    ratios = []
+    for kind in ("add", "mul"):
+        for delta in (0.01, 0.05, 0.2):
+            torch.manual_seed(0)
+            m = ad.DeltaAdapter(model_f, *w.x["test"].shape[1:], w.y["test"].shape[1], 1,
+                                ad.AdapterConfig(mode="xy", kind=kind, delta=delta))
+            r = ad.drift_bound(m, x, points=4)
+            assert (r["drift"] <= r["bound"] * (1 + 1e-4) + 1e-6).all(), (kind, delta, r["drift"], r["bound"])
+            assert (r["bound"] <= r["apriori"] * (1 + 1e-4) + 1e-6).all()
+            if kind == "add":
+                ratios.append(float(r["drift"].max()) / delta)
+    assert max(ratios) < 3 * min(ratios)  # drift grows in proportion to delta: O(delta)

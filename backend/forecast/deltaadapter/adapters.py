@@ -134,6 +134,69 @@ def train_adapter(backbone: nn.Module, x: torch.Tensor, y: torch.Tensor, xv: tor
     return model, log
 
 
+def _jacobian_norm(f, x: torch.Tensor, iters: int = 20) -> torch.Tensor:
+    """Per-sample spectral norm of the Jacobian of ``f`` at ``x (B, ...)``: power iteration on ``J^T J`` with
+    reverse-mode products only (``J v`` as the derivative of ``J^T u`` in ``u``), so fused kernels without
+    forward-mode support still work (attention runs on the math kernel, which has a double backward); ``f`` treats
+    samples independently."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with sdpa_kernel(SDPBackend.MATH):
+        return _power_iteration(f, x, iters)
+
+
+def _power_iteration(f, x: torch.Tensor, iters: int) -> torch.Tensor:
+    x = x.detach().requires_grad_(True)
+    y = f(x)
+    u = torch.zeros_like(y, requires_grad=True)
+    (jt_u,) = torch.autograd.grad(y, x, u, create_graph=True)  # J^T u, linear in u
+    v = torch.randn(x.shape, generator=torch.Generator().manual_seed(0), dtype=x.dtype)
+    shape = (-1, *[1] * (x.dim() - 1))
+    v = v / v.flatten(1).norm(dim=1).view(shape)
+    sigma = torch.zeros(x.shape[0], dtype=x.dtype)
+    for _ in range(iters):
+        (jv,) = torch.autograd.grad(jt_u, u, v, retain_graph=True)
+        (jtjv,) = torch.autograd.grad(y, x, jv, retain_graph=True)
+        sigma = jv.flatten(1).norm(dim=1)
+        v = jtjv / jtjv.flatten(1).norm(dim=1).clamp_min(1e-30).view(shape)
+    return sigma.detach()
+
+
+@torch.no_grad()
+def drift_bound(model: DeltaAdapter, x: torch.Tensor, points: int = 8) -> dict[str, np.ndarray]:
+    """How far the adapted forecast moves from the frozen one, against the paper's O(delta) bound, per window of
+    ``x (B, L, d)`` (Euclidean norms over the whole forecast):
+
+    ``||F~(x) - F(x)|| <= Lip * ||x~ - x|| + ||y~ - F(x~)||``, with ``||x~ - x|| <= delta sqrt(L d)`` (additive; ``delta
+    ||x||`` multiplicative) and ``||y~ - F(x~)|| <= delta sqrt(H m)`` (additive; ``delta ||F(x~)||`` multiplicative),
+    because every adapter output lies in [-1, 1]. ``Lip`` is the largest Jacobian spectral norm of the frozen
+    backbone at ``points`` points of the segment from ``x`` to ``x~`` (the mean-value bound; power iteration).
+
+    Returns ``drift`` [B], ``bound`` (with the measured ``||x~ - x||`` and ``||y~ - F(x~)||``) [B], ``apriori`` (with
+    the worst-case edit sizes) [B], ``lipschitz`` [B]."""
+    f = model.backbone
+    y0 = f(x)
+    xt = model.nudge(x)
+    ft = f(xt)
+    yt = model.correct(ft)
+    drift = (yt - y0).flatten(1).norm(dim=1)
+    dx = (xt - x).flatten(1).norm(dim=1)
+    dy = (yt - ft).flatten(1).norm(dim=1)
+    lip = torch.zeros(x.shape[0], dtype=x.dtype)
+    if model.a_in is not None:
+        with torch.enable_grad():
+            for t in torch.linspace(0.0, 1.0, points):
+                lip = torch.maximum(lip, _jacobian_norm(f, (x + t * (xt - x)).detach()))
+    delta, add = model.cfg.delta, model.cfg.kind == "add"
+    L, d = model.shape_x
+    H, m = model.shape_y
+    dx_max = delta * (np.sqrt(L * d) if add else x.flatten(1).norm(dim=1)) if model.a_in is not None else 0.0
+    dy_max = delta * (np.sqrt(H * m) if add else ft.flatten(1).norm(dim=1)) if model.a_out is not None else 0.0
+    return {"drift": drift.numpy(), "bound": (lip * dx + dy).numpy(),
+            "apriori": (lip * dx_max + dy_max).numpy() if torch.is_tensor(lip * dx_max + dy_max)
+            else np.full(x.shape[0], float(dy_max)), "lipschitz": lip.numpy()}
+
+
 # ---------------------------------------------------------------------------------------------------------- mask
 def gumbel_sigmoid(logits: torch.Tensor, tau: float = 1.0, generator: torch.Generator | None = None) -> torch.Tensor:
     """Relaxed Bernoulli sample ``sigmoid((logits + g1 - g2) / tau)``; the difference of two Gumbel(0, 1) draws is a

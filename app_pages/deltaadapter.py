@@ -157,9 +157,16 @@ with tab_c:
         res["calib"] = r.result
     if c := res.get("calib"):
         st.plotly_chart(figs.fan_and_band(c["example"], c["alpha"]), key="deltaadapter_fan")
+        to = c["time_ordered"]
         ctab = [{"calibrator": CALIBRATORS.label(m), "coverage": round(v["coverage"], 4),
-                 "mean width": round(v["width"], 4)} for m, v in c["table"].items()]
+                 "95 % interval (block bootstrap)": f"[{to[m]['ci'][0]:.3f}, {to[m]['ci'][1]:.3f}]" if m in to
+                 else "", "mean width": round(v["width"], 4)} for m, v in c["table"].items()]
         show_metrics_table(ctab, key="deltaadapter_ctable")
+        st.caption("Coverage on the test windows, which come after the validation windows the calibrators are "
+                   f"calibrated on (time order). Windows overlap and errors are autocorrelated, so the intervals "
+                   f"resample blocks of {to['cc']['block']} windows; a band that treats the "
+                   f"{to['cc']['windows']} windows' elements as independent would be about "
+                   f"+-{to['cc']['iid_tolerance']:.3f}, several times too narrow.")
         rs = c["random_splits"]
         st.caption(f"CC over {len(rs['cc'])} random exchangeable splits of the post-shift held-out windows: mean "
                    f"coverage {sum(rs['cc']) / len(rs['cc']):.4f} (plain quantile "

@@ -156,21 +156,23 @@ def calib(synth) -> dict:
     return pl.calibrate(s, model, 0.05, n_splits=50, windows=w)
 
 
-def test_claim_cc_random_split_coverage(calib, record_claim) -> None:
+def test_random_split_coverage_meets_the_conformal_guarantee(calib) -> None:
+    """Over random exchangeable splits the mean coverage is at least 1 - alpha whatever the scale net learned (the
+    conformal theorem): an invariant of the implementation, not a claim."""
     rs = calib["random_splits"]
-    mean = float(np.mean(rs["cc"]))
-    record_claim(mean_coverage=mean, mean_coverage_plain=float(np.mean(rs["cc_plain"])), n_splits=len(rs["cc"]))
-    assert len(rs["cc"]) >= 50
-    assert mean >= 1 - 0.05
+    assert len(rs["cc"]) >= 50 and float(np.mean(rs["cc"])) >= 1 - 0.05
 
 
-def test_claim_cc_single_split_within_binomial_tolerance(calib, record_claim) -> None:
-    rs = calib["random_splits"]
-    first, tol = rs["cc"][0], rs["tolerance"]
-    inside = float(np.mean(np.abs(np.asarray(rs["cc"]) - 0.95) <= tol))
-    record_claim(first_split_coverage=first, tolerance=tol, share_of_splits_inside=inside,
-                 n_test_elements=rs["n_test_elements"])
-    assert abs(first - 0.95) <= tol
+def test_claim_cc_time_ordered_coverage(calib, record_claim) -> None:
+    """Calibrated on the validation windows, scored on the later test windows: the nominal 0.95 lies inside the
+    block-bootstrap interval of the measured coverage (blocks of 2 H or 24 windows; the windows overlap)."""
+    to = calib["time_ordered"]
+    cc = to["cc"]
+    record_claim(coverage=cc["coverage"], coverage_interval=cc["ci"], block=cc["block"], windows=cc["windows"],
+                 iid_half_width=cc["iid_tolerance"], random_split_mean=float(np.mean(calib["random_splits"]["cc"])),
+                 **{f"{m}_coverage": to[m]["coverage"] for m in ("split", "cqr", "aci", "qc")},
+                 **{f"{m}_coverage_interval": to[m]["ci"] for m in ("split", "cqr", "aci", "qc")})
+    assert cc["ci"][0] <= 0.95 <= cc["ci"][1]
 
 
 @pytest.mark.xfail(strict=True, reason=(

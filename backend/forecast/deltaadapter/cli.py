@@ -107,7 +107,10 @@ def cmd_calibrate(args: argparse.Namespace) -> Output:
     lines = [f"{res.series['name']}: backbone {args.backbone}, alpha {args.alpha} (nominal {1 - args.alpha:.0%})",
              f"{'calibrator':<36} {'coverage':>9} {'width':>8}"]
     lines += [f"{CALIBRATORS.label(k):<36} {v['coverage']:>9.3f} {v['width']:>8.3f}" for k, v in out["table"].items()]
-    lines.append(f"CC over {rs['n']} random splits: mean coverage {rs['mean_coverage_cc']:.3f}")
+    to = out["time_ordered"]["cc"]
+    lines.append(f"CC on the later test windows (time order): coverage {to['coverage']:.3f}, 95 % block-bootstrap "
+                 f"interval [{to['ci'][0]:.3f}, {to['ci'][1]:.3f}] (blocks of {to['block']} windows)")
+    lines.append(f"CC over {rs['n']} random exchangeable splits: mean coverage {rs['mean_coverage_cc']:.3f}")
     return Output(out, lines=lines)
 
 

@@ -191,9 +191,15 @@ def calibrate(series: dt.Series, backbone: torch.nn.Module, alpha: float = 0.05,
         noise = float(np.corrcoef(wsc["test"][..., 0].ravel(), series.noise_scale[idx].ravel())[0, 1])
     cc_test = CALIBRATORS["cc"](alpha, f, "val", "test")
     lo_t, hi_t = cc_test.lo, cc_test.hi
+    # the headline coverage: calibrated on the validation windows, scored on the later test windows (time order)
+    time_ordered = {}
+    for m in TABULATED:
+        iv = CALIBRATORS[m](alpha, f, "val", "test")
+        time_ordered[m] = cal.time_ordered_coverage((w.y["test"] >= iv.lo) & (w.y["test"] <= iv.hi), w.horizon,
+                                                    seed=seed)
     qlo, qhi = q["test"][..., i_lo], q["test"][..., i_hi]
     k_ex = np.linspace(0, len(w.y["test"]) - 1, 3).astype(int)
-    return {"alpha": alpha, "table": table, "nominal": list(NOMINAL), "curves": curves,
+    return {"alpha": alpha, "table": table, "nominal": list(NOMINAL), "curves": curves, "time_ordered": time_ordered,
             "random_splits": {**random_splits, "n_test_elements": int(n_test_el),
                               "tolerance": cal.binomial_tolerance(alpha, int(n_test_el))},
             "qc_monotone": mono, "qc_tau_coverage": qc_tau_cov, "width_noise_corr": noise,

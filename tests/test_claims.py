@@ -248,3 +248,22 @@ def test_paired_ci():
     assert noisy.numbers("gain")["gain_ci"] == [noisy.low, noisy.high]
     wide, narrow = paired_ci([1, 0, 1, 0], [0, 0, 0, 0], 0.99), paired_ci([1, 0, 1, 0], [0, 0, 0, 0], 0.8)
     assert wide.low < narrow.low < narrow.high < wide.high
+
+
+def test_block_bootstrap_widens_the_interval_of_a_dependent_series():
+    import numpy as np
+
+    from backend.stats import block_bootstrap_mean
+
+    rng = np.random.default_rng(0)
+    e = rng.standard_normal(2000)
+    x = np.empty_like(e)
+    x[0] = e[0]
+    for t in range(1, len(e)):  # AR(1) with coefficient 0.95: the effective sample is about 40x smaller
+        x[t] = 0.95 * x[t - 1] + e[t]
+    iid = block_bootstrap_mean(x, 1)
+    blocks = block_bootstrap_mean(x, 100)
+    assert iid.low <= x.mean() <= iid.high and blocks.low <= x.mean() <= blocks.high
+    assert (blocks.high - blocks.low) > 3 * (iid.high - iid.low)
+    with pytest.raises(ValueError):
+        block_bootstrap_mean([], 3)

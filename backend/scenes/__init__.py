@@ -27,6 +27,8 @@ Public API (imported lazily: ``import backend.scenes`` loads neither torch nor k
 | ``PALETTE``, ``SHAPES``, ``TEXTURES``, ``BACKGROUNDS`` | the tables a config chooses from (10 colours, 10 classes, 5 textures, 4 backgrounds) | |
 | ``instance_colors(instances)``, ``depth_image(depth)``, ``contact_sheet(frames)`` | pictures of the label maps, for display; images, instance maps and depth of several frames in three rows | uint8 ``[H, W, 3]``; uint8 ``[3 H + 4, n W + 2 (n - 1), 3]`` |
 | ``EgoConfig``, ``make_ego_clip(seed, config)``, ``make_stream(seeds, config)``, ``make_photo(seed, config, instance, background)``, ``BACKGROUND_CLASSES`` | an egocentric stream (a held object that turns and scales under changing light while fixations and pans move the cluttered backdrop of one of 8 background classes; categories co-occur with backgrounds) and object-centred photos whose foreground or background can be swapped | ``EgoClip``: ``images`` ``[T, H, W, 3]``, ``instances`` ``[T, H, W]`` (1 = the held object); ``Photo``: ``image`` ``[H, W, 3]``, ``mask`` ``[H, W]`` |
+| ``Primitive``, ``Scene3D``, ``random_scene(seed)``, ``Camera``, ``orbit(n, radius, elevation_deg, width, height)``, ``render(scene, camera)``, ``RenderResult`` | solid 3-D scenes (boxes, spheres, cylinders on a ground plane), pinhole cameras (OpenCV axes) and an analytic ray-cast renderer (:mod:`backend.scenes.scene3d`) | ``rgb`` float32 ``[H, W, 3]``, ``depth`` float32 ``[H, W]`` (``inf`` on the sky), ``instance`` int32 ``[H, W]`` |
+| ``Gaussians``, ``render_gaussians(means, scales, quats, opacities, colors, K, viewmat, width, height)``, ``camera_tensors(camera)``, ``quat_to_rotmat(q)``, ``SplatRender`` | differentiable 3-D Gaussian splatting in torch (EWA projection, depth-sorted front-to-back alpha compositing, tiles; :mod:`backend.scenes.splat`) | Gaussians ``[(B,) N, ...]``; ``rgb [(B,) H, W, 3]``, ``depth`` / ``alpha [(B,) H, W]`` |
 | ``AugmentConfig``, ``augment_batch(images, instances, depth, config, seed)``, ``augmenter(config, (H, W))`` (the kornia module), ``to_tensors(frames)`` | kornia augmentations (random resized crop, colour jitter, blur, flips) applied to the image and, with the same geometry and nearest sampling, to its label maps | images float ``[B, 3, h, w]`` in [0, 1], instances int64 ``[B, h, w]``, depth float32 ``[B, h, w]`` |
 
 Example::
@@ -39,10 +41,14 @@ Example::
 
 Modules: ``objects`` (palette, shapes, textures, ``Instance``, masks and painting), ``render`` (backgrounds,
 ``Lighting``, ``Frame``, the renderer, views), ``clips`` (configs, random layouts, scenes and clips), ``ego`` (the
-egocentric stream and object photos, drawn by the same renderer), ``augment`` (kornia, imported only there).
+egocentric stream and object photos, drawn by the same renderer), ``augment`` (kornia, imported only there),
+``scene3d`` (solid 3-D scenes, pinhole cameras and the analytic ray-cast renderer).
 Method packages: ``slowness`` (temporal slowness in central vision, :mod:`backend.scenes.slowness`) and ``aml``
 (alignment-aware masked learning for referring segmentation, :mod:`backend.scenes.aml`), which this package does not
 import. Speed: ``benchmarks/scenes.py`` (frames per second at 64 to 224 pixels).
+``iggt`` (instance-grounded multi-view features, :mod:`backend.scenes.iggt`) is a method package on ``scene3d``.
+``lyra`` (feed-forward 3-D Gaussians distilled from a view generator, :mod:`backend.scenes.lyra`) is a method package
+on ``scene3d`` and ``splat``.
 
 Invariants (``tests/backend/test_scenes.py``): same seed and config, same arrays; every pixel of an opaque object
 differs from the background behind it (palette colours have a channel <= 60, backgrounds keep every channel >= 150);
@@ -74,4 +80,8 @@ __getattr__, __dir__, __all__ = lazy_api(__name__, {
     "EgoConfig": "ego", "EgoClip": "ego", "make_ego_clip": "ego", "make_stream": "ego", "Photo": "ego",
     "make_photo": "ego", "BACKGROUND_CLASSES": "ego",
     "AugmentConfig": "augment", "augment_batch": "augment", "augmenter": "augment", "to_tensors": "augment",
+    "Primitive": "scene3d", "Scene3D": "scene3d", "random_scene": "scene3d", "Camera": "scene3d",
+    "orbit": "scene3d", "render": "scene3d", "RenderResult": "scene3d",
+    "Gaussians": "splat", "render_gaussians": "splat", "camera_tensors": "splat", "quat_to_rotmat": "splat",
+    "SplatRender": "splat",
 })

@@ -467,6 +467,8 @@ PAPERS: tuple[Paper, ...] = (
         title="Lyra: Generative 3D Scene Reconstruction via Video Diffusion Model Self-Distillation",
         summary="Distils a camera-controlled video diffusion model into a 3D Gaussian-splatting decoder, with no real multi-view data.",
         section="3D and vision",
+        status="available",
+        package="backend.scenes.iggt",
         abstract=(_F4, 3),
         icon=":material/landscape:",
     ),

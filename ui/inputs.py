@@ -109,3 +109,44 @@ def image_input(
 
 def _preset(choice: str, presets: dict[str, Callable[[], Image.Image]]) -> Image.Image:
     return presets[choice]()
+
+
+def multi_image_input(key: str, low: int, high: int, check: Callable[[int], None] | None = None,
+                      limits: ImageLimits | None = None,
+                      label: str = "Upload photos") -> tuple[list[str], list[Image.Image]] | None:
+    """Several images at once: one uploader whose widget ``key`` ends in ``_upload``, each file decoded as the
+    ``image`` kind (the lab's image rules), ``low``-``high`` of them. ``check(n)`` (the method's count rule, raising InputError) decides whether the count
+    is acceptable: too many is shown with ``st.error``, too few with ``st.info`` (more may still come). Returns
+    ``(names, images)`` or None (nothing, refused or too few)."""
+    lim = limits or ImageLimits()
+    files = st.file_uploader(label, type=list(inputs.get("image").extensions), key=key,
+                             accept_multiple_files=True, help=f"{low}-{high} photos of one scene; {lim.describe()}.",
+                             max_upload_size=max(1, math.ceil(lim.max_bytes / 2**20)))
+    if not files:
+        st.caption(f"Upload {low}-{high} photos of one scene. Limits per photo: {lim.describe()}. The type is checked "
+                   "from the content, not the file name.")
+        return None
+    names, images = [], []
+    for f in files:
+        img = decoded("image", (f.name, f.getvalue()), limits=lim)
+        if img is None:
+            return None
+        names.append(f.name)
+        images.append(img)
+    try:
+        (check or _count_between(low, high))(len(images))
+    except InputError as err:
+        if len(images) < low:
+            st.info(str(err), icon=":material/add_photo_alternate:")
+        else:
+            st.error(str(err), icon=":material/error:")
+        return None
+    return names, images
+
+
+def _count_between(low: int, high: int) -> Callable[[int], None]:
+    def check(n: int) -> None:
+        if not low <= n <= high:
+            raise InputError(f"Upload {low}-{high} images; got {n}.")
+
+    return check

@@ -383,6 +383,8 @@ PAPERS: tuple[Paper, ...] = (
     Paper(
         id="mathmo",
         title="MATHMO: Automated Mathematical Modeling Through Adaptive Search",
+        status="available",
+        package="backend.reasoning.bridge",
         summary="LLM-driven two-level search over modelling frameworks and models that returns a Pareto set across competing objectives.",
         section="Reasoning",
         abstract=(_F0, 5),

@@ -1,0 +1,142 @@
+"""Claims of Bridge on the shipped checkpoints and training log (``python -m backend.train bridge``).
+
+ci tier: the shipped checkpoints of both arms (training seed 0) re-sampled on the first 8 held-out problems at the
+training width reproduce the log's per-problem numbers; the claims read the log's final evaluation (24 held-out
+problems x 3 training seeds, paired over (seed, problem)): Bridge against independent sampling with the same SFT data
+and GRPO budget at the training width (mean accuracy over the N samples, pass@N), at other widths (trained at 4), and
+the relative RLVR gain over the untrained base.
+full tier: the same claims re-evaluated from the checkpoints (every seed, 48 problems, widths 1, 2, 4, 8).
+
+Tests that compare with the starting policy skip when the shipped tiny reasoner is not the one the log was made with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from backend.reasoning.bridge import jobs as J
+from backend.reasoning.bridge.checkpoints import EVAL_SEED, TRAIN_WIDTH, eval_problems, read_log
+from backend.stats import paired_ci
+
+
+@pytest.fixture(scope="module")
+def log():
+    from backend.models.tinyreasoner import WEIGHTS
+
+    d = read_log()
+    if hashlib.sha256(WEIGHTS.read_bytes()).hexdigest() != d["base_sha256"]:
+        pytest.skip("the shipped tiny reasoner differs from the one the Bridge log was made with: rerun "
+                    "`python -m backend.train bridge`")
+    return d
+
+
+@pytest.fixture(scope="module")
+def shipped(log):
+    return J.run_scaling(J.ScalingConfig(source="log"))
+
+
+@pytest.fixture(scope="module")
+def reasoner():
+    from backend.models.tinyreasoner import load_tinyreasoner
+
+    return load_tinyreasoner()
+
+
+def _compare(res, aggregate: str, width: int):
+    a = res.per_problem["bridge"][str(width)][aggregate]
+    b = res.per_problem["independent"][str(width)][aggregate]
+    return paired_ci(a, b), float(np.mean(a)), float(np.mean(b))
+
+
+@pytest.mark.parametrize("arm", ["bridge", "independent"])
+def test_checkpoints_reproduce_the_log(arm, log, reasoner) -> None:
+    from backend.reasoning.bridge.rl import sample_width, score
+
+    probs = eval_problems(8)
+    model = J.MODES.get(arm)(reasoner, 0)
+    sc = score(sample_width(reasoner, model, [p.question for p in probs], TRAIN_WIDTH, 1.0, EVAL_SEED), probs)
+    logged = np.array(log["runs"][J.MODES.get(arm).run_key(0)]["eval"][str(TRAIN_WIDTH)]["right"][:8])
+    assert np.abs(sc.right - logged).sum() <= 2, (sc.right.tolist(), logged.tolist())
+
+
+def _record(shipped, record_claim, aggregate: str, width: int):
+    ci, ours, base = _compare(shipped, aggregate, width)
+    seeds = shipped.per_seed
+    record_claim(bridge=ours, independent=base, **ci.numbers("gain"), width=width, train_width=TRAIN_WIDTH,
+                 bridge_per_seed=seeds["bridge"][str(width)][aggregate],
+                 independent_per_seed=seeds["independent"][str(width)][aggregate],
+                 parameters_added=shipped.parameters["bridge_added"], parameters_base=shipped.parameters["base"])
+    return ci
+
+
+# Each comparison asserts the direction (Bridge's mean paired gain > 0) and records its 95 % interval: the claims
+# verdict is "holds" when the interval excludes zero and "not resolved" when it does not.
+
+def test_bridge_beats_independent_sampling_at_the_training_width(shipped, record_claim) -> None:
+    ci = _record(shipped, record_claim, "mean", TRAIN_WIDTH)
+    assert ci.mean > 0, ci
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "Does not hold on our miniature: pass@4 on 24 held-out problems x 3 seeds is 0.681 with Bridge against 0.694 "
+    "independent (gain -0.014, 95 % interval [-0.076, 0.048]). The trained blocks make the 4 samples agree more "
+    "(majority vote +0.083) rather than cover more answers; 16 GRPO steps of 8 problems barely move either policy "
+    "(held-out accuracy during training stays within 0.48-0.52 for both arms)"))
+def test_bridge_pass_at_n_beats_independent_sampling(shipped, record_claim) -> None:
+    ci = _record(shipped, record_claim, "pass", TRAIN_WIDTH)
+    assert ci.mean > 0, ci
+
+
+def test_bridge_majority_vote_beats_independent_sampling(shipped, record_claim) -> None:
+    ci = _record(shipped, record_claim, "majority", TRAIN_WIDTH)
+    assert ci.mean > 0, ci
+
+
+@pytest.mark.parametrize("width", [2, 8])
+def test_bridge_trained_at_one_width_beats_independent_at_others(width, shipped, record_claim) -> None:
+    ci = _record(shipped, record_claim, "mean", width)
+    assert ci.mean > 0, ci
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "Not measurable on our miniature: RLVR does not improve on the starting policy here, so a relative gain has no "
+    "denominator. Mean accuracy at N = 4 on 24 held-out problems x 3 seeds: base 0.427, independent arm 0.389 "
+    "(gain over base -0.038, 95 % interval [-0.081, 0.004]), Bridge 0.403. Cause: a 32-set SFT warm-up and 16 GRPO "
+    "steps of 8 problems x 4 rollouts on one base layer (about 20,000 rollout tokens per run) are too little to "
+    "move the 1.9M-parameter policy; the held-out curve stays within 0.48-0.52 during training"))
+def test_larger_relative_rlvr_gain(shipped, record_claim) -> None:
+    m = shipped.metrics
+    i = shipped.widths.index(TRAIN_WIDTH)
+    base, ind, ours = m["base"]["mean"][i], m["independent"]["mean"][i], m["bridge"]["mean"][i]
+    ci = paired_ci(shipped.per_problem["independent"][str(TRAIN_WIDTH)]["mean"],
+                   shipped.per_problem["base"][str(TRAIN_WIDTH)]["mean"])
+    ratio = (ours - base) / (ind - base) if ind != base else float("nan")
+    record_claim(base=base, independent=ind, bridge=ours, gain_ratio=ratio, **ci.numbers("independent_rlvr_gain"))
+    assert ci.low > 0, ci                # the RLVR gain must be measurable before its relative size means anything
+    assert ratio > 1.0
+
+
+# ------------------------------------------------------------------------------------------------ full tier
+
+@pytest.fixture(scope="module")
+def resampled(log, reasoner):
+    return J.run_scaling(J.ScalingConfig(source="live", problems=48), reasoner)
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("aggregate", ["mean", "pass", "majority"])
+def test_full_bridge_beats_independent_resampled(aggregate, resampled, record_claim) -> None:
+    ci, ours, base = _compare(resampled, aggregate, TRAIN_WIDTH)
+    record_claim(bridge=ours, independent=base, **ci.numbers("gain"))
+    assert ci.mean > 0, ci
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("width", [2, 8])
+def test_full_width_generalisation_resampled(width, resampled, record_claim) -> None:
+    ci, ours, base = _compare(resampled, "mean", width)
+    record_claim(bridge=ours, independent=base, **ci.numbers("gain"), width=width)
+    assert ci.mean > 0, ci

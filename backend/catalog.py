@@ -499,6 +499,8 @@ PAPERS: tuple[Paper, ...] = (
 )
 
 
+        status="available",
+        package="backend.scenes.jigsaw",
 def available() -> list[Paper]:
     return [p for p in PAPERS if p.status == "available"]
 

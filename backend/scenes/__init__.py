@@ -47,6 +47,8 @@ Method packages: ``slowness`` (temporal slowness in central vision, :mod:`backen
 (alignment-aware masked learning for referring segmentation, :mod:`backend.scenes.aml`), which this package does not
 import. Speed: ``benchmarks/scenes.py`` (frames per second at 64 to 224 pixels).
 ``iggt`` (instance-grounded multi-view features, :mod:`backend.scenes.iggt`) is a method package on ``scene3d``.
+``jigsaw`` (Visual Jigsaw: GRPO on jigsaw puzzles of scenes and photographs, :mod:`backend.scenes.jigsaw`) is a
+method package on ``clips``.
 ``lyra`` (feed-forward 3-D Gaussians distilled from a view generator, :mod:`backend.scenes.lyra`) is a method package
 on ``scene3d`` and ``splat``.
 

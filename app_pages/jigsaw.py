@@ -1,0 +1,203 @@
+"""Visual Jigsaw: GRPO post-training on jigsaw puzzles with a graded vs a binary reward, and a tiny VLM before/after."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from backend.errors import InputError
+from backend.scenes.jigsaw import inputs as I
+from backend.scenes.jigsaw import jobs as J
+from backend.scenes.jigsaw.puzzle import assemble, make_puzzle
+from backend.scenes.jigsaw.reward import GAMMA, REWARDS
+from ui.claims import claims_panel
+from ui.figures import jigsaw as figs
+from ui.inputs import image_input
+from ui.layout import csv_download, json_download, page_header, show_metrics_table
+from ui.models import get_model
+from ui.runner import run_job
+from ui.state import bound, preset_choice, record_run, show_history
+
+page_header("jigsaw", """
+**Visual Jigsaw** post-trains a vision-language model with reinforcement learning on a self-supervised task: an image is
+cut into tiles and shuffled, the model answers the original order, and the answer is checked automatically. The
+**graded reward** (1 exact, 0.2 x the fraction of right positions for a valid wrong order, 0 invalid, plus 0.2 for
+the format) keeps a learning signal on 3 x 3 puzzles, where an exact solve by chance is 1 in 362,880 and a **binary
+reward** gives none. Here small Plackett-Luce policies over DINOv2 tile features learn with GRPO under both rewards,
+and the lab's tiny VLM is post-trained on 2 x 2 puzzles.
+""", details_md=f"""
+**Task.** The image (centre-cropped, 168 x 168) is cut into 2 x 2 or 3 x 3 tiles, shuffled and shown labelled 1..n.
+The answer lists, for each position of the original image in raster order, the label of the tile that belongs there,
+e.g. `3, 1, 4, 2` (commas or spaces; `\\boxed{{...}}` is read too). Reward: `graded` = 1 exact, {GAMMA} x fraction of
+right positions for a valid wrong permutation, 0 invalid (repeated or missing label); `binary` = 1 exact else 0; both
++ 0.2 when the answer has the format.
+
+**Policy (a).** Each tile is encoded on its own by the frozen DINOv2 ViT-S/14 at 56 px (4 x 4 patches), summarised as
+the mean token and the mean tokens of its four border rows/columns; a 2-layer transformer over the tiles (no order
+information) scores every tile for every position; a Plackett-Luce policy fills the positions in raster order.
+GRPO (the lab's `backend.reasoning.grpo`, no KL): 16 puzzles per step, 16 sampled answers each (the paper's group
+size, temperature 1), 600 steps, 3 seeds x 2 rewards x 2 grids. Training images: 400 procedural scenes; curves and
+claims on held-out scenes (other seeds) and on **scikit-image photographs** (another source, never trained on).
+
+**Policy (b).** The iLLaVA page's tiny VLM (DINOv2 -> projector -> SmolLM2-135M) sees the four shuffled tiles as one
+112-pixel image and scores the 24 possible answers (the log-likelihood of the four digits); GRPO on its projector
+only, 24 puzzles, 8 answers each. Before and after: its jigsaw solve rate and its accuracy on held-out scene
+questions.
+
+**Where the miniature departs from the paper.** The paper post-trains Qwen2.5-VL-7B (all weights) on 118k COCO
+images, generating free text with a thinking format, learning rate 1e-6; here a 0.13 M-parameter policy over frozen
+features, and a closed answer set for the VLM with only its projector trained for 24 steps. The official reward code
+gives partial credit only to puzzles of more than 4 tiles; here it applies to 2 x 2 too, as the paper's text states.
+Video and 3-D jigsaws are not built. The policies learned from procedural scenes; on photographs expect much lower
+solve rates (the numbers below say how much).
+""")
+claims_panel("jigsaw")
+
+tab_solve, tab_eval, tab_vlm = st.tabs(["Solve and race", "Learning curves: graded vs binary",
+                                        "Tiny VLM before / after"])
+
+
+def _preset(name: str):  # noqa: ANN202 - a loader of a PIL image
+    from PIL import Image
+
+    return lambda: Image.fromarray(J.preset_image(name))
+
+
+with tab_solve:
+    label, image = image_input("jigsaw_img", {name: _preset(name) for name in I.PRESETS})
+    c1, c2, c3 = st.columns(3)
+    grid = bound(c1.radio, "Grid", [2, 3], index=1, key="jigsaw_grid", horizontal=True,
+                 format_func=lambda g: f"{g} x {g}")
+    seed = bound(c2.selectbox, "Seed of the policies", list(J.SEEDS), key="jigsaw_seed")
+    shuffle = bound(c3.number_input, "Shuffle", 0, 1_000_000, 0, key="jigsaw_shuffle")
+    if image is not None:
+        st.caption(f"The {image.size[0]} x {image.size[1]} image is centre-cropped and resized to 168 x 168, then cut.")
+        shown = make_puzzle(np.asarray(image.convert("RGB")), int(grid), int(shuffle)).shown
+        st.image(assemble(shown, int(grid), 4), width=260,
+                 caption=f"Shuffled: labels 1-{int(grid) ** 2} in raster order (left to right, top to bottom)")
+    with st.form("jigsaw_form"):
+        answer = st.text_input("Race the model: your order (for each original position, the shown label), e.g. "
+                               + ("3, 1, 4, 2" if int(grid) == 2 else "5, 9, 1, 7, 3, 2, 8, 6, 4")
+                               + " - leave empty to only watch the models", "", max_chars=200, key="jigsaw_answer")
+        go = st.form_submit_button("Solve with the policies", icon=":material/play_arrow:", type="primary")
+    if go:
+        if image is None:
+            st.error("Pick a preset or upload an image first.", icon=":material/error:")
+        else:
+            try:
+                cfg = J.SolveConfig(grid=int(grid), seed=int(seed), shuffle=int(shuffle), answer=answer)
+            except InputError as err:
+                st.error(str(err), icon=":material/error:")
+                cfg = None
+            if cfg is not None:
+                res = run_job("Solving", J.run_solve, image, cfg, vision=get_model("dinov2"), time_cap_s=120)
+                if res is not None:
+                    st.session_state["jigsaw_result"] = {"solve": res, "summary": res.summary(), "image": label}
+                    metrics = {f"{a['label']} right": sum(a["correct"]) for a in res.answers}
+                    if res.race:
+                        metrics["you: reward"] = res.race["reward_graded"]
+                    record_run("jigsaw", {"image": label, "grid": cfg.grid, "seed": cfg.seed, "shuffle": cfg.shuffle},
+                               metrics, seed=cfg.seed)
+    if (state := st.session_state.get("jigsaw_result")) and "solve" in state:
+        res = state["solve"]
+        st.plotly_chart(figs.board_figure(res), key="jigsaw_board")
+        rows = [{"who": a["label"], "order": ", ".join(map(str, a["answer"])),
+                 "tiles right": f"{sum(a['correct'])}/{len(a['correct'])}", "exact": a["exact"],
+                 "graded reward": a["reward_graded"], "binary reward": a["reward_binary"],
+                 "policy's probability": a["confidence"]} for a in res.answers]
+        if res.race:
+            r = res.race
+            rows.append({"who": "You", "order": ", ".join(map(str, r["answer"] or [])) or "(not readable)",
+                         "tiles right": f"{sum(r['correct'])}/{len(res.truth)}" if r["correct"] else "invalid",
+                         "exact": r["exact"], "graded reward": r["reward_graded"], "binary reward": r["reward_binary"],
+                         "policy's probability": None})
+            if not r["format_ok"]:
+                st.warning("Your answer is not a list of numbers, so it earns no reward (not even the format 0.2).")
+            elif not r["valid"]:
+                st.warning(f"Your answer is not a permutation of 1-{len(res.truth)}: accuracy reward 0.")
+        show_metrics_table(rows, key="jigsaw_solve_table")
+        st.caption(f"True order: {', '.join(map(str, res.truth))}. {res.seconds:.2f} s for the tile features and "
+                   "both policies. Green frames: right positions; red: wrong.")
+        json_download("Answers (JSON)", state["summary"], "jigsaw_solve.json", key="jigsaw_solve_json")
+        show_history("jigsaw")
+
+with tab_eval:
+    preset_choice("jigsaw", {"Quick: 32 images x 4 shuffles": {"jigsaw_count": 32},
+                             "Standard: all images x 4 shuffles": {"jigsaw_count": 128}},
+                  label="Evaluation size", horizontal=True)
+    with st.form("jigsaw_eval_form"):
+        c1, c2, c3 = st.columns(3)
+        source = bound(c1.selectbox, "Held-out puzzles", list(J.EVAL_SOURCES), key="jigsaw_source",
+                       format_func=lambda s: {"scenes_val": "held-out scenes", "photos": "photographs"}[s])
+        count = bound(c2.select_slider, "Images", [32, 64, 128], 32, key="jigsaw_count")
+        metric = bound(c3.radio, "Curve", ["solve", "tile_acc"], key="jigsaw_metric",
+                       format_func=lambda m: {"solve": "exact-solve rate", "tile_acc": "tiles right"}[m])
+        go_e = st.form_submit_button("Score the shipped policies", icon=":material/science:", type="primary")
+    if go_e:
+        try:
+            ecfg = J.EvalConfig(source=source, count=int(count))
+        except InputError as err:
+            st.error(str(err), icon=":material/error:")
+            ecfg = None
+        if ecfg is not None:
+            er = run_job("Scoring", J.run_evaluate, ecfg, time_cap_s=300)
+            if er is not None:
+                st.session_state["jigsaw_eval"] = er.to_dict()
+                record_run("jigsaw", {"source": ecfg.source, "count": ecfg.count},
+                           {f"{g}x{g} {REWARDS.label(rw)}": m["solve"] for g, d in er.means.items()
+                            for rw, m in d.items()})
+    if r := st.session_state.get("jigsaw_eval"):
+        rows = [{"grid": f"{g} x {g}", "reward": r["labels"][rw], "solve rate": round(m["solve"], 3),
+                 "tiles right": round(m["tile_acc"], 3),
+                 "training s (mean)": round(float(np.mean([x["train_seconds"] or 0 for x in r["rows"]
+                                                           if str(x["grid"]) == g and x["reward"] == rw])), 1)}
+                for g, d in r["means"].items() for rw, m in d.items()]
+        st.subheader(f"{r['puzzles']} puzzles per grid ({r['source']}), means over {len(r['config']['seeds'])} seeds")
+        show_metrics_table(rows, key="jigsaw_means")
+        for g, p in r["paired"].items():
+            st.markdown(f"**{g} x {g}, graded minus binary solve rate:** {p['gain']:+.3f} (95 % interval "
+                        f"{p['low']:+.3f} to {p['high']:+.3f}, {p['n']} paired seeds). The paper: binary fails to "
+                        "learn 3 x 3.")
+        st.plotly_chart(figs.curves_figure(r, metric), key="jigsaw_curves")
+        st.plotly_chart(figs.seed_bars(r), key="jigsaw_seedbars")
+        st.caption(f"Each policy: {r['params']:,} parameters; scoring took {r['seconds']:.1f} s. Curves were "
+                   "recorded during training on all held-out images; the table re-scores the shipped weights.")
+        d1, d2 = st.columns(2)
+        with d1:
+            json_download("Scores (JSON)", r, "jigsaw_scores.json", key="jigsaw_eval_json")
+        with d2:
+            csv_download("Per run (CSV)", pd.DataFrame(r["rows"]), "jigsaw_scores.csv", key="jigsaw_eval_csv")
+
+with tab_vlm:
+    with st.form("jigsaw_vlm_form"):
+        k = bound(st.select_slider, "Also re-answer the questions of k held-out scenes (0: recorded numbers only; "
+                                    "each scene takes a few seconds per model)", [0, 2, 5, 10, 20], 0,
+                  key="jigsaw_recheck")
+        go_v = st.form_submit_button("Show the tiny VLM before and after", icon=":material/visibility:")
+    if go_v:
+        v = run_job("Tiny VLM", J.run_vlm, J.VLMConfig(recheck_scenes=int(k)), time_cap_s=600)
+        if v is not None:
+            st.session_state["jigsaw_vlm"] = v.to_dict()
+    if v := st.session_state.get("jigsaw_vlm"):
+        q = v["recorded"]
+        lo, hi = q["qa_change_ci"]
+        a, b, c = st.columns(3)
+        a.metric("Scene questions, before", f"{q['qa_accuracy_before']:.3f}", help=f"{q['qa_questions']} questions")
+        b.metric("after jigsaw post-training", f"{q['qa_accuracy_after']:.3f}", f"{q['qa_change']:+.3f}")
+        c.metric("95 % paired bootstrap interval", f"{lo:+.3f} to {hi:+.3f}")
+        rows = [{"": "jigsaw solve rate, held-out scenes", "before": q["jigsaw_solve_before"]["scenes_val"],
+                 "after": q["jigsaw_solve_after"]["scenes_val"]},
+                {"": "jigsaw solve rate, photographs", "before": q["jigsaw_solve_before"]["photos"],
+                 "after": q["jigsaw_solve_after"]["photos"]}]
+        rows += [{"": f"questions: {kind} ({d['n']})", "before": round(d["before"], 3), "after": round(d["after"], 3)}
+                 for kind, d in v["per_kind"].items()]
+        show_metrics_table(rows, key="jigsaw_vlm_table")
+        st.plotly_chart(figs.vlm_history(v), key="jigsaw_vlm_hist")
+        if v["recheck"]:
+            rc = v["recheck"]
+            st.markdown(f"Re-answered in this run: {rc['questions']} questions, before {rc['accuracy_before']:.3f}, after "
+                        f"{rc['accuracy_after']:.3f}.")
+        st.caption(f"Post-trained parameters: {v['trained_params']:,} (the projector); GRPO took "
+                   f"{q['train_seconds']:.0f} s on one CPU thread. Chance on the jigsaw: 1/24 = 0.042.")
+        json_download("Before / after (JSON)", v, "jigsaw_vlm.json", key="jigsaw_vlm_json")

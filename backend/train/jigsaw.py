@@ -1,0 +1,100 @@
+"""``python -m backend.train jigsaw``: the Visual Jigsaw page's weights.
+
+Part ``policy`` (``assets/jigsaw_policy_g<grid>_<reward>_s<seed>.safetensors``): the Plackett-Luce tile policy
+(:mod:`backend.scenes.jigsaw.policy`) trained with GRPO at 2 x 2 and 3 x 3, with the graded and the binary reward,
+``--seeds`` seeds each, the same ``--steps`` for every run (seed s gives both rewards the same initial weights, images
+and shuffles). Training images: ``--train`` procedural scenes; the curves are measured on fixed puzzles of
+held-out scenes (``scenes_val``) and of scikit-image photographs (``photos``, another source). Each file holds the
+policy (float16), its curves and mean rewards; its quality is the final evaluation.
+
+Part ``vlm`` (``assets/jigsaw_vlm_projector.safetensors``): the iLLaVA page's tiny vision-language model post-trained
+with GRPO on 2 x 2 jigsaws scored as a closed set of 24 permutations (:mod:`backend.scenes.jigsaw.vlm`); only the
+projector changes and only it is stored. Its quality: the jigsaw solve rate and the scene-question accuracy on
+``--qa-scenes`` held-out scenes before and after, with a paired bootstrap interval of the change.
+
+``--part vlm-base --chunks 0,1`` and ``--part vlm-post --chunks 2,3`` evaluate pieces of the question set (held-out
+scenes 0-22, 22-44, 44-66, 66-86, then 22 at a time) for the base and the post-trained model in further processes while
+``--part vlm`` runs; the answers are cached under ``cache_dir()/jigsaw`` and ``--part vlm`` reads them (the result is
+the same with or without them).
+
+``--out-dir`` writes elsewhere (a smoke test: ``--part policy --steps 5 --seeds 1 --out-dir DIR``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+
+def _policy(args: argparse.Namespace, command: str) -> None:
+    from .. import weights
+    from ..scenes.jigsaw.features import puzzle_set
+    from ..scenes.jigsaw.jobs import EVAL_COUNTS, EVAL_SEED, SHUFFLES, eval_set, policy_path
+    from ..scenes.jigsaw.policy import TrainConfig, evaluate, train
+    from ..scenes.jigsaw.reward import REWARDS
+
+    for grid in (2, 3):
+        t0 = time.perf_counter()
+        feats = puzzle_set("scenes", args.train, grid)
+        evals = {src: eval_set(src, grid) for src in EVAL_COUNTS}
+        print(f"grid {grid}: features in {time.perf_counter() - t0:.0f} s", flush=True)
+        for seed in range(args.seeds):
+            for reward in REWARDS:
+                cfg = TrainConfig(grid=grid, reward=reward, steps=args.steps, seed=seed)
+                res = train(cfg, feats, evals, log=lambda m: print(m, flush=True))
+                q: dict = {src: {k: round(v, 4) for k, v in evaluate(res.model, *ev).items() if k != "exact"}
+                           for src, ev in evals.items()}
+                q.update(seconds=round(res.seconds, 2), command="python -m backend jigsaw evaluate --json")
+                state = {k: v.detach().half() for k, v in res.model.state_dict().items()}
+                path = policy_path(grid, reward, seed)
+                if args.out_dir:
+                    path = args.out_dir / path.name
+                cfg_d = asdict(cfg)
+                weights.save(path, state, config=cfg_d, command=command,
+                             data_seeds={"train": ["scenes", 0, args.train],
+                                         **{src: [src, 0, c, EVAL_SEED + grid, SHUFFLES] for src, c in EVAL_COUNTS.items()},
+                                         "init": seed, "batches": 20_000 + seed, "samples": 10_000 + seed},
+                             quality=q, extra={"curves": res.curves,
+                                               "mean_reward_every_5": [round(float(sum(res.rewards[i:i + 5]) / len(
+                                                   res.rewards[i:i + 5])), 4) for i in range(0, len(res.rewards), 5)]})
+                print(f"wrote {path.name}: {q}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import torch  # noqa: F401 - torch first (the thread setting of python -m backend.train)
+
+    from ..scenes.jigsaw.jobs import TRAIN_COUNT
+
+    ap = argparse.ArgumentParser(prog="python -m backend.train jigsaw")
+    ap.add_argument("--part", choices=("all", "policy", "vlm", "vlm-base", "vlm-post"), default="all",
+                    help="vlm-base / vlm-post: evaluate --chunks of the question set for the base or the post-trained "
+                         "model in a second process (cached; the vlm part reads them)")
+    ap.add_argument("--chunks", default="0", help="chunk indices for vlm-base / vlm-post, e.g. 0,1")
+    ap.add_argument("--steps", type=int, default=600, help="GRPO steps of every policy run")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--train", type=int, default=TRAIN_COUNT, help="training scenes")
+    ap.add_argument("--vlm-steps", type=int, default=24)
+    ap.add_argument("--qa-scenes", type=int, default=90, help="held-out scenes of the before/after question accuracy")
+    ap.add_argument("--out-dir", type=Path, default=None)
+    args = ap.parse_args(argv)
+    t_all = time.perf_counter()
+    defaults = {k: ap.get_default(k) for k in ("steps", "seeds", "train")}
+    command = "python -m backend.train jigsaw --part policy" + "".join(
+        f" --{k} {getattr(args, k)}" for k in defaults if getattr(args, k) != defaults[k])
+    if args.part in ("all", "policy"):
+        _policy(args, command)
+    if args.part in ("vlm-base", "vlm-post"):
+        from ..scenes.jigsaw.vlm import evaluate_chunks
+
+        evaluate_chunks(args.part.removeprefix("vlm-"), [int(c) for c in args.chunks.split(",")], args.qa_scenes)
+    if args.part in ("all", "vlm"):
+        from ..scenes.jigsaw.vlm import train_and_save
+
+        vcmd = "python -m backend.train jigsaw --part vlm" + "".join(
+            f" --{k.replace('_', '-')} {getattr(args, k)}" for k in ("vlm_steps", "qa_scenes")
+            if getattr(args, k) != ap.get_default(k))
+        train_and_save(args.vlm_steps, args.qa_scenes, vcmd, args.out_dir, log=lambda m: print(m, flush=True))
+    print(f"total {time.perf_counter() - t_all:.0f} s", flush=True)
+    return 0

@@ -1,0 +1,151 @@
+"""Invariants of the Visual Jigsaw package: the reward's cases (exact, partial, invalid, format), the text and array
+paths agreeing, the puzzle's answer convention, the Plackett-Luce policy (valid samples, a normalised distribution,
+equivariance to the shown order), GRPO moving the policy, and the configs' refusals."""
+
+from __future__ import annotations
+
+import itertools
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+from backend.errors import InputError
+from backend.scenes.jigsaw import jobs as J
+from backend.scenes.jigsaw.policy import TilePolicy, TrainConfig, greedy, log_prob, sample, shuffled, train, truths
+from backend.scenes.jigsaw.puzzle import assemble, cut, make_puzzle, to_square
+from backend.scenes.jigsaw.reward import FORMAT_REWARD, GAMMA, REWARDS, parse_answer, score_perm, score_text, to_text
+
+TRUTH4 = [3, 1, 4, 2]
+TRUTH9 = [5, 9, 1, 7, 3, 2, 8, 6, 4]
+
+
+# ------------------------------------------------------------------------------------------------------- reward
+def test_exact_answer_scores_one_plus_format() -> None:
+    for reward in REWARDS:
+        s = score_text("3, 1, 4, 2", TRUTH4, reward)
+        assert s.exact and s.valid and s.accuracy == 1.0 and s.total == pytest.approx(1.0 + FORMAT_REWARD)
+
+
+def test_partial_answer_is_gamma_times_fraction_for_graded_and_zero_for_binary() -> None:
+    wrong = [5, 9, 1, 7, 3, 2, 8, 4, 6]  # 7 of 9 positions right, a valid permutation
+    s = score_text(", ".join(map(str, wrong)), TRUTH9, "graded")
+    assert s.valid and not s.exact and s.fraction == pytest.approx(7 / 9)
+    assert s.accuracy == pytest.approx(GAMMA * 7 / 9) and s.total == pytest.approx(GAMMA * 7 / 9 + FORMAT_REWARD)
+    b = score_text(", ".join(map(str, wrong)), TRUTH9, "binary")
+    assert b.accuracy == 0.0 and b.total == pytest.approx(FORMAT_REWARD)
+    none_right = score_text("1, 3, 2, 4", TRUTH4, "graded")  # valid, nothing in place
+    assert none_right.valid and none_right.accuracy == 0.0
+
+
+@pytest.mark.parametrize("answer", ["3, 1, 3, 2", "3, 1, 4", "3, 1, 4, 2, 5", "0, 1, 4, 2", "3, 1, 4, 9"])
+def test_invalid_answer_scores_zero_accuracy_but_keeps_the_format_reward(answer: str) -> None:
+    for reward in REWARDS:
+        s = score_text(answer, TRUTH4, reward)
+        assert not s.valid and not s.exact and s.accuracy == 0.0 and s.total == pytest.approx(FORMAT_REWARD)
+
+
+@pytest.mark.parametrize("answer", ["", "three, one, four, two", "3; 1; 4; 2", "[3, 1, 4, 2]", "3, 1, 4, 2."])
+def test_unparseable_answer_earns_nothing(answer: str) -> None:
+    s = score_text(answer, TRUTH4)
+    assert s.parsed is None and s.total == 0.0 and s.format == 0.0
+
+
+def test_formats_that_parse() -> None:
+    assert parse_answer("3 1 4 2") == TRUTH4
+    assert parse_answer(" 3,1 , 4,2 ") == TRUTH4
+    assert parse_answer("\\boxed{3, 1, 4, 2}") == TRUTH4
+    assert score_text("\\boxed{3,1,4,2}", TRUTH4).exact
+
+
+def test_array_path_equals_text_path() -> None:
+    truth0 = np.array(TRUTH4) - 1
+    perms = np.array(list(itertools.permutations(range(4))))
+    for reward in REWARDS:
+        fast = score_perm(perms, truth0[None], reward)
+        slow = [score_text(to_text(p), TRUTH4, reward).total for p in perms]
+        np.testing.assert_allclose(fast, slow)
+    bad = np.array([[0, 0, 1, 2]])
+    assert score_perm(bad, truth0[None])[0] == pytest.approx(FORMAT_REWARD)
+
+
+# ------------------------------------------------------------------------------------------------------- puzzle
+def test_truth_restores_the_image() -> None:
+    rng = np.random.default_rng(0)
+    img = rng.integers(0, 256, (168, 168, 3), dtype=np.uint8)
+    for grid in (2, 3):
+        p = make_puzzle(img, grid, seed=4)
+        assert not (p.order == np.arange(p.n)).all()
+        np.testing.assert_array_equal(assemble(p.shown[p.truth], grid), p.image)
+        np.testing.assert_array_equal(p.shown, cut(p.image, grid)[p.order])
+
+
+def test_to_square_crops_and_refuses_tiny_images() -> None:
+    assert to_square(np.zeros((50, 80, 3), np.uint8)).shape == (168, 168, 3)
+    assert to_square(np.zeros((40, 40), np.uint8)).shape == (168, 168, 3)
+    with pytest.raises(InputError):
+        to_square(np.zeros((8, 8, 3), np.uint8))
+
+
+# ------------------------------------------------------------------------------------------------------- policy
+def test_plackett_luce_samples_are_permutations_and_probabilities_sum_to_one() -> None:
+    torch.manual_seed(0)
+    scores = torch.randn(2, 3, 3)
+    perms = sample(scores, 50, torch.Generator().manual_seed(1))
+    assert (perms.sort(-1).values == torch.arange(3)).all()
+    allp = torch.tensor(list(itertools.permutations(range(3))))
+    lp = log_prob(scores[:1].expand(6, -1, -1), allp).sum(1)
+    assert float(lp.exp().sum()) == pytest.approx(1.0, abs=1e-5)
+    g = greedy(scores)
+    assert (g.sort(-1).values == torch.arange(3)).all()
+
+
+def test_policy_is_equivariant_to_the_shown_order() -> None:
+    torch.manual_seed(0)
+    model = TilePolicy(4).eval()
+    feats = torch.randn(1, 4, 5, 384)
+    perm = torch.tensor([2, 0, 3, 1])
+    with torch.no_grad():
+        a, b = model(feats), model(feats[:, perm])
+    torch.testing.assert_close(b, a[:, perm], atol=1e-5, rtol=1e-4)
+
+
+def test_shuffled_and_truths_agree() -> None:
+    orders = torch.tensor([[2, 0, 3, 1]])
+    feats = torch.arange(4.0).view(1, 4, 1, 1).expand(1, 4, 5, 384)
+    x = shuffled(feats, orders)
+    t = truths(orders)
+    assert torch.equal(x[0, t[0], 0, 0], torch.arange(4.0))
+
+
+def test_grpo_training_raises_the_reward_on_an_easy_task() -> None:
+    """2 x 2 tiles whose features encode their position: a few dozen GRPO steps must lift the mean reward."""
+    torch.manual_seed(0)
+    base = torch.randn(4, 5, 384)
+    feats = (base[None] + 0.1 * torch.randn(32, 4, 5, 384)).half()
+    res = train(TrainConfig(grid=2, steps=40, batch=8, group=8, eval_every=20, seed=0), feats, {})
+    first, last = np.mean(res.rewards[:5]), np.mean(res.rewards[-5:])
+    assert last > first + 0.2, (first, last)
+
+
+# ------------------------------------------------------------------------------------------------------- configs
+@pytest.mark.parametrize("kwargs", [{"grid": 4}, {"grid": 1}, {"grid": "x"}, {"seed": 7}, {"shuffle": -1},
+                                    {"answer": "1," * 150}])
+def test_solve_config_refuses(kwargs: dict) -> None:
+    with pytest.raises(InputError):
+        J.SolveConfig(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [{"source": "nope"}, {"count": 0}, {"count": 10_000}, {"seeds": (9,)},
+                                    {"grids": (5,)}])
+def test_eval_config_refuses(kwargs: dict) -> None:
+    with pytest.raises(InputError):
+        J.EvalConfig(**kwargs)
+
+
+def test_configs_and_jobs_pickle() -> None:
+    for cfg in (J.SolveConfig(grid=2, answer="1, 2, 3, 4"), J.EvalConfig(count=8), J.VLMConfig(recheck_scenes=1)):
+        assert pickle.loads(pickle.dumps(cfg)) == cfg
+    for fn in (J.run_solve, J.run_evaluate, J.run_vlm):
+        assert pickle.loads(pickle.dumps(fn)) is fn

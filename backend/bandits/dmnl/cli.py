@@ -92,10 +92,11 @@ def preference_of(cat, theta: str | None, choices: str | None, cfg):  # noqa: AN
     from . import items as I
     from .model import make_diversity
 
+    log = read_path("choice_log", Path(choices)) if choices else None
     if (theta or choices) and cat.source.startswith("synthetic"):
         raise InputError("--theta and --choices apply to a CSV catalogue (--items FILE), not to a preset.")
-    if choices:
-        log = read_path("choice_log", Path(choices)).resolve(cat)
+    if log is not None:
+        log = log.resolve(cat)
         div = make_diversity(cfg.diversity, categories=cat.categories, features=cat.features, k=cfg.k, rho=cfg.rho)
         fit = I.fit_preference(cat, log, div)
         return I.with_fitted_preference(cat, fit), max(0.0, fit.lam), fit

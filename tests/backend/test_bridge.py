@@ -126,8 +126,14 @@ def resampled(log, reasoner):
     return J.run_scaling(J.ScalingConfig(source="live", problems=48), reasoner)
 
 
+_PASS_FULL = pytest.mark.xfail(strict=True, reason=(
+    "Does not hold on our miniature: pass@4 on 48 held-out problems x 3 seeds re-sampled from the checkpoints, "
+    "gain of Bridge over independent sampling -0.014 (95 % interval [-0.053, 0.025], 144 pairs); the blocks make "
+    "the samples agree more rather than cover more answers (the majority vote gains)"))
+
+
 @pytest.mark.full
-@pytest.mark.parametrize("aggregate", ["mean", "pass", "majority"])
+@pytest.mark.parametrize("aggregate", ["mean", pytest.param("pass", marks=_PASS_FULL), "majority"])
 def test_full_bridge_beats_independent_resampled(aggregate, resampled, record_claim) -> None:
     ci, ours, base = _compare(resampled, aggregate, TRAIN_WIDTH)
     record_claim(bridge=ours, independent=base, **ci.numbers("gain"))

@@ -125,9 +125,10 @@ class Scene3D:
 
 def random_scene(seed: int, n_objects: tuple[int, int] = (2, 4), kinds: Sequence[str] = KINDS,
                  textures: Sequence[str] = TEXTURES3D,
-                 palette: Sequence[Sequence[float]] | None = None) -> Scene3D:
+                 palette: Sequence[Sequence[float]] | None = None, distinct_colors: bool = True) -> Scene3D:
     """A random scene: ``n_objects[0]..n_objects[1]`` (inclusive) primitives of the given kinds and textures, with
-    distinct palette colours (``palette``: RGB triples in [0, 1], default :data:`PALETTE3D`), resting on the floor
+    distinct palette colours (``palette``: RGB triples in [0, 1], default :data:`PALETTE3D`; ``distinct_colors``
+    False draws them with replacement, so objects may share a colour), resting on the floor
     within 1.3 of the origin, footprints at least 0.08 apart (so they never intersect), random yaw, instance ids
     1..n in placement order. Same seed and arguments, same scene (numpy ``default_rng(seed)``)."""
     kinds, textures = tuple(kinds), tuple(textures)
@@ -141,9 +142,12 @@ def random_scene(seed: int, n_objects: tuple[int, int] = (2, 4), kinds: Sequence
     pal = [tuple(float(c) for c in col) for col in (palette if palette is not None else PALETTE3D)]
     rng = np.random.default_rng(int(seed))
     n = int(rng.integers(lo, hi + 1))
-    if len(pal) < n:
-        raise ValueError(f"the palette needs at least {n} colours")
-    colors = rng.permutation(len(pal))[:n]
+    if distinct_colors:
+        if len(pal) < n:
+            raise ValueError(f"the palette needs at least {n} colours")
+        colors = rng.permutation(len(pal))[:n]
+    else:
+        colors = rng.integers(0, len(pal), size=n)
     floor = tuple(float(x) for x in rng.uniform(0.62, 0.8) + rng.uniform(-0.04, 0.04, 3))
     sky = tuple(float(x) for x in np.clip(np.array([0.82, 0.87, 0.95]) + rng.uniform(-0.04, 0.04, 3), 0, 1))
     prims: list[Primitive] = []

@@ -13,7 +13,8 @@ embedding, two pairs of frame / global (cross-view) attention blocks and a DPT-s
 convolution of the pixels, predicting log depth and an 8-d feature on a 64 x 64 grid; the paper's pull/push loss with
 lambda_pull = 2, lambda_push = 1, M = 1 plus an L1 log-depth loss; scikit-learn's HDBSCAN over the features of all
 views at once (one cluster spans views, so masks come matched); T-mIoU and T-SR. Held-out scenes use a shape
-(cylinders) or a texture (checker) never seen in training.
+(cylinders) or a texture (checker) never seen in training, or give every object the same colour (in training each
+object has its own, so colour alone would identify it).
 
 Left out, and why: the 1B-parameter VGGT backbone, camera and point-map heads and InsScene-15K (GPU scale; the
 miniature trains in minutes on one CPU core); the window-shifted cross-attention that injects geometry into the

@@ -39,14 +39,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     s.add_argument("--views", type=Path, nargs="+", default=None, help="2-4 photos of one scene (PNG, JPEG, WebP)")
     s.add_argument("--zip", type=Path, default=None, help="a ZIP of 2-4 photos of one scene")
     s.add_argument("--split", default="heldout_shape",
-                   help="rendered scene split: train, val, heldout_shape (cylinders), heldout_texture (checker)")
+                   help="rendered scene split: train, val, heldout_shape (cylinders), heldout_texture (checker), "
+                        "heldout_colour (all objects one colour)")
     s.add_argument("--scene", type=int, default=0, help="scene index in the split")
     s.add_argument("--n-views", type=int, default=2, help="rendered views (2-4)")
     s.add_argument("--seed", type=int, default=0, help="which shipped network (0-2)")
     s.add_argument("--methods", default="", help="segmenters, comma-separated (default all)")
     s.add_argument("--min-cluster-size", type=int, default=20)
     e = add_action(acts, "evaluate", cmd_evaluate, "T-mIoU / T-SR of every segmenter over held-out scenes and seeds")
-    e.add_argument("--splits", default="heldout_shape,heldout_texture")
+    e.add_argument("--splits", default="heldout_shape,heldout_texture,heldout_colour")
     e.add_argument("--scenes", type=int, default=6)
     e.add_argument("--n-views", type=int, default=3)
     e.add_argument("--seeds", default="0,1,2")

@@ -9,6 +9,7 @@ Splits (same seed, same scene and cameras):
 | ``val`` | boxes, spheres | plain, stripes | 10,000 + i |
 | ``heldout_shape`` | cylinders (a shape never trained on) | plain, stripes | 20,000 + i |
 | ``heldout_texture`` | boxes, spheres | checker (a texture never trained on) | 30,000 + i |
+| ``heldout_colour`` | boxes, spheres, all of one colour (training scenes give every object its own colour) | plain, stripes | 40,000 + i |
 
 Each scene holds 2-4 objects; its ``views`` cameras sit on one orbit about the scene (radius 2.4-2.9, elevation
 25-40 degrees, a random start and 35-70 degrees between consecutive views, vertical field of view 50 degrees). A view
@@ -45,11 +46,14 @@ SPLITS: dict[str, dict[str, Any]] = {
     "val": {"kinds": ("box", "sphere"), "textures": ("plain", "stripes"), "base": 10_000},
     "heldout_shape": {"kinds": ("cylinder",), "textures": ("plain", "stripes"), "base": 20_000},
     "heldout_texture": {"kinds": ("box", "sphere"), "textures": ("checker",), "base": 30_000},
+    "heldout_colour": {"kinds": ("box", "sphere"), "textures": ("plain", "stripes"), "base": 40_000,
+                       "palette": ((0.42, 0.55, 0.78),), "distinct_colors": False},
 }
 SPLIT_LABELS = {"train": "training distribution (boxes, spheres; plain, stripes)",
                 "val": "validation (training distribution, other seeds)",
                 "heldout_shape": "held-out shape (cylinders)",
-                "heldout_texture": "held-out texture (checker)"}
+                "heldout_texture": "held-out texture (checker)",
+                "heldout_colour": "held-out colouring (every object the same colour)"}
 
 
 @dataclass
@@ -77,7 +81,8 @@ def check_split(split: str) -> str:
 def make_scene(split: str, index: int) -> Scene3D:
     """Scene ``index`` of ``split`` (seed = the split's base + index)."""
     s = SPLITS[check_split(split)]
-    return random_scene(s["base"] + int(index), n_objects=(2, 4), kinds=s["kinds"], textures=s["textures"])
+    return random_scene(s["base"] + int(index), n_objects=(2, 4), kinds=s["kinds"], textures=s["textures"],
+                        palette=s.get("palette"), distinct_colors=s.get("distinct_colors", True))
 
 
 def cameras(split: str, index: int, views: int, size: int) -> list[Camera]:

@@ -26,7 +26,7 @@ from ...runtime import CancelToken, Progress, checked, report
 from .data import MAX_VIEWS, MIN_VIEWS, SPLIT_LABELS, SPLITS
 
 SEEDS = (0, 1, 2)
-HELDOUT = ("heldout_shape", "heldout_texture")
+HELDOUT = ("heldout_shape", "heldout_texture", "heldout_colour")
 PHOTOS = "photos"
 MAX_SCENE = 9999
 

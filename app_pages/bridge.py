@@ -85,6 +85,7 @@ if go_s:
 if r := st.session_state.get("bridge_sample"):
     domain_note(r["domain"])
     st.caption(f"Right answer: {r['answer'] if r['answer'] is not None else 'unknown (type it above)'}.")
+    st.plotly_chart(figs.answer_counts(r), key="bridge_answers")
     cols = st.columns(len(r["modes"]))
     for col, (mode, m) in zip(cols, r["modes"].items(), strict=True):
         col.markdown(f"**{r['labels'][mode]}**")

@@ -5,6 +5,8 @@
 - :func:`width_curves`: mean accuracy, pass@N, majority vote and distinct right solutions against N per generation
   mode (reads :class:`backend.reasoning.bridge.jobs.ScalingResult` as a dict).
 - :func:`training_curves`: held-out accuracy against rollout tokens of every training run.
+- :func:`answer_counts`: how many of the N samples gave each answer, per generation mode, the right answer marked
+  (reads :class:`backend.reasoning.bridge.jobs.SampleResult` as a dict).
 """
 
 from __future__ import annotations
@@ -93,4 +95,23 @@ def training_curves(res: Mapping[str, Any]) -> go.Figure:
     fig.update_xaxes(title_text="GRPO rollout tokens (after the SFT warm-up)")
     fig.update_yaxes(range=[0, 1.02], title_text="held-out accuracy at N = 4")
     fig.update_layout(height=320, margin={"t": 20, "b": 10}, legend={"orientation": "h", "y": -0.3})
+    return fig
+
+
+def answer_counts(res: Mapping[str, Any]) -> go.Figure:
+    """Grouped bars: for every answer any sample gave (no answer as "none"), how many of the N samples of each mode
+    gave it; the right answer, when known, is labelled on the axis."""
+    modes = list(res["modes"])
+    answers = sorted({str(x["answer"]) for m in modes for x in res["modes"][m]["samples"]},
+                     key=lambda a: (a == "None", int(a) if a.lstrip("-").isdigit() else 0))
+    right = None if res.get("answer") is None else str(res["answer"])
+    ticks = [("none" if a == "None" else a) + (" (right)" if a == right else "") for a in answers]
+    fig = go.Figure()
+    for m in modes:
+        got = [str(x["answer"]) for x in res["modes"][m]["samples"]]
+        fig.add_trace(go.Bar(x=ticks, y=[got.count(a) for a in answers], name=res["labels"][m]))
+    fig.update_layout(barmode="group", height=300, margin=dict(t=40, b=10, l=10, r=10),
+                      title=f"Answers of the {res['n']} samples per mode", xaxis_title="answer",
+                      yaxis_title="samples", legend=dict(orientation="h", y=-0.3))
+    fig.update_xaxes(type="category")
     return fig

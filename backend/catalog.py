@@ -339,6 +339,8 @@ PAPERS: tuple[Paper, ...] = (
         icon=":material/filter_list:",
     ),
     Paper(
+        status="available",
+        package="backend.reasoning.depo",
         id="vintix",
         title="Vintix II: Decision Pre-Trained Transformer is a Scalable In-Context Reinforcement Learner",
         summary="Scales an in-context RL transformer with a flow-matching action head across hundreds of tasks to adapt to unseen ones.",

@@ -18,6 +18,8 @@ Method packages (each uses ``tasks`` and, where it decodes, ``lm`` and ``samplin
 :mod:`backend.reasoning.swireasoning` (latent/explicit switching decoding and its baselines),
 :mod:`backend.reasoning.d2f` (discrete diffusion forcing: block-causal diffusion decoding with a KV cache),
 :mod:`backend.reasoning.t1` (tool-integrated verification for best-of-N),
+:mod:`backend.reasoning.depo` (DEPO's offline data selection and online explorability pruning for GRPO, trained with
+``grpo``),
 :mod:`backend.reasoning.bridge` (interdependent parallel samples through cross-sample attention, trained with
 ``grpo``),
 :mod:`backend.reasoning.rgm` (the reflective generative model's self-supervised process reward model),

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,14 +19,10 @@ sys.path.insert(0, str(ROOT))
 
 
 def _median_s(fn, repeats: int) -> float:  # noqa: ANN001
-    import numpy as np
+    """Median wall time of ``fn()`` over ``repeats`` calls, in seconds."""
+    from benchmarks.common import median_ms
 
-    out = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return float(np.median(out))
+    return median_ms(fn, repeats)[0] / 1000
 
 
 def main() -> int:

@@ -17,16 +17,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ...cli_common import Output, add_action, add_group
-
-
-def _ints(text: str) -> tuple[int, ...]:
-    from ...errors import InputError
-
-    try:
-        return tuple(int(v) for v in str(text).split(",") if v.strip())
-    except ValueError:
-        raise InputError(f"--seeds must be whole numbers separated by commas, e.g. 0,1,2; got {text!r}.") from None
+from ...cli_common import Output, add_action, add_group, int_list
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
@@ -43,7 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     e = add_action(acts, "evaluate", cmd_evaluate, "re-score every shipped head; paired gains of AML over seeds")
     e.add_argument("--split", default="heldout", help="heldout (other backdrops, textures, phrasings) or val")
     e.add_argument("--n", type=int, default=300, help="samples (10-1000)")
-    e.add_argument("--seeds", default="0,1,2,3,4")
+    e.add_argument("--seeds", type=int_list, default="0,1,2,3,4")
     return acts
 
 
@@ -77,7 +68,7 @@ def cmd_evaluate(args: argparse.Namespace) -> Output:
     from ...runtime import provenance
     from .jobs import EvalConfig, run_evaluate
 
-    res = run_evaluate(EvalConfig(split=args.split, n=args.n, seeds=_ints(args.seeds)))
+    res = run_evaluate(EvalConfig(split=args.split, n=args.n, seeds=args.seeds))
     out = res.to_dict()
     out["provenance"] = provenance(None, **res.config)
     lines = [f"{res.labels[m]:28} " + "  ".join(f"{k} {v:.1f}" for k, v in res.means[m].items())

@@ -18,16 +18,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ...cli_common import Output, add_action, add_group
-
-
-def _ints(text: str) -> tuple[int, ...]:
-    from ...errors import InputError
-
-    try:
-        return tuple(int(v) for v in str(text).split(",") if v.strip())
-    except ValueError:
-        raise InputError(f"--seeds must be whole numbers separated by commas, e.g. 0,1,2; got {text!r}.") from None
+from ...cli_common import Output, add_action, add_group, int_list
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
@@ -50,7 +41,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     e.add_argument("--splits", default="heldout_shape,heldout_texture,heldout_colour")
     e.add_argument("--scenes", type=int, default=6)
     e.add_argument("--n-views", type=int, default=3)
-    e.add_argument("--seeds", default="0,1,2")
+    e.add_argument("--seeds", type=int_list, default="0,1,2")
     return acts
 
 
@@ -94,7 +85,7 @@ def cmd_evaluate(args: argparse.Namespace) -> Output:
     from .jobs import EvalConfig, run_eval
 
     cfg = EvalConfig(splits=tuple(s for s in args.splits.split(",") if s.strip()), scenes=args.scenes,
-                     views=args.n_views, seeds=_ints(args.seeds))
+                     views=args.n_views, seeds=args.seeds)
     res = run_eval(cfg)
     out = res.to_dict()
     out["provenance"] = provenance(None, **{k: v for k, v in out["config"].items()})

@@ -20,16 +20,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ...cli_common import Output, add_action, add_group
-
-
-def _ints(text: str) -> tuple[int, ...]:
-    from ...errors import InputError
-
-    try:
-        return tuple(int(v) for v in str(text).split(",") if v.strip())
-    except ValueError:
-        raise InputError(f"Expected whole numbers separated by commas, e.g. 0,1,2; got {text!r}.") from None
+from ...cli_common import Output, add_action, add_group, int_list
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
@@ -46,8 +37,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     e = add_action(acts, "evaluate", cmd_evaluate, "re-score every shipped policy on held-out puzzles")
     e.add_argument("--source", default="scenes_val", help="scenes_val (held-out scenes) or photos")
     e.add_argument("--count", type=int, default=None, help="images of the source (default all)")
-    e.add_argument("--grids", default="2,3")
-    e.add_argument("--seeds", default="0,1,2")
+    e.add_argument("--grids", type=int_list, default="2,3")
+    e.add_argument("--seeds", type=int_list, default="0,1,2")
     v = add_action(acts, "vlm", cmd_vlm, "the tiny VLM before and after jigsaw post-training")
     v.add_argument("--recheck-scenes", type=int, default=0, help="re-answer the questions of k held-out scenes")
     return acts
@@ -78,8 +69,8 @@ def cmd_evaluate(args: argparse.Namespace) -> Output:
     from ...runtime import provenance
     from .jobs import EvalConfig, run_evaluate
 
-    res = run_evaluate(EvalConfig(source=args.source, count=args.count, grids=_ints(args.grids),
-                                  seeds=_ints(args.seeds)))
+    res = run_evaluate(EvalConfig(source=args.source, count=args.count, grids=args.grids,
+                                  seeds=args.seeds))
     out = res.to_dict()
     out["provenance"] = provenance(None, **res.config)
     lines = [f"{g} x {g} {res.labels[rw]:24} solve {m['solve']:.3f}  tile acc {m['tile_acc']:.3f}"

@@ -130,6 +130,8 @@ PAPERS: tuple[Paper, ...] = (
         section="Watermarking and provenance",
         abstract=(_F0, 18),
         icon=":material/shield:",
+        status="available",
+        package="backend.robustness.bait",
     ),
     # --- Efficient inference ---
     Paper(

@@ -1,0 +1,121 @@
+"""``python -m backend.train bait``: BAIT's shipped models and the victim grid's evaluation log.
+
+1. The prior (``assets/bait_prior.safetensors``): the small CNN trained on 5,500 scene images labelled by colour,
+   texture and a quarter-turn (disjoint from the shape classes), 500 more for its held-out accuracy.
+2. Per source (``shapes``, ``digits``; 1,000 training images each), at ``--eps`` (/255): EMN's min-min noise and
+   surrogate, the targeted-poisoning crafting model and poison, BAIT's bi-level perturbations (``--unroll`` inner
+   steps) and its zero-unroll ablation, with their final surrogates (``assets/bait_protectors.safetensors``, keys
+   ``<source>.<model>.<tensor>``).
+3. The victim grid: every method x {scratch, pretrained} x ``--seeds`` on each source, clean test accuracy per victim
+   (``assets/bait_grid.json``); the seed-0 victims of the shapes source ship
+   (``assets/bait_victims.safetensors``) so tests re-evaluate them.
+
+``--out-dir`` writes elsewhere (a smoke test: ``--seeds 0 --iters 5 --epochs 1 --sources digits --out-dir DIR``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    import numpy as np
+    import torch
+
+    from .. import weights
+    from ..robustness.bait.data import SOURCES, load_source, prior_set
+    from ..robustness.bait.experiment import METHODS, build_protectors, victim_grid
+    from ..robustness.bait.jobs import GRID_FILE, PRIOR_WEIGHTS, PROTECTOR_WEIGHTS, SHIPPED_SOURCE, VICTIM_WEIGHTS
+    from ..robustness.bait.perturb import BaitConfig
+    from ..robustness.bait.victims import VictimConfig, prior_accuracy, train_prior
+
+    ap = argparse.ArgumentParser(prog="python -m backend.train bait")
+    ap.add_argument("--eps", type=int, default=8)
+    ap.add_argument("--seeds", default="0,1,2")
+    ap.add_argument("--sources", default=",".join(SOURCES))
+    ap.add_argument("--iters", type=int, default=BaitConfig.iters)
+    ap.add_argument("--unroll", type=int, default=BaitConfig.unroll)
+    ap.add_argument("--epochs", type=int, default=VictimConfig.epochs)
+    ap.add_argument("--prior-images", type=int, default=6000)
+    ap.add_argument("--prior-from", type=Path, default=None,
+                    help="load the prior from this file (one this command wrote) instead of training it")
+    ap.add_argument("--out-dir", type=Path, default=None)
+    args = ap.parse_args(argv)
+    seeds = tuple(int(s) for s in args.seeds.split(","))
+    sources = [SOURCES.key(s) for s in args.sources.split(",")]
+
+    def out(p: Path) -> Path:
+        return args.out_dir / p.name if args.out_dir else p
+
+    command = "python -m backend.train bait"
+    t0 = time.perf_counter()
+    px, py = prior_set(args.prior_images)
+    n_fit = args.prior_images - 500
+    if args.prior_from is not None:
+        from ..robustness.bait.nets import SmallCNN
+
+        prior = SmallCNN(19)
+        weights.load_into(prior, args.prior_from)
+        fit_acc = prior_accuracy(prior, px[:n_fit], py[:n_fit])
+    else:
+        prior, fit_acc = train_prior(px[:n_fit], py[:n_fit], epochs=15)
+    held = prior_accuracy(prior, px[n_fit:], py[n_fit:])
+    prior_s = round(time.perf_counter() - t0, 1)
+    print(f"prior: train {fit_acc} held-out {held} ({prior_s} s)", flush=True)
+    weights.save(out(PRIOR_WEIGHTS), prior, config={"heads": [10, 5, 4], "width": 16}, command=command,
+                 data_seeds={"scene_seeds": [200_000, 200_000 + args.prior_images], "fit": n_fit},
+                 quality={"heldout_accuracy": held, "train_accuracy": fit_acc, "seconds": prior_s,
+                          "command": "pytest tests/backend/test_bait.py -k prior"})
+    prior_state = {k: v.clone() for k, v in prior.state_dict().items()}
+
+    bait_cfg = BaitConfig(iters=args.iters, unroll=args.unroll)
+    vcfg = VictimConfig(epochs=args.epochs)
+    tensors: dict[str, torch.Tensor] = {}
+    victims: dict[str, torch.Tensor] = {}
+    log: dict = {"eps": args.eps, "seeds": list(seeds), "bait": bait_cfg.__dict__, "victim": vcfg.__dict__,
+                 "prior": {"heldout_accuracy": held, "seconds": prior_s}, "sources": {}, "rows": []}
+    for src in sources:
+        train, test = load_source(src, "train"), load_source(src, "test")
+        t = time.perf_counter()
+        prot, sets = build_protectors(train, prior_state, args.eps, bait_cfg, seed=0,
+                                      progress=lambda f, m, src=src: print(f"  {src} {f:.2f} {m}", flush=True)
+                                      if m.endswith("0") or "EMN" in m else None)
+        gen_s = round(time.perf_counter() - t, 1)
+        print(f"{src}: protectors in {gen_s} s; linf {prot.logs['linf']}", flush=True)
+        for name, mod in (("emn", prot.emn_surrogate), ("crafting", prot.crafting), ("bait", prot.bait_surrogate),
+                          ("bait_k0", prot.bait_k0_surrogate)):
+            tensors.update({f"{src}.{name}.{k}": v for k, v in mod.state_dict().items()})
+        t = time.perf_counter()
+        rows, kept = victim_grid(sets, train, test, prior_state, seeds, vcfg,
+                                 keep=lambda m, i, s, src=src: src == SHIPPED_SOURCE and s == seeds[0],
+                                 progress=lambda f, m: print(f"  {m}", flush=True))
+        for key, net in kept.items():
+            victims.update({f"{key}.{k}": v for k, v in net.state_dict().items()})
+        log["rows"] += rows
+        log["sources"][src] = {"n_train": len(train), "n_test": len(test), "protect_seconds": gen_s,
+                               "victim_seconds": round(time.perf_counter() - t, 1),
+                               "linf": prot.logs["linf"], "emn": prot.logs["emn"],
+                               "targeted": prot.logs["targeted"],
+                               "bait": prot.logs["bait"]["summary"], "bait_k0": prot.logs["bait_k0"]["summary"],
+                               "bait_curve": prot.logs["bait"]["curve"][::5],
+                               "bait_k0_curve": prot.logs["bait_k0"]["curve"][::5]}
+        for m in METHODS:
+            for init in ("scratch", "pretrained"):
+                accs = [r["test_accuracy"] for r in rows if r["method"] == m and r["init"] == init]
+                print(f"  {src} {m:9s} {init:10s} {np.mean(accs):.3f} {accs}", flush=True)
+    total = round(time.perf_counter() - t0, 1)
+    log["seconds"] = total
+    log["command"] = command
+    weights.save(out(PROTECTOR_WEIGHTS), tensors, config={"eps": args.eps, **bait_cfg.__dict__}, command=command,
+                 data_seeds={"train": "first 1,000 of each source's training split"},
+                 quality={"linf": {s: log["sources"][s]["linf"] for s in log["sources"]},
+                          "command": "pytest tests/backend/test_bait.py -k epsilon"})
+    weights.save(out(VICTIM_WEIGHTS), victims, config={"epochs": args.epochs}, command=command,
+                 data_seeds={"victim_seed": seeds[0]},
+                 quality={"command": "pytest tests/backend/test_bait.py -k shipped_victims"})
+    out(GRID_FILE).write_text(json.dumps(log, indent=1) + "\n")
+    print(f"wrote {out(GRID_FILE)} in {total} s", flush=True)
+    return 0

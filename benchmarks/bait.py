@@ -1,0 +1,75 @@
+"""BAIT benchmark: the cost of protecting images with each method (the shipped protectors, the same images, one
+process) next to the protection each gives (the victims' clean test accuracy from the shipped grid log), and the
+training costs of the protectors and the victim grid.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bait.py [--repeats 5] [--n 64]
+
+Inference: seconds per image to protect ``--n`` test images of each source at eps 8/255 (median of ``--repeats``):
+BAIT runs 10 outer steps through 3 unrolled inner steps of its shipped surrogate, EMN and the targeted poison 20
+signed-gradient steps on a shipped model.
+Training costs are those recorded by ``python -m backend.train bait`` (one thread).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--n", type=int, default=64)
+    args = ap.parse_args()
+
+    import numpy as np
+    import torch
+
+    from backend.robustness.bait import jobs
+    from backend.robustness.bait.data import SOURCES, load_source
+    from backend.robustness.bait.experiment import METHODS
+    from backend.robustness.bait.nets import SmallCNN, n_params
+    from backend.runtime import package_versions
+
+    torch.set_num_threads(1)
+    print(f"Machine: {platform.platform()}, {os.cpu_count()} CPUs, torch threads {torch.get_num_threads()}, "
+          f"torch {package_versions().get('torch')}; {args.n} images, eps 8/255, median of {args.repeats}\n")
+    print(f"Parameters: classifier (prior, surrogates, victims) {n_params(SmallCNN()):,}\n")
+    grid = jobs.run_grid()
+    for src in SOURCES:
+        prot = jobs.load_protectors(src)
+        test = load_source(src, "test", args.n)
+        print(f"### {SOURCES.label(src)}\n")
+        print("| method | ms / image | realised L-inf | victim acc. scratch | victim acc. pretrained |")
+        print("|---|---|---|---|---|")
+        for m in METHODS:
+            times, out = [], None
+            for _ in range(args.repeats):
+                t = time.perf_counter()
+                out = METHODS.get(m)(test.images, test.labels, prot, 8)
+                times.append(time.perf_counter() - t)
+            lin = int(np.abs(out.astype(int) - test.images.astype(int)).max())
+            accs = {i: np.mean(grid.accuracies(src, m, i)) for i in ("scratch", "pretrained")}
+            print(f"| {METHODS.label(m)} | {1000 * statistics.median(times) / args.n:.2f} | {lin} | "
+                  f"{accs['scratch']:.3f} | {accs['pretrained']:.3f} |")
+        s = grid.settings["sources"][src]
+        print(f"\nTraining (one thread): EMN min-min {s['emn']['seconds']} s ({s['emn']['rounds']} rounds), "
+              f"targeted crafting + PGD {s['targeted']['seconds']} s, BAIT {s['bait']['seconds']} s "
+              f"({s['bait']['iters']} outer steps x {s['bait']['unroll']} unrolled), zero-unroll "
+              f"{s['bait_k0']['seconds']} s, victim grid {s['victim_seconds']} s.\n")
+    print(f"Whole training command: {grid.settings['train_seconds']} s.")
+    return 0
+
+
+if __name__ == "__main__":
+    from common import record  # benchmarks/common.py: writes benchmarks/results/bait.md
+
+    raise SystemExit(record(main, "bait"))

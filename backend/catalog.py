@@ -339,10 +339,10 @@ PAPERS: tuple[Paper, ...] = (
         section="Learning and optimisation",
         abstract=(_F0, 19),
         icon=":material/filter_list:",
-    ),
-    Paper(
         status="available",
         package="backend.reasoning.depo",
+    ),
+    Paper(
         id="vintix",
         title="Vintix II: Decision Pre-Trained Transformer is a Scalable In-Context Reinforcement Learner",
         summary="Scales an in-context RL transformer with a flow-matching action head across hundreds of tasks to adapt to unseen ones.",
@@ -383,12 +383,12 @@ PAPERS: tuple[Paper, ...] = (
         section="Reasoning",
         abstract=(_F0, 14),
         icon=":material/device_hub:",
+        status="available",
+        package="backend.reasoning.bridge",
     ),
     Paper(
         id="mathmo",
         title="MATHMO: Automated Mathematical Modeling Through Adaptive Search",
-        status="available",
-        package="backend.reasoning.bridge",
         summary="LLM-driven two-level search over modelling frameworks and models that returns a Pareto set across competing objectives.",
         section="Reasoning",
         abstract=(_F0, 5),
@@ -467,16 +467,18 @@ PAPERS: tuple[Paper, ...] = (
         section="3D and vision",
         abstract=(_F0, 12),
         icon=":material/view_in_ar:",
+        status="available",
+        package="backend.scenes.iggt",
     ),
     Paper(
         id="lyra",
         title="Lyra: Generative 3D Scene Reconstruction via Video Diffusion Model Self-Distillation",
         summary="Distils a camera-controlled video diffusion model into a 3D Gaussian-splatting decoder, with no real multi-view data.",
         section="3D and vision",
-        status="available",
-        package="backend.scenes.iggt",
         abstract=(_F4, 3),
         icon=":material/landscape:",
+        status="available",
+        package="backend.scenes.lyra",
     ),
     Paper(
         id="laionaudit",
@@ -485,8 +487,6 @@ PAPERS: tuple[Paper, ...] = (
         summary="Labels every person in LAION-400M to audit demographic bias and relate it to the bias of CLIP and Stable Diffusion.",
         section="3D and vision",
         abstract=(_F0, 3),
-        status="available",
-        package="backend.scenes.lyra",
         icon=":material/balance:",
         status="available",
         package="backend.data.laionaudit",
@@ -499,12 +499,12 @@ PAPERS: tuple[Paper, ...] = (
         section="3D and vision",
         abstract=(_F4, 13),
         icon=":material/extension:",
+        status="available",
+        package="backend.scenes.jigsaw",
     ),
 )
 
 
-        status="available",
-        package="backend.scenes.jigsaw",
 def available() -> list[Paper]:
     return [p for p in PAPERS if p.status == "available"]
 

@@ -91,14 +91,15 @@ if grid is not None:
         show_metrics_table(state["reevaluated"], key="bait_reeval_table")
 
 st.subheader("Protect images")
-mode = bound(st.radio, "Images", ["Preset test images", "An image (photo or upload)"], horizontal=True,
-             key="bait_mode")
+IMAGE_MODES = ["Preset test images", "An image: a photo or an upload"]
+SOURCE_NAMES = list(SOURCES)
+mode = bound(st.radio, "Images", IMAGE_MODES, horizontal=True, key="bait_mode")
 c1, c2, c3 = st.columns(3)
-eps = bound(c1.slider, "Epsilon (/255)", 1, MAX_EPS, 8, key="bait_eps",
+eps = bound(c1.slider, "Epsilon, in /255", 1, MAX_EPS, 8, key="bait_eps",
             help="L-infinity bound per channel in grey levels; the accuracy grid is trained at 8.")
-source = bound(c2.selectbox, "Protectors trained on", list(SOURCES), format_func=SOURCES.label, key="bait_source")
+source = bound(c2.selectbox, "Protectors trained on", SOURCE_NAMES, key="bait_source", format_func=SOURCES.label)
 image, label_choice = None, None
-if mode == "Preset test images":
+if mode == IMAGE_MODES[0]:
     preset = c3.selectbox("Preset", list(PRESETS), key="bait_preset")
     source = PRESETS[preset]
 else:

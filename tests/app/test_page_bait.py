@@ -27,7 +27,7 @@ def test_preset_protects_within_the_ball() -> None:
 
 def test_upload_is_protected_and_bad_upload_shows_a_message() -> None:
     at = open_page("bait", timeout=60)
-    at.radio(key="bait_mode").set_value("An image (photo or upload)").run()
+    at.radio(key="bait_mode").set_value("An image: a photo or an upload").run()
     at.selectbox(key="bait_img_choice").set_value("Upload your own").run()
     at.file_uploader(key="bait_img_upload").set_value(("me.png", png_bytes(1, (64, 48)), "image/png")).run()
     at.button(key="bait_go").click().run(timeout=60)
@@ -39,7 +39,7 @@ def test_upload_is_protected_and_bad_upload_shows_a_message() -> None:
 
 
 UPLOADS = [image_widget("bait", "bait_img")]
-UPLOADS[0].setup.insert(0, ("radio", "bait_mode", "An image (photo or upload)"))
+UPLOADS[0].setup.insert(0, ("radio", "bait_mode", "An image: a photo or an upload"))
 
 
 def test_page_job_gives_the_cli_golden() -> None:

@@ -7,7 +7,8 @@ import streamlit as st
 
 from backend.errors import InputError
 from backend.forecast.deltaadapter import data as dt
-from backend.forecast.deltaadapter import jobs
+from backend.forecast.deltaadapter import jobs, own
+from backend.forecast.deltaadapter.inputs import forecast_table
 from backend.forecast.deltaadapter.interface import BACKBONES, CALIBRATORS, METHODS, PRESETS
 from ui.claims import claims_panel
 from ui.figures import deltaadapter as figs
@@ -41,6 +42,9 @@ not). Values are in the standardised units of the early regime.
 )
 claims_panel("deltaadapter")
 res: dict = st.session_state.setdefault("deltaadapter_result", {})
+OWN_SOURCES = ["Example", "Your CSV"]
+OWN_LABELS = {"forecast": "forecast as given", "linear": "linear recalibration (a y_hat + b)",
+              "ada_y": "Ada-Y (ours)"}
 
 
 SIZES = {"Light (adapters + baselines)": {"deltaadapter_sweep": False},
@@ -84,7 +88,8 @@ def config(make, **settings):  # noqa: ANN001, ANN201 - a jobs config, or None a
         return None
 
 
-tab_a, tab_m, tab_c = st.tabs(["Adapters vs baselines", "Feature mask", "Calibration"])
+tab_a, tab_m, tab_c, tab_o = st.tabs(["Adapters vs baselines", "Feature mask", "Calibration",
+                                      "Your forecasts (no backbone)"])
 with tab_a:
     size = preset_choice("deltaadapter", SIZES, horizontal=True)
     with st.form("deltaadapter_form"):
@@ -175,3 +180,47 @@ with tab_c:
         st.plotly_chart(figs.calibration_curve(c["nominal"], c["curves"]), key="deltaadapter_calcurve")
         csv_download("Download calibration table (CSV)", pd.DataFrame(ctab), "deltaadapter_calibration.csv",
                      key="deltaadapter_dl_cal")
+
+with tab_o:
+    st.caption("Ada-Y and the two calibrators need only the inputs, the forecast and the truth, so a forecaster that "
+               "runs elsewhere can be post-processed from a table of its one-step forecasts: time, actual, forecast, "
+               "then covariates. Windows in time order: the first 50 % adapt, the next 20 % validate, the last 30 % "
+               "test.")
+    own_src = bound(st.radio, "Forecasts", OWN_SOURCES, horizontal=True, key="deltaadapter_own_source")
+    table = None
+    if own_src == OWN_SOURCES[0]:
+        table = own.read_forecasts(forecast_table(), name="example: a damped, offset forecaster")
+    else:
+        got_o = file_input("forecast_table", "Your forecasts (CSV: time, actual, forecast, covariates)",
+                           key="deltaadapter_own_upload")
+        table = got_o[1] if got_o else None
+    if table is not None:
+        st.caption(f"{table.name}: {table.about}.")
+    with st.form("deltaadapter_own_form"):
+        o1, o2, o3 = st.columns(3)
+        own_lb = bound(o1.number_input, "Window (past steps)", 4, 256, 24, key="deltaadapter_own_lookback")
+        own_delta = bound(o2.slider, "delta", 0.01, 0.5, 0.1, step=0.01, key="deltaadapter_own_delta")
+        own_alpha = bound(o3.select_slider, "alpha", [0.01, 0.025, 0.05, 0.1, 0.2], 0.05,
+                          key="deltaadapter_own_alpha")
+        go_o = st.form_submit_button("Post-process the forecasts", icon=":material/tune:", disabled=table is None)
+    if go_o and table is not None:
+        try:
+            ocfg = own.OwnConfig(lookback=int(own_lb), delta=float(own_delta), alpha=float(own_alpha))
+        except InputError as err:
+            st.error(str(err), icon=":material/error:")
+            ocfg = None
+        if ocfg is not None and (r := run_job("your forecasts", jobs.run_own, table, ocfg, time_cap_s=300)):
+            res["own"] = r.to_json()
+    if o := res.get("own"):
+        st.plotly_chart(figs.own_forecasts(o["example"]), key="deltaadapter_own_fig")
+        otab = [{"forecast": OWN_LABELS[k], "test MSE": round(v["mse"], 4), "test MAE": round(v["mae"], 4),
+                 "training s": v["train_s"]} for k, v in o["points"].items()]
+        show_metrics_table(otab, key="deltaadapter_own_points")
+        itab = [{"interval": CALIBRATORS.label(k), "coverage": round(v["coverage"], 4),
+                 "95 % interval (block bootstrap)": f"[{v['interval'][0]:.3f}, {v['interval'][1]:.3f}]",
+                 "mean width": round(v["width"], 4)} for k, v in o["intervals"].items()]
+        show_metrics_table(itab, key="deltaadapter_own_intervals")
+        st.caption(f"Test windows: {o['splits']['test']}; nominal coverage {1 - o['config']['alpha']:.3f}. Ada-Y's "
+                   "edit is bounded by delta (standardised units), so it corrects small drifts; a large offset is "
+                   "the linear recalibration's job.")
+        json_download("Download (JSON)", o, "deltaadapter_own.json", key="deltaadapter_own_dl")

@@ -101,9 +101,29 @@ def test_jobs_and_configs_pickle() -> None:
         assert st is None or sorted(st[1]) == sorted(state[1])
 
 
+def test_own_forecasts_tab_runs_on_the_example_and_an_upload() -> None:
+    from backend.forecast.deltaadapter.inputs import forecast_table
+    from backend.forecast.deltaadapter.pipeline import TABULATED
+
+    at = open_page("deltaadapter", timeout=60)
+    at.button(key="FormSubmitter:deltaadapter_own_form-Post-process the forecasts").click().run(timeout=120)
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    o = at.session_state["deltaadapter_result"]["own"]
+    assert set(o["points"]) == {"forecast", "linear", "ada_y"} and set(o["intervals"]) == set(TABULATED)
+    at.radio(key="deltaadapter_own_source").set_value("Your CSV").run()
+    at.file_uploader(key="deltaadapter_own_upload").set_value(("mine.csv", forecast_table(3, 300), "text/csv")).run()
+    assert not at.error, [e.value for e in at.error]
+    at.button(key="FormSubmitter:deltaadapter_own_form-Post-process the forecasts").click().run(timeout=120)
+    assert not at.exception, at.exception
+    assert at.session_state["deltaadapter_result"]["own"]["table"]["name"] == "mine.csv"
+
+
 UPLOADS = [
     Widget("deltaadapter", "multiseries", "deltaadapter_upload", [("radio", "deltaadapter_source", "Your CSV")],
            bad="bad_latin1.csv", odd="odd_crlf.csv"),
     Widget("deltaadapter", "backbone_state", "deltaadapter_state_upload", [("radio", "deltaadapter_source", "Your CSV")],
            bad="bad_trunc_third.safetensors", odd="odd_float16.safetensors"),
+    Widget("deltaadapter", "forecast_table", "deltaadapter_own_upload",
+           [("radio", "deltaadapter_own_source", "Your CSV")], bad="bad_latin1.csv", odd="odd_daylight_saving.csv"),
 ]

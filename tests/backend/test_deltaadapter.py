@@ -310,3 +310,41 @@ def test_adapted_forecast_stays_within_the_o_delta_drift_bound(backbone: str) ->
             if kind == "add":
                 ratios.append(float(r["drift"].max()) / delta)
     assert max(ratios) < 3 * min(ratios)  # drift grows in proportion to delta: O(delta)
+
+
+def test_own_forecasts_without_a_backbone() -> None:
+    """A damped, offset forecaster (the example table): the linear recalibration and Ada-Y both lower its test MSE,
+    Ada-Y's edit stays within delta, and the intervals are scored on the later test windows."""
+    from backend.forecast.deltaadapter import jobs
+    from backend.forecast.deltaadapter.inputs import forecast_table
+    from backend.forecast.deltaadapter.own import OwnConfig, read_forecasts, windows
+
+    table = read_forecasts(forecast_table(rows=400))
+    w = windows(table, 24)
+    assert [len(w[k][0]) for k in ("adapt", "val", "test")] == [188, 75, 113]
+    assert w["adapt"][0].shape == (188, 24, 2) and w["test"][1].shape == (113, 1, 1)
+    res = jobs.run_own(table, OwnConfig(delta=0.1))
+    p = res.points
+    assert p["linear"]["mse"] < p["forecast"]["mse"] and p["ada_y"]["mse"] < p["forecast"]["mse"]
+    m, s = w["scale"]
+    edit = np.abs(np.asarray(res.example["ada_y"]) - np.asarray(res.example["forecast"])) / s
+    assert edit.max() <= 0.1 + 1e-5  # the bounded correction, in standardised units
+    for v in res.intervals.values():
+        assert 0 <= v["interval"][0] <= v["coverage"] <= v["interval"][1] <= 1 and v["width"] > 0
+
+
+def test_forecast_table_bad_input() -> None:
+    from backend.forecast.deltaadapter.inputs import forecast_table
+    from backend.forecast.deltaadapter.own import OwnConfig, read_forecasts
+
+    lines = forecast_table(rows=200).decode().splitlines()
+    with pytest.raises(InputError, match="at least 120"):
+        read_forecasts(("\n".join(lines[:50]) + "\n").encode())
+    with pytest.raises(InputError, match="non-numeric"):
+        read_forecasts(("\n".join(lines[:5] + [lines[5].rsplit(",", 2)[0] + ",x,1"] + lines[6:]) + "\n").encode())
+    with pytest.raises(InputError, match="needs a time column"):
+        read_forecasts(b"a,b\n" + b"1,2\n" * 130)
+    with pytest.raises(InputError, match="strictly increasing"):
+        read_forecasts(("\n".join([lines[0]] + lines[1:][::-1]) + "\n").encode())
+    with pytest.raises(InputError, match="alpha"):
+        OwnConfig(alpha=0.7)

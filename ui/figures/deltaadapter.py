@@ -130,3 +130,18 @@ def calibration_curve(nominal: list[float], curves: dict) -> go.Figure:
     fig.update_yaxes(title_text="empirical coverage", row=1, col=1)
     fig.update_layout(title="Calibration: coverage vs nominal", **{**_LAYOUT, "height": 400})
     return fig
+
+
+def own_forecasts(ex: dict) -> go.Figure:
+    """The test steps of a table of the user's forecasts: truth, the forecast as given, Ada-Y and CC's band (reads
+    ``OwnResult.example``)."""
+    x = list(range(len(ex["truth"])))
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=x + x[::-1], y=ex["cc_hi"] + ex["cc_lo"][::-1], fill="toself", line=dict(width=0),
+                             fillcolor="rgba(31,119,180,0.18)", name="CC interval", hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=x, y=ex["truth"], name="actual", line=dict(color="black")))
+    fig.add_trace(go.Scatter(x=x, y=ex["forecast"], name="forecast (given)", line=dict(color="#7f7f7f", dash="dot")))
+    fig.add_trace(go.Scatter(x=x, y=ex["ada_y"], name="Ada-Y", line=dict(color="#d62728")))
+    fig.update_layout(height=320, margin=dict(t=40, b=10, l=10, r=10), xaxis_title="test step",
+                      title="Your forecasts on the test steps (the last 200 at most)", legend=dict(orientation="h"))
+    return fig

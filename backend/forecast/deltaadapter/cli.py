@@ -50,6 +50,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     s = add_action(acts, "select", cmd_select, "the Gumbel-sigmoid feature mask at a budget")
     _data_args(s)
     s.add_argument("--kappa", type=float, default=0.3)
+    o = add_action(acts, "own", cmd_own, "Ada-Y, CC and QC on a table of your own forecasts (no backbone)")
+    o.add_argument("--forecasts", default="example", help="a CSV (time, actual, forecast, covariates) or 'example'")
+    o.add_argument("--lookback", type=int, default=24, help="window of past actual values and covariates")
+    o.add_argument("--delta", type=float, default=0.1, help="Ada-Y's edit bound (standardised units)")
+    o.add_argument("--alpha", type=float, default=0.05, help="miscoverage of the intervals")
+    o.add_argument("--seed", type=int, default=0)
     add_action(acts, "presets", cmd_presets, "list the series presets")
     add_action(acts, "methods", cmd_methods, "list methods, calibrators and backbones")
     return acts
@@ -127,6 +133,28 @@ def cmd_select(args: argparse.Namespace) -> Output:
              f"{r['mse_frozen']:.4f} without"]
     if r["planted_share"] is not None:
         lines.append(f"share of the retained mass on the planted inputs: {r['planted_share']:.3f}")
+    return Output(out, lines=lines)
+
+
+def cmd_own(args: argparse.Namespace) -> Output:
+    from backend.io.registry import read_path
+    from backend.runtime import provenance
+
+    from .inputs import forecast_table
+    from .jobs import run_own
+    from .own import OwnConfig, read_forecasts
+
+    config = OwnConfig(lookback=args.lookback, delta=args.delta, alpha=args.alpha, seed=args.seed)
+    table = (read_forecasts(forecast_table(), name="example") if args.forecasts == "example"
+             else read_path("forecast_table", args.forecasts))
+    res = run_own(table, config)
+    out = {**res.to_json(), "provenance": provenance(args.seed, [], lookback=args.lookback, delta=args.delta,
+                                                      alpha=args.alpha)}
+    out.pop("example")
+    lines = [f"{table.name}: {table.about}; test windows {res.splits['test']}"]
+    lines += [f"{k:<10} test MSE {v['mse']:.4f}  MAE {v['mae']:.4f}" for k, v in res.points.items()]
+    lines += [f"{k:<10} coverage {v['coverage']:.3f} [{v['interval'][0]:.3f}, {v['interval'][1]:.3f}]  width "
+              f"{v['width']:.3f}" for k, v in res.intervals.items()]
     return Output(out, lines=lines)
 
 

@@ -7,6 +7,7 @@ upload.
 |------|---------|---------|--------|---------|
 | ``multiseries`` | ``backend.forecast.deltaadapter.data.read_csv`` | CSV, time column then numeric channels | 10 MB, 20,000 rows, 1-16 channels, long enough for input + horizon + splits | deltaadapter page; ``deltaadapter run/calibrate/select --data FILE`` |
 | ``backbone_state`` | ``backend.forecast.deltaadapter.backbones.read_state`` | safetensors of float tensors | 16 MB, 256 tensors, 8M values | deltaadapter page; ``deltaadapter ... --backbone-file`` |
+| ``forecast_table`` | ``backend.forecast.deltaadapter.own.read_forecasts`` | CSV: time, actual, forecast, covariates | 10 MB, 120-20,000 rows, up to 16 covariates | deltaadapter page (Your forecasts); ``deltaadapter own --forecasts FILE`` |
 
 ``PRESETS``: :data:`backend.forecast.deltaadapter.interface.PRESETS` (the synthetic series with its documented
 shift and two real series that ship inside statsmodels, each with shipped backbones).
@@ -30,6 +31,10 @@ KINDS: tuple[InputKind, ...] = (
             max_bytes=16 * MB,
             limits="a safetensors file of float tensors (a DLinear, PatchTST-style or MLP state_dict); at most 16 MB",
             family="archive"),
+    declare(__name__, name="forecast_table", what="a table of forecasts",
+            decoder="backend.forecast.deltaadapter.own:read_forecasts", extensions=("csv", "txt"), max_bytes=10 * MB,
+            limits="UTF-8 CSV: a time column, the columns 'actual' and 'forecast' (else the 2nd and 3rd), then up to "
+                   "16 numeric covariates; 120-20,000 rows, 10 MB", family="csv"),
 )
 
 PRESETS = interface.PRESETS
@@ -89,3 +94,33 @@ def backbone_state_odd() -> dict[str, bytes]:
 
     return {"float16.safetensors": _state(0, "float16"),
             "other_model.safetensors": save({"w": torch.zeros(3, 3)})}
+
+
+def forecast_table(seed: int = 0, rows: int = 720) -> bytes:
+    """``rows`` hourly steps: an actual series (daily cycle, slow trend, noise that grows at the daily peaks), a
+    forecaster's one-step forecasts of it (damped and offset: 0.8 x the cycle + 0.3, its own noise) and one
+    covariate (a temperature-like cycle)."""
+    r = np.random.default_rng(seed)
+    t = np.arange(rows)
+    cycle = np.sin(2 * np.pi * t / 24)
+    actual = 2.0 + cycle + 0.002 * t + (0.1 + 0.25 * (cycle > 0.5)) * r.standard_normal(rows)
+    forecast = 2.3 + 0.8 * cycle + 0.002 * t + 0.1 * r.standard_normal(rows)
+    temp = 15 + 5 * np.sin(2 * np.pi * (t - 3) / 24) + 0.5 * r.standard_normal(rows)
+    stamps = [f"2024-03-{1 + i // 24:02d}T{i % 24:02d}:00:00+00:00" if i < 24 * 31 else str(i) for i in t]
+    lines = ["time,actual,forecast,temperature"] + [f"{a},{b:.4f},{c:.4f},{d:.3f}"
+                                                     for a, b, c, d in zip(stamps, actual, forecast, temp, strict=True)]
+    return _lines(lines)
+
+
+def forecast_table_odd() -> dict[str, bytes]:
+    """Valid-but-odd forecast tables: CRLF line ends, columns named otherwise (second and third taken), no covariate,
+    time stamps in a zone with daylight saving."""
+    import pandas as pd
+
+    base = forecast_table(1, 300).decode().splitlines()
+    renamed = ["when,observed,predicted,temperature"] + base[1:]
+    bare = [",".join(ln.split(",")[:3]) for ln in base]
+    local = pd.date_range("2024-10-20", periods=len(base) - 1, freq="h", tz="Europe/Berlin")
+    dst = [base[0]] + [f"{ts.isoformat()}," + ln.split(",", 1)[1] for ts, ln in zip(local, base[1:], strict=True)]
+    return {"crlf.csv": _lines(base, crlf=True), "renamed.csv": _lines(renamed), "no_covariates.csv": _lines(bare),
+            "daylight_saving.csv": _lines(dst)}

@@ -299,3 +299,12 @@ def run_calibrate(data: str | Series, config: CalibrateConfig, state: tuple[str,
     res = calibrate(f.series, f.model, config.alpha, config.seed, config.splits, f.windows, also=(config.method,))
     report(progress, 1.0, "done")
     return CalibrateReport(f.series.summary(), config.backbone, config.method, res, f.source, f.assets)
+
+
+def run_own(table: Any, config: Any, progress: Progress | None = None, token: CancelToken | None = None) -> Any:
+    """delta-Adapter on the user's own forecasts, no backbone (``table``: :class:`.own.ForecastTable`, ``config``:
+    :class:`.own.OwnConfig`): the forecast, its linear recalibration and Ada-Y, and CC / QC / split-conformal
+    intervals with time-ordered coverage (:func:`.own.own_forecasts`)."""
+    from .own import own_forecasts
+
+    return own_forecasts(table, config, progress, token)

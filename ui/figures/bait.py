@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import base64
-import io
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
-from PIL import Image
 from plotly.subplots import make_subplots
+
+from ui.figures.images import png_image
 
 
 def mosaic(rows: Sequence[np.ndarray], gap: int = 2, scale: int = 1) -> np.ndarray:
@@ -36,11 +35,7 @@ def thumbnails(clean: np.ndarray, protected: dict[str, np.ndarray], amplified: d
         names += [label(m), f"{label(m)}: delta x {127 / eps:.0f}"]
     pic = mosaic(rows, scale=scale)
     h = clean.shape[1] * scale + 2
-    # the mosaic travels as one PNG (a few hundred kB) rather than as a nested list of pixel values (megabytes of JSON)
-    buf = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(pic, dtype=np.uint8)).save(buf, format="PNG")
-    fig = go.Figure(go.Image(source="data:image/png;base64," + base64.b64encode(buf.getvalue()).decode(),
-                             hoverinfo="skip"))
+    fig = go.Figure(png_image(pic, hoverinfo="skip"))
     fig.update_yaxes(tickvals=[i * h + h / 2 for i in range(len(names))], ticktext=names, showgrid=False)
     w = clean.shape[2] * scale + 2
     fig.update_xaxes(tickvals=[i * w + w / 2 for i in range(len(captions))] if captions else [],

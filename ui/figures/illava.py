@@ -11,6 +11,7 @@ from plotly.subplots import make_subplots
 
 from backend.tokens.illava.diagnosis import COUNTING_CONTROLS
 from backend.tokens.illava.merging import METHODS
+from ui.figures.images import png_image
 
 _PALETTE = np.array([[230, 25, 75], [60, 180, 75], [255, 225, 25], [0, 130, 200], [245, 130, 48], [145, 30, 180],
                      [70, 240, 240], [240, 50, 230], [210, 245, 60], [250, 190, 212], [0, 128, 128],
@@ -41,7 +42,7 @@ def merge_overlay(image: np.ndarray, group: np.ndarray, grid: int) -> np.ndarray
 def steps_figure(image: np.ndarray, records: Sequence[Any], grid: int, cols: int = 4) -> go.Figure:
     """One panel per reduction step: surviving patches over the image, merge groups coloured, dropped patches dark."""
     if not records:
-        fig = go.Figure(go.Image(z=image))
+        fig = go.Figure(png_image(image))
         fig.update_layout(title="No reduction step (unreduced plan)", height=320, margin=dict(l=10, r=10, t=40, b=10))
         fig.update_xaxes(visible=False)
         fig.update_yaxes(visible=False)
@@ -52,7 +53,7 @@ def steps_figure(image: np.ndarray, records: Sequence[Any], grid: int, cols: int
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[_step_title(r) for r in records],
                         horizontal_spacing=0.02, vertical_spacing=0.08)
     for i, rec in enumerate(records):
-        fig.add_trace(go.Image(z=merge_overlay(image, rec.group, grid)), row=i // cols + 1, col=i % cols + 1)
+        fig.add_trace(png_image(merge_overlay(image, rec.group, grid)), row=i // cols + 1, col=i % cols + 1)
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     fig.update_layout(height=250 * rows + 40, margin=dict(l=10, r=10, t=40, b=10))

@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from backend.watermark.sigmark.evaluation import METHODS
+from ui.figures.images import png_image
 
 
 def score_heatmap(scores: np.ndarray, thresholds: np.ndarray, title: str) -> go.Figure:
@@ -70,7 +71,7 @@ def frame_strip(video: np.ndarray, interpolated: np.ndarray | None = None, title
     v = (np.clip(np.asarray(video), 0, 1) * 255).astype(np.uint8)
     f, h, w, _ = v.shape
     strip = np.concatenate(list(v), axis=1)
-    fig = go.Figure(go.Image(z=strip))
+    fig = go.Figure(png_image(strip))
     for j in range(1, f, 4):
         fig.add_vline(x=j * w - 0.5, line_color="white", line_width=2)
     if interpolated is not None:

@@ -8,7 +8,7 @@ import streamlit as st
 from backend.errors import InputError
 from backend.forecast.deltaadapter import data as dt
 from backend.forecast.deltaadapter import jobs, own
-from backend.forecast.deltaadapter.inputs import forecast_table
+from backend.forecast.deltaadapter.inputs import EXAMPLE_ROWS, forecast_table
 from backend.forecast.deltaadapter.interface import BACKBONES, CALIBRATORS, METHODS, PRESETS
 from ui.claims import claims_panel
 from ui.figures import deltaadapter as figs
@@ -189,7 +189,8 @@ with tab_o:
     own_src = bound(st.radio, "Forecasts", OWN_SOURCES, horizontal=True, key="deltaadapter_own_source")
     table = None
     if own_src == OWN_SOURCES[0]:
-        table = own.read_forecasts(forecast_table(), name="example: a damped, offset forecaster")
+        table = own.read_forecasts(forecast_table(rows=EXAMPLE_ROWS),
+                                   name="example: a damped, offset forecaster")
     else:
         got_o = file_input("forecast_table", "Your forecasts (CSV: time, actual, forecast, covariates)",
                            key="deltaadapter_own_upload")

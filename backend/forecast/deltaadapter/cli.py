@@ -140,12 +140,12 @@ def cmd_own(args: argparse.Namespace) -> Output:
     from backend.io.registry import read_path
     from backend.runtime import provenance
 
-    from .inputs import forecast_table
+    from .inputs import EXAMPLE_ROWS, forecast_table
     from .jobs import run_own
     from .own import OwnConfig, read_forecasts
 
     config = OwnConfig(lookback=args.lookback, delta=args.delta, alpha=args.alpha, seed=args.seed)
-    table = (read_forecasts(forecast_table(), name="example") if args.forecasts == "example"
+    table = (read_forecasts(forecast_table(rows=EXAMPLE_ROWS), name="example") if args.forecasts == "example"
              else read_path("forecast_table", args.forecasts))
     res = run_own(table, config)
     out = {**res.to_json(), "provenance": provenance(args.seed, [], lookback=args.lookback, delta=args.delta,

@@ -96,7 +96,10 @@ def backbone_state_odd() -> dict[str, bytes]:
             "other_model.safetensors": save({"w": torch.zeros(3, 3)})}
 
 
-def forecast_table(seed: int = 0, rows: int = 720) -> bytes:
+EXAMPLE_ROWS = 720  # the page's and the CLI's example table (the input kind's small example has 130)
+
+
+def forecast_table(seed: int = 0, rows: int = 130) -> bytes:
     """``rows`` hourly steps: an actual series (daily cycle, slow trend, noise that grows at the daily peaks), a
     forecaster's one-step forecasts of it (damped and offset: 0.8 x the cycle + 0.3, its own noise) and one
     covariate (a temperature-like cycle)."""
@@ -117,7 +120,7 @@ def forecast_table_odd() -> dict[str, bytes]:
     time stamps in a zone with daylight saving."""
     import pandas as pd
 
-    base = forecast_table(1, 300).decode().splitlines()
+    base = forecast_table(1).decode().splitlines()
     renamed = ["when,observed,predicted,temperature"] + base[1:]
     bare = [",".join(ln.split(",")[:3]) for ln in base]
     local = pd.date_range("2024-10-20", periods=len(base) - 1, freq="h", tz="Europe/Berlin")

@@ -129,6 +129,23 @@ def min_length(lookback: int, horizon: int) -> int:
     return 4 * (lookback + horizon) + 3 * (2 * horizon + 8)
 
 
+def read_frame(data: bytes, name: str, what: str, max_rows: int):  # noqa: ANN201 - a pandas DataFrame
+    """A UTF-8 CSV upload as a DataFrame of at most ``max_rows + 1`` rows; InputError (naming ``what`` the CSV should
+    hold) for other encodings, binary data and unreadable CSV."""
+    import pandas as pd
+
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(f"{name} is not UTF-8 text; upload a CSV ({what}).") from None
+    if "\x00" in text:
+        raise InputError(f"{name} looks binary; upload a CSV ({what}).")
+    try:
+        return pd.read_csv(io.StringIO(text), nrows=max_rows + 1)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as err:
+        raise InputError(f"{name} is not a readable CSV: {str(err).splitlines()[0][:200]}") from None
+
+
 def read_csv(data: bytes, name: str = "the upload", lookback: int = 24, horizon: int = 6,
              shift_fraction: float = 0.5) -> Series:
     """A user's CSV: a header row, a time column first (dates or numbers, increasing), then 1-16 numeric channels, the
@@ -139,16 +156,7 @@ def read_csv(data: bytes, name: str = "the upload", lookback: int = 24, horizon:
 
     if not 8 <= lookback <= 512 or not 1 <= horizon <= 192:
         raise InputError("Input length must be 8-512 and horizon 1-192 steps.")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError(f"{name} is not UTF-8 text; upload a CSV (time column, then numeric channels).") from None
-    if "\x00" in text:
-        raise InputError(f"{name} looks binary; upload a CSV (time column, then numeric channels).")
-    try:
-        df = pd.read_csv(io.StringIO(text), nrows=MAX_ROWS + 1)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as err:
-        raise InputError(f"{name} is not a readable CSV: {str(err).splitlines()[0][:200]}") from None
+    df = read_frame(data, name, "time column, then numeric channels", MAX_ROWS)
     if df.shape[1] < 2:
         raise InputError(f"{name} needs a time column and at least one numeric channel (found {df.shape[1]} column).")
     if df.shape[1] - 1 > MAX_CHANNELS:

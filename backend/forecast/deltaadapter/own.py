@@ -23,7 +23,6 @@ steps before ``t`` of ``[actual, covariates]`` (standardised by the adaptation s
 
 from __future__ import annotations
 
-import io
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -33,6 +32,8 @@ import numpy as np
 from backend.errors import InputError
 from backend.io.timeaxis import parse_time_column
 from backend.runtime import CancelToken, Progress, checked, report
+
+from .data import read_frame
 
 MAX_BYTES = 10 * 2**20
 MAX_ROWS = 20_000
@@ -66,16 +67,7 @@ def read_forecasts(data: bytes, name: str = "the upload") -> ForecastTable:
 
     if len(data) > MAX_BYTES:
         raise InputError(f"{name} is {len(data) / 2**20:.1f} MB; the limit is {MAX_BYTES // 2**20} MB.")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError(f"{name} is not UTF-8 text; upload a CSV (time, actual, forecast, covariates).") from None
-    if "\x00" in text:
-        raise InputError(f"{name} looks binary; upload a CSV (time, actual, forecast, covariates).")
-    try:
-        df = pd.read_csv(io.StringIO(text), nrows=MAX_ROWS + 1)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as err:
-        raise InputError(f"{name} is not a readable CSV: {str(err).splitlines()[0][:200]}") from None
+    df = read_frame(data, name, "time, actual, forecast, covariates", MAX_ROWS)
     if df.shape[1] < 3:
         raise InputError(f"{name} needs a time column, an actual and a forecast column (found {df.shape[1]}).")
     if len(df) > MAX_ROWS:

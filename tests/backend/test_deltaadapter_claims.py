@@ -123,6 +123,44 @@ def test_claim_patch_transformer_full_time(synth, record_claim) -> None:
     assert rows["ada_xy"]["train_s"] < rows["finetune"]["train_s"]
 
 
+@pytest.mark.parametrize("backbone", [
+    pytest.param("mlp", marks=pytest.mark.xfail(strict=True, reason=(
+        "measured on the 697 test windows: LoRA of rank 26 (41,664 parameters) 0.3122 vs Ada-X+Y (41,176) 0.3426, "
+        "gain -0.0304 [-0.0518, -0.0081] (block bootstrap, blocks of 48 windows): LoRA edits every weight of the "
+        "MLP without a bound, while delta = 0.1 caps the adapters' edits against a shift of about 0.46 in "
+        "standardised units (see the cheap-baselines claim)"))),
+    pytest.param("patchtst", marks=[pytest.mark.full, pytest.mark.timeout(2700), pytest.mark.xfail(strict=True, reason=(
+        "measured on the 697 test windows: LoRA of rank 4 (43,680 parameters) 0.2547 vs Ada-X+Y (41,176) 0.3007, "
+        "gain -0.0461 [-0.0757, -0.0212]: the transformer's weights absorb the level shift that delta caps for the "
+        "adapters"))]),
+])
+def test_claim_ada_xy_beats_lora_at_equal_parameters(synth, backbone: str, record_claim) -> None:
+    """LoRA's rank is the one whose trainable count is closest to Ada-X+Y's; paired per test window, time-ordered
+    block bootstrap. DLinear admits no equal-parameter LoRA (its largest rank, 24, gives 28,800 < 41,176)."""
+    s, w = synth
+    model, _ = load_shipped("synthetic", backbone)
+    r = pl.versus_lora(s, model, windows=w)
+    p = r["params"]
+    record_claim(rank=r["rank"], ada_xy_params=p["ada_xy"], lora_params=p["lora"], mse_ada_xy=r["mse"]["ada_xy"],
+                 mse_lora=r["mse"]["lora"], gain=r["gain"], gain_ci=r["gain_ci"], block=r["block"])
+    assert abs(p["lora"] - p["ada_xy"]) <= 0.1 * p["ada_xy"]  # equal parameters, within 10 %
+    assert r["gain"] > 0
+
+
+def test_lora_rank_matching_counts_what_lora_trains(synth) -> None:
+    from backend.forecast.deltaadapter import baselines as bl
+    from backend.forecast.deltaadapter.training import FitConfig
+
+    _, w = synth
+    model, _ = load_shipped("synthetic", "mlp")
+    (xa, ya), (xv, yv) = w.torch("adapt"), w.torch("val")
+    rank = bl.matched_rank(model, 41_176)
+    _, _, k = bl.lora(model, xa[:8], ya[:8], xv[:8], yv[:8], rank=rank, cfg=FitConfig(epochs=1))
+    assert k == bl.lora_params(model, rank)
+    gaps = {r: abs(bl.lora_params(model, r) - 41_176) for r in (rank - 1, rank, rank + 1)}
+    assert gaps[rank] == min(gaps.values())
+
+
 def test_dlinear_costs_reported(synth, record_claim) -> None:
     """DLinear is smaller than an adapter: its numbers are reported without the size claim."""
     r = _adapt(synth, "dlinear")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from backend.bandits.dmnl import agents as A
 from backend.bandits.dmnl import items
 from backend.bandits.dmnl import model as M
 from backend.errors import InputError
+from backend.stats import paired_bootstrap
 
 
 def _div(kind: str, n: int = 8, k: int = 3, seed: int = 0) -> M.Diversity:
@@ -179,40 +181,54 @@ def test_adversarial_search_stays_in_the_regime_and_reports_a_real_instance() ->
     assert worst.trace == sorted(worst.trace, reverse=True)  # the best ratio so far never rises
 
 
-def _regret_vs_full(n: int, k: int, rounds: int, seeds: int) -> dict[str, float]:
-    ours, full, curves = [], [], []
+MARGIN = 1.10  # "comparable": greedy's cumulative regret within 10 % of the exhaustive variant's
+
+
+def _regret_vs_full(n: int, k: int, rounds: int, seeds: int) -> dict[str, object]:
+    """Facility-location diversity at lambda* = 1, where greedy and enumeration offer different sets in most rounds
+    (under coverage diversity they coincide in 98 % of rounds, which would compare an algorithm with itself).
+    Per seed the two agents see the same contexts and choice draws; the ratio of mean cumulative regrets gets a
+    paired bootstrap interval over seeds, and ``excess_ci`` is that interval minus the 10 % margin (contains zero:
+    the seeds cannot tell whether greedy stays within 10 %)."""
+    ours, full, curves, same = [], [], [], []
     for seed in range(seeds):
         cat = items.synthetic(n, max(2, n // 4), 5, seed=seed)
-        sim = A.simulate(cat, k=k, lam=1.0, rounds=rounds, agents=["ofu-dmnl", "ofu-dmnl-full"], seed=seed)
-        ours.append(sim.runs["ofu-dmnl"].regret.sum())
-        full.append(sim.runs["ofu-dmnl-full"].regret.sum())
-        curves.append(np.cumsum(sim.runs["ofu-dmnl"].regret))
+        sim = A.simulate(cat, k=k, lam=1.0, rounds=rounds, diversity="facility",
+                         agents=["ofu-dmnl", "ofu-dmnl-full"], seed=seed)
+        a, b = sim.runs["ofu-dmnl"], sim.runs["ofu-dmnl-full"]
+        ours.append(a.regret.sum())
+        full.append(b.regret.sum())
+        curves.append(np.cumsum(a.regret))
+        same.append(np.mean([set(x) == set(y) for x, y in zip(a.assortments.tolist(), b.assortments.tolist())]))
+    ci = paired_bootstrap(lambda x, y: x.mean() / y.mean(), ours, full)
     med = np.median(np.stack(curves), axis=0)
-    return {"median_regret_ours": float(np.median(ours)), "median_regret_full": float(np.median(full)),
-            "ratio": float(np.median(ours) / np.median(full)), "exponent": A.growth_exponent(med),
-            "iqr_ours": float(np.subtract(*np.percentile(ours, [75, 25])))}
+    return {"mean_regret_ours": float(np.mean(ours)), "mean_regret_full": float(np.mean(full)),
+            "ratio": ci.mean, "ratio_interval": [ci.low, ci.high], "excess_ci": [ci.low - MARGIN, ci.high - MARGIN],
+            "same_set_share": float(np.mean(same)), "seeds": seeds, "exponent": A.growth_exponent(med)}
 
 
 def test_claim_regret_close_to_exhaustive(record_claim) -> None:
-    """ci: N = 10, K = 3, T = 1,000, 40 seeds (medians over 10 seeds swing between 0.86 and 1.26 from one block of
-    seeds to the next at this horizon; the 40-seed median is the stable number)."""
-    r = _regret_vs_full(10, 3, 1000, 40)
+    """ci: N = 12, K = 4 (495 sets), T = 1,000, 40 seeds. Fails when the whole interval of the ratio lies above the
+    margin; the recorded ``excess_ci`` decides between holds and not resolved."""
+    r = _regret_vs_full(12, 4, 1000, 40)
     record_claim(**r)
-    assert r["ratio"] <= 1.10 and r["exponent"] < 0.7
+    assert r["same_set_share"] < 0.5  # the two really choose differently
+    assert r["ratio_interval"][0] <= MARGIN and r["exponent"] < 0.7
 
 
 @pytest.mark.full
-def test_claim_regret_close_to_exhaustive_at_n20(record_claim) -> None:
-    """The full setting: N = 20, K = 5, T = 2,000, medians over 10 seeds (about a minute)."""
-    r = _regret_vs_full(20, 5, 2000, 10)
+def test_claim_regret_close_to_exhaustive_at_n16(record_claim) -> None:
+    """The full setting: N = 16, K = 4 (1,820 sets), T = 2,000, 60 seeds."""
+    r = _regret_vs_full(16, 4, 2000, 60)
     record_claim(**r)
-    assert r["ratio"] <= 1.10 and r["exponent"] < 0.7
+    assert r["same_set_share"] < 0.5
+    assert r["ratio_interval"][0] <= MARGIN and r["exponent"] < 0.7
 
 
-def test_claim_cost_linear_in_n(record_claim) -> None:
+def test_greedy_scores_a_linear_number_of_sets() -> None:
     """Per-round work of the assortment search once lambda is confidently positive: greedy scores
-    sum_{j<K} (N - j) candidate sets (linear in N), the exhaustive variant C(N, K). Counted, not timed
-    (``benchmarks/dmnl.py`` times both)."""
+    sum_{j<K} (N - j) candidate sets (linear in N), the exhaustive variant C(N, K). Counted: true by construction,
+    an invariant; the times are the claim's (``benchmarks/dmnl.py``)."""
     ev = {}
     for search, ns in (("greedy", (10, 20, 50, 100)), ("exhaustive", (10, 15, 20))):
         for n in ns:
@@ -224,11 +240,31 @@ def test_claim_cost_linear_in_n(record_claim) -> None:
             S = agent.select(1, cat.features)
             assert agent.random_rounds == 0 and len(set(S.tolist())) == 5
             ev[(search, n)] = agent.evaluations
-    record_claim(greedy_evals_n100=ev[("greedy", 100)], full_evals_n20=ev[("exhaustive", 20)])
     for n in (10, 20, 50, 100):
         assert ev[("greedy", n)] == sum(n - j for j in range(5))
     for n in (10, 15, 20):
         assert ev[("exhaustive", n)] == math.comb(n, 5)
+
+
+def _benchmark_cost_table() -> dict[int, list[str]]:
+    text = (Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "dmnl.md").read_text(encoding="utf-8")
+    table = text.split("Per-round cost vs N", 1)[1].split("\n\n", 2)[1]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+    return {int(r[0]): r[1:] for r in rows}
+
+
+def test_claim_runtime_from_the_benchmark(record_claim) -> None:
+    """Wall-clock cost per round as measured by ``benchmarks/dmnl.py`` (K = 5, one thread; read from its results,
+    not timed here): greedy's time grows at most linearly from N = 10 to 100, and enumeration costs more than greedy
+    from N = 20 on."""
+    rows = _benchmark_cost_table()
+    ours = {n: float(r[0]) for n, r in rows.items()}
+    full = {n: float(r[2]) for n, r in rows.items() if r[2] != "-"}
+    growth = ours[100] / ours[10]
+    record_claim(greedy_ms_n10=ours[10], greedy_ms_n100=ours[100], growth_n10_to_n100=growth,
+                 full_over_greedy_n20=full[20] / ours[20])
+    assert growth <= 10.0  # linear in N or better
+    assert full[20] / ours[20] > 2.0
 
 
 def test_an_id_column_names_the_items() -> None:

@@ -59,7 +59,7 @@ __getattr__, __dir__, __all__ = lazy_api(__name__, {
     "AdaptContext": "interface", "Fit": "interface", "Calibrator": "interface", "Scored": "interface",
     "Series": "data", "Windows": "data", "make_windows": "data", "read_csv": "data",
     "load_shipped": "backbones", "load_user": "backbones", "read_state": "backbones",
-    "adapt": "pipeline", "select": "pipeline", "calibrate": "pipeline", "delta_sweep": "pipeline",
+    "adapt": "pipeline", "versus_lora": "pipeline", "select": "pipeline", "calibrate": "pipeline", "delta_sweep": "pipeline",
     "AdaptConfig": "jobs", "AdaptReport": "jobs", "run_adapt": "jobs", "SelectConfig": "jobs", "SelectReport": "jobs",
     "run_select": "jobs", "CalibrateConfig": "jobs", "CalibrateReport": "jobs", "run_calibrate": "jobs",
 })

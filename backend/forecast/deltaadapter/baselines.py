@@ -4,6 +4,8 @@
 * :func:`finetune`: every backbone parameter trained on the adaptation split (a copy; the frozen model is untouched).
 * :func:`lora`: a LoRA-style low-rank update ``W + (alpha / r) B A`` (Hu et al., ICLR 2022) of every linear weight of
   a copy (attention in-projections included), ``B`` zero-initialised, rank 4, alpha 8; only ``A, B`` train.
+  :func:`lora_params` counts its trainable parameters at a rank, :func:`matched_rank` finds the rank whose count comes
+  closest to another method's (the equal-parameter comparison).
 * :class:`RevIN`: RevIN-style re-normalisation (Kim et al., ICLR 2022) around the frozen backbone: each window is
   standardised per channel by its own mean and std, the forecast mapped back with the target's. No training.
 * :func:`last_layer_refit`: the backbone's last linear layer refitted online on the adaptation windows by recursive
@@ -76,6 +78,25 @@ def lora(backbone: nn.Module, x, y, xv, yv, rank: int = 4, alpha: float = 8.0, c
 
     log = fit(params, loss, lows, x, y, xv, yv, cfg, seed)
     return model.eval(), log, count(params)
+
+
+def _lora_targets(model: nn.Module) -> list[tuple[int, int]]:
+    """``(out, in)`` of every weight :func:`lora` updates."""
+    shapes = [tuple(m.weight.shape) for m in model.modules() if isinstance(m, nn.Linear)]
+    shapes += [tuple(m.in_proj_weight.shape) for m in model.modules() if isinstance(m, nn.MultiheadAttention)]
+    return shapes
+
+
+def lora_params(backbone: nn.Module, rank: int) -> int:
+    """Trainable parameters of :func:`lora` at ``rank``: ``min(rank, out, in) (out + in)`` per updated weight."""
+    return int(sum(min(rank, o, i) * (o + i) for o, i in _lora_targets(backbone)))
+
+
+def matched_rank(backbone: nn.Module, n_params: int) -> int:
+    """The rank whose :func:`lora_params` is closest to ``n_params`` (ties to the smaller rank); capped at the largest
+    rank any updated weight admits, so on a small backbone the count may stay below ``n_params``."""
+    top = max(min(o, i) for o, i in _lora_targets(backbone))
+    return min(range(1, top + 1), key=lambda r: (abs(lora_params(backbone, r) - n_params), r))
 
 
 class RevIN(nn.Module):

@@ -14,7 +14,7 @@ The methods and calibrators are the entries of :mod:`.interface` (``METHODS``, `
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -104,6 +104,36 @@ def delta_sweep(series: dt.Series, backbone: torch.nn.Module, deltas=(0.01, 0.05
         model, _ = ad.train_adapter(backbone, xa, ya, xv, yv, ad.AdapterConfig(kind=kind, delta=float(dlt)), seed)
         out.append(float(np.mean((_predict(model, xt) - w.y["test"]) ** 2)))
     return {"deltas": [float(d) for d in deltas], "mse": out, "frozen": frozen, "kind": kind}
+
+
+def versus_lora(series: dt.Series, backbone: torch.nn.Module, delta: float = 0.1, kind: str = "add", seed: int = 0,
+                windows: dt.Windows | None = None, epochs: int | None = None, confidence: float = 0.95) -> dict:
+    """Ada-X+Y against LoRA at equal trainable parameters: LoRA's rank is :func:`baselines.matched_rank` of the
+    adapters' count. Both train on the ``adapt`` split and stop on ``val``; the gain is LoRA's minus Ada-X+Y's test MSE
+    per window (positive: the adapters win), its interval a moving-block bootstrap over the time-ordered test windows
+    (blocks of ``max(2 H, 24)`` windows; the windows overlap). Returns ``rank``, ``params`` per method, ``mse`` per
+    method, ``gain``, ``gain_ci``, ``block`` and ``windows``."""
+    from backend.stats import block_bootstrap_mean
+
+    from . import baselines as bl
+
+    w = windows or dt.make_windows(series)
+    (xa, ya), (xv, yv), (xt, _) = w.torch("adapt"), w.torch("val"), w.torch("test")
+    cfg = ad.AdapterConfig(mode="xy", kind=kind, delta=delta)
+    fit_cfg = bl.LORA_FIT if epochs is None else replace(bl.LORA_FIT, epochs=min(bl.LORA_FIT.epochs, int(epochs)))
+    if epochs is not None:
+        cfg.fit = replace(cfg.fit, epochs=min(cfg.fit.epochs, int(epochs)))
+    model, _ = ad.train_adapter(backbone, xa, ya, xv, yv, cfg, seed)
+    k_ada = ad.adapter_params(model)
+    rank = bl.matched_rank(backbone, k_ada)
+    low, _, k_lora = bl.lora(backbone, xa, ya, xv, yv, rank=rank, cfg=fit_cfg, seed=seed)
+    err = {name: ((_predict(m, xt) - w.y["test"]) ** 2).reshape(len(xt), -1).mean(axis=1)
+           for name, m in (("ada_xy", model), ("lora", low))}
+    block = max(2 * int(w.horizon), 24)
+    ci = block_bootstrap_mean(err["lora"] - err["ada_xy"], block, confidence=confidence, seed=seed)
+    return {"rank": int(rank), "params": {"ada_xy": int(k_ada), "lora": int(k_lora)},
+            "mse": {k: float(v.mean()) for k, v in err.items()}, "gain": ci.mean, "gain_ci": [ci.low, ci.high],
+            "block": block, "windows": int(len(xt))}
 
 
 def select(series: dt.Series, backbone: torch.nn.Module, kappa: float = 0.3, seed: int = 0,

@@ -7,6 +7,12 @@ and shuffles). Training images: ``--train`` procedural scenes; the curves are me
 held-out scenes (``scenes_val``) and of scikit-image photographs (``photos``, another source). Each file holds the
 policy (float16), its curves and mean rewards; its quality is the final evaluation.
 
+Part ``clips`` (``assets/jigsaw_clip_t4_<reward>_s<seed>.safetensors``): the same policy trained with GRPO on clip
+ordering (:mod:`backend.scenes.jigsaw.ordering`: 4 shuffled frames of a procedural tracking shot, answered in time
+order), graded and binary reward, ``--seeds`` seeds, ``--clip-steps`` steps, ``--clip-train`` training clips; curves
+on held-out procedural clips (``clips_val``) and on windows panning over scikit-image photographs (``photo_pans``,
+another source).
+
 Part ``vlm`` (``assets/jigsaw_vlm_projector.safetensors``): the iLLaVA page's tiny vision-language model post-trained
 with GRPO on 2 x 2 jigsaws scored as a closed set of 24 permutations (:mod:`backend.scenes.jigsaw.vlm`); only the
 projector changes and only it is stored. Its quality: the jigsaw solve rate and the scene-question accuracy on
@@ -62,19 +68,53 @@ def _policy(args: argparse.Namespace, command: str) -> None:
                 print(f"wrote {path.name}: {q}", flush=True)
 
 
+def _clips(args: argparse.Namespace, command: str) -> None:
+    from .. import weights
+    from ..scenes.jigsaw.jobs import CLIP_EVAL_COUNTS, CLIP_EVAL_SEED, SHUFFLES, clip_eval_set, clip_path
+    from ..scenes.jigsaw.ordering import FRAMES, clip_set
+    from ..scenes.jigsaw.policy import TrainConfig, evaluate, train
+    from ..scenes.jigsaw.reward import REWARDS
+
+    t0 = time.perf_counter()
+    feats = clip_set("clips", args.clip_train, FRAMES)
+    evals = {src: clip_eval_set(src) for src in CLIP_EVAL_COUNTS}
+    print(f"clips: features in {time.perf_counter() - t0:.0f} s", flush=True)
+    for seed in range(args.seeds):
+        for reward in REWARDS:
+            cfg = TrainConfig(frames=FRAMES, reward=reward, steps=args.clip_steps, seed=seed)
+            res = train(cfg, feats, evals, log=lambda m: print(m, flush=True))
+            q: dict = {src: {k: round(v, 4) for k, v in evaluate(res.model, *ev).items() if k != "exact"}
+                       for src, ev in evals.items()}
+            q.update(seconds=round(res.seconds, 2), command="python -m backend jigsaw evaluate --source clips_val --json")
+            state = {k: v.detach().half() for k, v in res.model.state_dict().items()}
+            path = clip_path(reward, seed)
+            if args.out_dir:
+                path = args.out_dir / path.name
+            weights.save(path, state, config=asdict(cfg), command=command,
+                         data_seeds={"train": ["clips", 0, args.clip_train],
+                                     **{src: [src, 0, c, CLIP_EVAL_SEED, SHUFFLES] for src, c in CLIP_EVAL_COUNTS.items()},
+                                     "init": seed, "batches": 20_000 + seed, "samples": 10_000 + seed},
+                         quality=q, extra={"curves": res.curves,
+                                           "mean_reward_every_5": [round(float(sum(res.rewards[i:i + 5]) / len(
+                                               res.rewards[i:i + 5])), 4) for i in range(0, len(res.rewards), 5)]})
+            print(f"wrote {path.name}: {q}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     import torch  # noqa: F401 - torch first (the thread setting of python -m backend.train)
 
     from ..scenes.jigsaw.jobs import TRAIN_COUNT
 
     ap = argparse.ArgumentParser(prog="python -m backend.train jigsaw")
-    ap.add_argument("--part", choices=("all", "policy", "vlm", "vlm-base", "vlm-post"), default="all",
+    ap.add_argument("--part", choices=("all", "policy", "clips", "vlm", "vlm-base", "vlm-post"), default="all",
                     help="vlm-base / vlm-post: evaluate --chunks of the question set for the base or the post-trained "
                          "model in a second process (cached; the vlm part reads them)")
     ap.add_argument("--chunks", default="0", help="chunk indices for vlm-base / vlm-post, e.g. 0,1")
     ap.add_argument("--steps", type=int, default=600, help="GRPO steps of every policy run")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--train", type=int, default=TRAIN_COUNT, help="training scenes")
+    ap.add_argument("--clip-steps", type=int, default=300, help="GRPO steps of every clip-ordering run")
+    ap.add_argument("--clip-train", type=int, default=300, help="training clips")
     ap.add_argument("--vlm-steps", type=int, default=24)
     ap.add_argument("--qa-scenes", type=int, default=90, help="held-out scenes of the before/after question accuracy")
     ap.add_argument("--out-dir", type=Path, default=None)
@@ -85,6 +125,11 @@ def main(argv: list[str] | None = None) -> int:
         f" --{k} {getattr(args, k)}" for k in defaults if getattr(args, k) != defaults[k])
     if args.part in ("all", "policy"):
         _policy(args, command)
+    if args.part in ("all", "clips"):
+        ccmd = "python -m backend.train jigsaw --part clips" + "".join(
+            f" --{k.replace('_', '-')} {getattr(args, k)}" for k in ("seeds", "clip_steps", "clip_train")
+            if getattr(args, k) != ap.get_default(k))
+        _clips(args, ccmd)
     if args.part in ("vlm-base", "vlm-post"):
         from ..scenes.jigsaw.vlm import evaluate_chunks
 

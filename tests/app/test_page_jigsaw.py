@@ -1,6 +1,7 @@
 """AppTest of the Visual Jigsaw page: opens without running anything, solves a preset puzzle with both policies and
 scores a typed answer (the race), solves an upload, refuses a bad upload, re-scores the shipped policies on the quick
-preset, shows the tiny VLM's recorded before/after. The page's job is the CLI's (``jigsaw solve`` on the golden's
+preset, shows the tiny VLM's recorded before/after, orders the frames of a held-out clip and of a pan over the
+first tab's image. The page's job is the CLI's (``jigsaw solve`` on the golden's
 preset) with the golden's numbers, and the jobs pickle."""
 
 from __future__ import annotations
@@ -56,6 +57,20 @@ def test_quick_evaluation_and_vlm_tabs() -> None:
     assert not at.exception, at.exception
     assert at.session_state["jigsaw_vlm"]["recorded"]["qa_questions"] >= 500
     assert len(at.get("plotly_chart")) == 3
+
+
+def test_clip_ordering_tab_orders_a_held_out_clip_and_a_pan_over_the_image() -> None:
+    at = open_page("jigsaw")
+    at.text_input(key="jigsaw_clip_answer").set_value("4, 3, 2, 1")
+    at.button[3].click().run(timeout=120)
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    s = at.session_state["jigsaw_clip"]["summary"]
+    assert s["grid"] == 0 and len(s["truth"]) == 4 and len(s["answers"]) == 2 and s["race"]["valid"]
+    at.selectbox(key="jigsaw_clip_source").set_value("image").run()
+    at.button[3].click().run(timeout=120)
+    assert not at.exception, at.exception
+    assert at.session_state["jigsaw_clip"]["summary"]["config"]["source"] == "upload"
 
 
 def test_page_job_gives_the_cli_golden() -> None:

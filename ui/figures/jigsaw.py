@@ -1,6 +1,7 @@
 """Figures of the Visual Jigsaw page (pure builders: data in, Figure out; no streamlit).
 
-``board_figure`` reads a :class:`~backend.scenes.jigsaw.jobs.SolveResult`; ``curves_figure`` and ``seed_bars`` read
+``board_figure`` and ``clip_figure`` (clip ordering) read a :class:`~backend.scenes.jigsaw.jobs.SolveResult`;
+``curves_figure`` and ``seed_bars`` read
 ``EvalResult.to_dict()``; ``vlm_history`` reads ``VLMResult.to_dict()``. Rewards are ordered, labelled and coloured
 from the registry (``REWARDS``); every board uses the same pixel axes and every solve-rate axis runs 0 to 1.
 """
@@ -67,21 +68,67 @@ def board_figure(res, race: list[int] | None = None) -> go.Figure:  # noqa: ANN0
     return fig
 
 
+def strip(frames: np.ndarray, order: list[int] | None, correct: list[int] | None = None) -> np.ndarray:
+    """Frames ``[T, s, s, 3]`` side by side in ``order`` (1-based label per moment; None: as shown), framed green
+    (right) or red (wrong) when ``correct`` is given."""
+    f = frames if order is None else frames[[int(v) - 1 for v in order]]
+    f = _framed(f, correct)
+    t, s = f.shape[0], f.shape[1]
+    out = np.full((s, t * s + (t - 1) * GAP, 3), 255, np.uint8)
+    for k, frame in enumerate(f):
+        out[:, k * (s + GAP):k * (s + GAP) + s] = frame
+    return out
+
+
+def clip_figure(res) -> go.Figure:  # noqa: ANN001 - SolveResult of run_order
+    """Rows: the shuffled frames (labelled 1..T), each policy's time order with per-frame correctness, your order
+    (when a valid one was typed), the true order; time runs left to right."""
+    n, s = res.shown.shape[0], res.shown.shape[1]
+    panels = [(f"shuffled (labels 1-{n})", strip(res.shown, None), list(range(1, n + 1)))]
+    for a in res.answers:
+        panels.append((f"{a['label']}: {sum(a['correct'])}/{n} right", strip(res.shown, a["answer"], a["correct"]),
+                       a["answer"]))
+    if res.race and res.race.get("correct") is not None:
+        panels.append((f"your order: {sum(res.race['correct'])}/{n} right",
+                       strip(res.shown, res.race["answer"], res.race["correct"]), res.race["answer"]))
+    panels.append(("true time order", strip(res.shown, res.truth), res.truth))
+    fig = make_subplots(len(panels), 1, subplot_titles=[p[0] for p in panels], vertical_spacing=0.05)
+    for i, (_, img, labels) in enumerate(panels, start=1):
+        fig.add_trace(go.Image(z=img), i, 1)
+        for k, lab in enumerate(labels):
+            fig.add_annotation(x=k * (s + GAP) + 14, y=14, text=f"<b>{lab}</b>", showarrow=False,
+                               font={"color": "white", "size": 13}, bgcolor="rgba(0,0,0,0.6)", row=i, col=1)
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    fig.update_layout(height=190 * len(panels), margin={"l": 0, "r": 0, "t": 30, "b": 0})
+    return fig
+
+
+SOURCE_NAMES = {"scenes_val": "held-out scenes", "photos": "photos", "clips_val": "held-out clips",
+                "photo_pans": "photo pans"}
+
+
+def _grid_name(g: str) -> str:
+    return f"{g} x {g}" if str(g).isdigit() else "clip ordering"
+
+
 def curves_figure(r: Mapping, metric: str = "solve") -> go.Figure:
-    """Learning curves (exact-solve rate, or per-tile accuracy) of the graded vs the binary reward, one panel per grid,
-    on held-out scenes and photographs: the mean over seeds with each seed faint."""
+    """Learning curves (exact-solve rate, or per-piece accuracy) of the graded vs the binary reward, one panel per
+    grid (or clip ordering), on the held-out sources recorded in training (the second source dotted): the mean over
+    seeds with each seed faint."""
     grids = list(r["curves"])
-    fig = make_subplots(1, len(grids), subplot_titles=[f"{g} x {g}" for g in grids], shared_yaxes=True)
+    fig = make_subplots(1, len(grids), subplot_titles=[_grid_name(g) for g in grids], shared_yaxes=True)
     for gi, g in enumerate(grids, start=1):
         for rw in REWARDS:
             c = r["curves"][g].get(rw)
             if not c:
                 continue
-            for src, dash in (("scenes_val", "solid"), ("photos", "dot")):
+            sources = [k.removesuffix(f"_{metric}") for k in c if k.endswith(f"_{metric}")]
+            for src, dash in zip(sources, ("solid", "dot", "dash"), strict=False):
                 runs = np.asarray(c.get(f"{src}_{metric}", []), float)
                 if not runs.size:
                     continue
-                name = f"{REWARDS.label(rw)}, {'held-out scenes' if src == 'scenes_val' else 'photos'}"
+                name = f"{REWARDS.label(rw)}, {SOURCE_NAMES.get(src, src)}"
                 fig.add_trace(go.Scatter(x=c["step"], y=runs.mean(0), name=name, legendgroup=name,
                                          showlegend=gi == 1, line={"color": REWARDS.color(rw), "dash": dash}), 1, gi)
                 for run in runs:
@@ -99,7 +146,7 @@ def seed_bars(r: Mapping) -> go.Figure:
     fig = go.Figure()
     for rw in REWARDS:
         rows = [x for x in r["rows"] if x["reward"] == rw]
-        fig.add_trace(go.Bar(x=[f"{x['grid']}x{x['grid']} s{x['seed']}" for x in rows], y=[x["solve"] for x in rows],
+        fig.add_trace(go.Bar(x=[f"{_grid_name(x['grid'])} s{x['seed']}" for x in rows], y=[x["solve"] for x in rows],
                              name=REWARDS.label(rw), marker_color=REWARDS.color(rw)))
     fig.update_layout(barmode="group", height=320, yaxis={"range": [0, 1], "title": "exact-solve rate"},
                       margin={"t": 30})

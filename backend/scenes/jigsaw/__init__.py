@@ -12,12 +12,14 @@ scikit-image photographs as a second held-out source); DINOv2 ViT-S/14 tile feat
 (``features``); policy (a), a Plackett-Luce policy over tile features trained with GRPO
 (:mod:`backend.reasoning.grpo`) at 2 x 2 and 3 x 3 with the graded and the binary reward (``policy``); policy (b),
 the iLLaVA page's tiny vision-language model post-trained on 2 x 2 jigsaws as a closed set of 24 permutations it
-scores, evaluated on held-out scene questions before and after (``vlm``); the jobs (``jobs``).
+scores, evaluated on held-out scene questions before and after (``vlm``); clip ordering, the temporal jigsaw: 4
+shuffled frames of a procedural tracking shot answered in time order by the same policy trained with GRPO, held out
+on procedural clips and on pans over photographs (``ordering``); the jobs (``jobs``).
 
 Left out, and why: the 7B Qwen2.5-VL model and its free-text generation with a reasoning format (the lab's CPU runs
-a 135M language model; policy (b) scores a closed answer set instead of generating); video jigsaws (the clips of
-:mod:`backend.scenes` are short procedural pans; not built) and the 3-D depth-ordering jigsaw; the benchmarks (MMVP,
-MMStar, DA-2K).
+a 135M language model; policy (b) scores a closed answer set instead of generating); the paper's video jigsaw on
+real videos (clip ordering here runs on procedural tracking shots, whose arrow of time is the camera's heading) and the
+3-D depth-ordering jigsaw; the benchmarks (MMVP, MMStar, DA-2K).
 
 Rewards (``reward.REWARDS``):
 
@@ -29,8 +31,10 @@ Rewards (``reward.REWARDS``):
 Shapes: images uint8 ``[168, 168, 3]``; tiles uint8 ``[n, 168 / g, 168 / g, 3]`` (n = g x g); tile features float
 ``[B, n, 5, 384]``; policy scores ``[B, n (tile), n (position)]``; permutations long ``[B, n]`` (for each position in
 raster order, the shown tile, 0-based; answers in text are 1-based). ``run_solve(image, SolveConfig) ->
-SolveResult``; ``run_evaluate(EvalConfig) -> EvalResult``; ``run_vlm(VLMConfig) -> VLMResult``. Weights:
-``assets/jigsaw_policy_g<grid>_<reward>_s<seed>.safetensors`` (3 seeds) and
+SolveResult``; ``run_order(OrderConfig, image=None) -> SolveResult`` (frames ``[4, 168, 168, 3]``); ``run_evaluate(
+EvalConfig) -> EvalResult``; ``run_vlm(VLMConfig) -> VLMResult``. Weights:
+``assets/jigsaw_policy_g<grid>_<reward>_s<seed>.safetensors`` (3 seeds),
+``assets/jigsaw_clip_t4_<reward>_s<seed>.safetensors`` (3 seeds) and
 ``assets/jigsaw_vlm_projector.safetensors``, made by ``python -m backend.train jigsaw``.
 """
 
@@ -46,6 +50,7 @@ __getattr__, __dir__, __all__ = lazy_api(__name__, {
     "JigsawScorer": "vlm", "load_post_trained": "vlm",
     "SolveConfig": "jobs", "SolveResult": "jobs", "run_solve": "jobs", "EvalConfig": "jobs", "EvalResult": "jobs",
     "run_evaluate": "jobs", "VLMConfig": "jobs", "VLMResult": "jobs", "run_vlm": "jobs", "load_policy": "jobs",
-    "preset_image": "jobs",
+    "preset_image": "jobs", "OrderConfig": "jobs", "run_order": "jobs", "load_clip_policy": "jobs",
+    "clip_frames": "ordering", "clip_set": "ordering", "pan_over": "ordering", "frame_features": "ordering",
     "KINDS": "inputs", "PRESETS": "inputs",
 })

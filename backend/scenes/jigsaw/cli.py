@@ -4,14 +4,18 @@ or a binary reward, and the tiny VLM before and after jigsaw post-training.
 Actions:
   solve      cut an image into a 2 x 2 or 3 x 3 grid, shuffle it, and let each shipped policy answer (per-tile
              correctness and rewards); --answer scores your own answer against the models
-  evaluate   every shipped policy re-scored on held-out puzzles; graded minus binary solve rate over seeds
+  order      clip ordering: shuffle the frames of a held-out clip (or of a pan over --image) and let each shipped
+             clip policy put them in time order
+  evaluate   every shipped policy re-scored on held-out puzzles (or clips); graded minus binary solve rate over seeds
   vlm        the tiny VLM's jigsaw solve rate and scene-question accuracy before and after post-training
 
 Examples::
 
     python -m backend jigsaw solve --image photo.png --grid 3 --json
     python -m backend jigsaw solve --preset "Held-out scene 3" --grid 2 --answer "2, 4, 1, 3" --json
+    python -m backend jigsaw order --source photo_pans --index 2 --json
     python -m backend jigsaw evaluate --source photos --json
+    python -m backend jigsaw evaluate --source clips_val --json
     python -m backend jigsaw vlm --recheck-scenes 5 --json
 """
 
@@ -34,8 +38,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     s.add_argument("--seed", type=int, default=0, help="which shipped seed's policies (0-2)")
     s.add_argument("--shuffle", type=int, default=0, help="seed of the shuffle")
     s.add_argument("--answer", default="", help="your answer to race the models, e.g. '3, 1, 4, 2'")
+    o = add_action(acts, "order", cmd_order, "shuffle a clip's frames and let each shipped clip policy order them")
+    o.add_argument("--source", default="clips_val", help="clips_val (held-out procedural clips) or photo_pans")
+    o.add_argument("--index", type=int, default=0, help="which clip of the source (with --image: seeds the pan)")
+    o.add_argument("--image", type=Path, default=None, help="pan over this image instead (PNG, JPEG, WebP)")
+    o.add_argument("--seed", type=int, default=0, help="which shipped seed's policies (0-2)")
+    o.add_argument("--shuffle", type=int, default=0, help="seed of the shuffle")
+    o.add_argument("--answer", default="", help="your answer to race the models, e.g. '3, 1, 4, 2'")
     e = add_action(acts, "evaluate", cmd_evaluate, "re-score every shipped policy on held-out puzzles")
-    e.add_argument("--source", default="scenes_val", help="scenes_val (held-out scenes) or photos")
+    e.add_argument("--source", default="scenes_val",
+                   help="scenes_val (held-out scenes) or photos; clips_val or photo_pans for clip ordering")
     e.add_argument("--count", type=int, default=None, help="images of the source (default all)")
     e.add_argument("--grids", type=int_list, default="2,3")
     e.add_argument("--seeds", type=int_list, default="0,1,2")
@@ -65,6 +77,27 @@ def cmd_solve(args: argparse.Namespace) -> Output:
     return Output(out, lines=lines)
 
 
+def cmd_order(args: argparse.Namespace) -> Output:
+    from ...io.registry import read_path
+    from ...runtime import provenance
+    from .jobs import OrderConfig, run_order
+
+    cfg = OrderConfig(source=args.source, index=args.index, seed=args.seed, shuffle=args.shuffle,
+                      answer=args.answer or "")
+    image = read_path("image", args.image) if args.image is not None else None
+    res = run_order(cfg, image)
+    out = res.summary()
+    out["provenance"] = provenance(args.seed, source=res.config["source"], index=cfg.index, shuffle=cfg.shuffle,
+                                   image=str(args.image) if args.image else None)
+    lines = [f"truth (time order): {', '.join(map(str, res.truth))}"]
+    lines += [f"{a['label']:24} {', '.join(map(str, a['answer']))}  correct {sum(a['correct'])}/{len(a['correct'])}"
+              f"  reward {a['reward_graded']:.3f}" for a in res.answers]
+    if res.race:
+        lines.append(f"your answer: valid {res.race['valid']}, exact {res.race['exact']}, "
+                     f"reward {res.race['reward_graded']:.3f}")
+    return Output(out, lines=lines)
+
+
 def cmd_evaluate(args: argparse.Namespace) -> Output:
     from ...runtime import provenance
     from .jobs import EvalConfig, run_evaluate
@@ -73,10 +106,11 @@ def cmd_evaluate(args: argparse.Namespace) -> Output:
                                   seeds=args.seeds))
     out = res.to_dict()
     out["provenance"] = provenance(None, **res.config)
-    lines = [f"{g} x {g} {res.labels[rw]:24} solve {m['solve']:.3f}  tile acc {m['tile_acc']:.3f}"
+    name = {g: (f"{g} x {g}" if g.isdigit() else g) for g in res.means}
+    lines = [f"{name[g]} {res.labels[rw]:24} solve {m['solve']:.3f}  tile acc {m['tile_acc']:.3f}"
              for g, d in res.means.items() for rw, m in d.items()]
-    lines += [f"{g} x {g} graded minus binary: {p['gain']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}] over {p['n']} seeds"
-              for g, p in res.paired.items()]
+    lines += [f"{name[g]} graded minus binary: {p['gain']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}] over {p['n']} "
+              f"seeds" for g, p in res.paired.items()]
     return Output(out, lines=lines)
 
 

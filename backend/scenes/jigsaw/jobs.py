@@ -4,8 +4,11 @@
   shuffled; each shipped policy of that grid and seed (graded and binary reward) answers (greedy Plackett-Luce
   order), with per-tile correctness and the reward of its answer; an optional typed answer (the "race the model"
   mode) is scored by the same reward.
+- :func:`run_order` ``(OrderConfig, image=None)`` -> :class:`SolveResult`: clip ordering: a held-out clip (or a pan
+  over the user's image) shuffled frame by frame; each shipped clip policy (graded and binary reward) answers the
+  time order, scored like a jigsaw.
 - :func:`run_evaluate` ``(EvalConfig)`` -> :class:`EvalResult`: every shipped policy re-scored on fixed held-out
-  puzzles (held-out scenes or scikit-image photographs): exact-solve rate and per-tile accuracy per run, the paired
+  puzzles (held-out scenes or scikit-image photographs; for clip ordering held-out clips or photograph pans): exact-solve rate and per-tile accuracy per run, the paired
   difference graded minus binary over seeds with a 95 % interval, the learning curves recorded in training.
 - :func:`run_vlm` ``(VLMConfig)`` -> :class:`VLMResult`: the tiny VLM before and after jigsaw post-training: the
   recorded jigsaw solve rates and scene-question accuracies (with the paired bootstrap interval of the change), and
@@ -34,6 +37,9 @@ SEEDS = (0, 1, 2)
 SHUFFLES = 4
 TRAIN_COMMAND = "python -m backend.train jigsaw --part policy"
 EVAL_SOURCES = tuple(EVAL_COUNTS)
+CLIP_EVAL_COUNTS = {"clips_val": 64, "photo_pans": 100}
+CLIP_EVAL_SEED = 32_000
+CLIP_COMMAND = "python -m backend.train jigsaw --part clips"
 
 
 def policy_path(grid: int, reward: str, seed: int) -> Path:
@@ -68,6 +74,43 @@ def eval_set(source: str, grid: int, count: int | None = None):  # noqa: ANN201 
     count = full if count is None else int(count)
     feats = puzzle_set(source, count, grid)
     orders = fixed_orders(SHUFFLES * full, grid * grid, EVAL_SEED + grid).view(SHUFFLES, full, -1)[:, :count]
+    return feats.repeat(SHUFFLES, 1, 1, 1), orders.reshape(SHUFFLES * count, -1)
+
+
+def clip_path(reward: str, seed: int) -> Path:
+    """``assets/jigsaw_clip_t<frames>_<reward>_s<seed>.safetensors``."""
+    from .ordering import FRAMES
+
+    return ASSETS / f"jigsaw_clip_t{FRAMES}_{reward}_s{int(seed)}.safetensors"
+
+
+def load_clip_policy(reward: str, seed: int = 0) -> tuple[Any, dict]:
+    """A shipped clip-ordering policy (float32, eval mode) and its metadata ``{"config", "quality", "extra"}``."""
+    import torch
+
+    from ... import weights
+    from .ordering import FRAMES
+    from .policy import PolicyConfig, TilePolicy
+    from .reward import REWARDS
+
+    reward = REWARDS.key(reward)
+    tensors, meta = weights.load(clip_path(reward, seed), made_by=CLIP_COMMAND)
+    model = TilePolicy(FRAMES, PolicyConfig(**meta.config.get("policy", {})))
+    model.load_state_dict({k: v.to(torch.float32) for k, v in tensors.items()})
+    model.eval()
+    return model, {"config": meta.config, "quality": meta.quality, "extra": meta.extra}
+
+
+def clip_eval_set(source: str, count: int | None = None):  # noqa: ANN201 - (features, orders)
+    """The fixed evaluation clips of a source: the first ``count`` clips (default CLIP_EVAL_COUNTS), each under
+    SHUFFLES fixed shuffles: features ``[SHUFFLES * count, FRAMES, 5, 384]`` (time order) and orders."""
+    from .ordering import FRAMES, clip_set
+    from .policy import fixed_orders
+
+    full = CLIP_EVAL_COUNTS[source]
+    count = full if count is None else int(count)
+    feats = clip_set(source, count, FRAMES)
+    orders = fixed_orders(SHUFFLES * full, FRAMES, CLIP_EVAL_SEED).view(SHUFFLES, full, -1)[:, :count]
     return feats.repeat(SHUFFLES, 1, 1, 1), orders.reshape(SHUFFLES * count, -1)
 
 
@@ -120,27 +163,18 @@ class SolveResult:
                 "config": self.config}
 
 
-def run_solve(image: Any, config: SolveConfig, progress: Progress | None = None, token: CancelToken | None = None,
-              vision: Any = None) -> SolveResult:
-    """Cut, shuffle and solve (see the module docstring). ``vision``: the DINOv2 encoder already loaded."""
+def _answers(feats: Any, truth: list[int], load: Any, progress: Progress | None) -> list[dict]:
+    """Each reward's shipped policy (``load(reward)``) answers the shown pieces ``feats [1, n, 5, 384]``: its greedy
+    order, per-position correctness, both rewards of its answer and its probability."""
     import torch
 
-    from .features import tile_features
     from .policy import greedy, log_prob
-    from .puzzle import make_puzzle
     from .reward import REWARDS, score_text, to_text
 
-    progress = checked(progress, token)
-    t0 = time.perf_counter()
-    arr = np.asarray(image.convert("RGB")) if hasattr(image, "convert") else np.asarray(image)
-    p = make_puzzle(arr, config.grid, config.shuffle)
-    report(progress, 0.1, "DINOv2 features of the tiles")
-    feats = tile_features(p.shown, vision)[None]
-    truth = p.truth_labels()
     answers = []
     for i, reward in enumerate(REWARDS):
         report(progress, 0.5 + 0.5 * i / len(REWARDS), REWARDS.label(reward))
-        model, _ = load_policy(config.grid, reward, config.seed)
+        model = load(reward)
         with torch.no_grad():
             scores = model(feats)
             pred = greedy(scores)
@@ -151,16 +185,95 @@ def run_solve(image: Any, config: SolveConfig, progress: Progress | None = None,
                         "correct": [int(a == t) for a, t in zip(g.parsed, truth, strict=True)],
                         "reward_graded": round(g.total, 4), "reward_binary": round(b.total, 4),
                         "exact": g.exact, "confidence": round(conf, 4)})
-    race = None
-    if str(config.answer).strip():
-        g, b = score_text(config.answer, truth, "graded"), score_text(config.answer, truth, "binary")
-        race = {"answer": g.parsed, "valid": g.valid, "exact": g.exact, "fraction": round(g.fraction, 4),
-                "reward_graded": round(g.total, 4), "reward_binary": round(b.total, 4),
-                "format_ok": g.parsed is not None,
-                "correct": ([int(a == t) for a, t in zip(g.parsed, truth, strict=True)] if g.valid else None)}
+    return answers
+
+
+def _race(answer: str, truth: list[int]) -> dict | None:
+    """A typed answer scored by the same rewards (None when empty)."""
+    from .reward import score_text
+
+    if not str(answer).strip():
+        return None
+    g, b = score_text(answer, truth, "graded"), score_text(answer, truth, "binary")
+    return {"answer": g.parsed, "valid": g.valid, "exact": g.exact, "fraction": round(g.fraction, 4),
+            "reward_graded": round(g.total, 4), "reward_binary": round(b.total, 4),
+            "format_ok": g.parsed is not None,
+            "correct": ([int(a == t) for a, t in zip(g.parsed, truth, strict=True)] if g.valid else None)}
+
+
+def run_solve(image: Any, config: SolveConfig, progress: Progress | None = None, token: CancelToken | None = None,
+              vision: Any = None) -> SolveResult:
+    """Cut, shuffle and solve (see the module docstring). ``vision``: the DINOv2 encoder already loaded."""
+    from .features import tile_features
+    from .puzzle import make_puzzle
+
+    progress = checked(progress, token)
+    t0 = time.perf_counter()
+    arr = np.asarray(image.convert("RGB")) if hasattr(image, "convert") else np.asarray(image)
+    p = make_puzzle(arr, config.grid, config.shuffle)
+    report(progress, 0.1, "DINOv2 features of the tiles")
+    feats = tile_features(p.shown, vision)[None]
+    truth = p.truth_labels()
+    answers = _answers(feats, truth, lambda rw: load_policy(config.grid, rw, config.seed)[0], progress)
+    race = _race(config.answer, truth)
     report(progress, 1.0, "done")
     return SolveResult(p.image, p.shown, config.grid, truth, answers, race, round(time.perf_counter() - t0, 3),
                        {"grid": config.grid, "seed": config.seed, "shuffle": config.shuffle})
+
+
+# ---------------------------------------------------------------------------------------------------------- order
+@dataclass(frozen=True)
+class OrderConfig:
+    """Clip ordering: clip ``index`` of ``source`` (``clips_val``: held-out procedural clips; ``photo_pans``: windows
+    panning over scikit-image photographs), or a pan over the user's image when one is given (``index`` then seeds
+    the pan); ``seed`` of the shipped clip policies; ``shuffle`` the seed of the shuffle; ``answer``: a typed answer
+    (frame labels in time order, e.g. ``"3, 1, 4, 2"``; empty: none)."""
+
+    source: str = "clips_val"
+    index: int = 0
+    seed: int = 0
+    shuffle: int = 0
+    answer: str = ""
+
+    def __post_init__(self) -> None:
+        if self.source not in CLIP_EVAL_COUNTS:
+            raise InputError(f"clip source must be one of {', '.join(CLIP_EVAL_COUNTS)}; got {self.source!r}.")
+        if not 0 <= int(self.index) <= 1_000_000 or not 0 <= int(self.shuffle) <= 1_000_000:
+            raise InputError(f"The clip index and the shuffle seed must be 0 to 1,000,000; got {self.index} and "
+                             f"{self.shuffle}.")
+        _seeds((self.seed,))
+        if len(str(self.answer)) > 200:
+            raise InputError("The typed answer is longer than 200 characters; type the frame labels, e.g. 3, 1, 4, 2.")
+
+
+def run_order(config: OrderConfig, image: Any = None, progress: Progress | None = None,
+              token: CancelToken | None = None, vision: Any = None) -> SolveResult:
+    """Shuffle a clip's frames and let each shipped clip policy (graded and binary reward) put them in time order:
+    a :class:`SolveResult` whose ``image`` is the first frame, ``shown`` the shuffled frames ``[T, 168, 168, 3]``,
+    ``truth`` the 1-based answer (for each moment, the shown frame) and ``grid`` 0."""
+    from .ordering import FRAMES, clip_frames, frame_features, pan_over
+    from .puzzle import truth_of
+
+    progress = checked(progress, token)
+    t0 = time.perf_counter()
+    if image is not None:
+        arr = np.asarray(image.convert("RGB")) if hasattr(image, "convert") else np.asarray(image)
+        frames = pan_over(arr, int(config.index), FRAMES)
+    else:
+        frames = clip_frames(config.source, int(config.index), FRAMES)
+    rng = np.random.default_rng(int(config.shuffle))
+    order = rng.permutation(FRAMES)
+    while (order == np.arange(FRAMES)).all():
+        order = rng.permutation(FRAMES)
+    report(progress, 0.1, "DINOv2 features of the frames")
+    feats = frame_features(frames[order], vision)[None]
+    truth = [int(v) + 1 for v in truth_of(order)]
+    answers = _answers(feats, truth, lambda rw: load_clip_policy(rw, config.seed)[0], progress)
+    race = _race(config.answer, truth)
+    report(progress, 1.0, "done")
+    return SolveResult(frames[0], frames[order], 0, truth, answers, race, round(time.perf_counter() - t0, 3),
+                       {"source": "upload" if image is not None else config.source, "index": int(config.index),
+                        "seed": config.seed, "shuffle": config.shuffle})
 
 
 def preset_image(name: str) -> np.ndarray:
@@ -176,19 +289,26 @@ def preset_image(name: str) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------------- evaluate
 @dataclass(frozen=True)
 class EvalConfig:
-    """``source``: ``scenes_val`` (held-out scenes) or ``photos`` (held-out scikit-image photographs); ``count``
-    images of it (each under SHUFFLES fixed shuffles; default all); ``grids``; ``seeds`` of the shipped policies."""
+    """``source``: ``scenes_val`` (held-out scenes) or ``photos`` (held-out scikit-image photographs) for the image
+    jigsaw, ``clips_val`` (held-out procedural clips) or ``photo_pans`` (windows panning over photographs) for clip
+    ordering; ``count`` images or clips of it (each under SHUFFLES fixed shuffles; default all); ``grids``; ``seeds`` of the shipped policies."""
 
     source: str = "scenes_val"
     count: int | None = None
     grids: tuple[int, ...] = (2, 3)
     seeds: tuple[int, ...] = SEEDS
 
+    @property
+    def clips(self) -> bool:
+        """A clip source: the clip-ordering policies are scored (``grids`` unused)."""
+        return self.source in CLIP_EVAL_COUNTS
+
     def __post_init__(self) -> None:
-        if self.source not in EVAL_SOURCES:
-            raise InputError(f"source must be one of {', '.join(EVAL_SOURCES)}; got {self.source!r}.")
-        if self.count is not None and not 1 <= int(self.count) <= EVAL_COUNTS[self.source]:
-            raise InputError(f"count must be 1 to {EVAL_COUNTS[self.source]} for {self.source}; got {self.count}.")
+        counts = {**EVAL_COUNTS, **CLIP_EVAL_COUNTS}
+        if self.source not in counts:
+            raise InputError(f"source must be one of {', '.join(counts)}; got {self.source!r}.")
+        if self.count is not None and not 1 <= int(self.count) <= counts[self.source]:
+            raise InputError(f"count must be 1 to {counts[self.source]} for {self.source}; got {self.count}.")
         object.__setattr__(self, "grids", tuple(check_grid(g) for g in self.grids) or (2, 3))
         object.__setattr__(self, "seeds", _seeds(self.seeds))
 
@@ -197,7 +317,8 @@ class EvalConfig:
 class EvalResult:
     """``rows``: one per (grid, reward, seed): solve rate, per-tile accuracy, training seconds; ``means`` grid ->
     reward -> {solve, tile_acc}; ``paired`` grid -> {gain, low, high, n} (graded minus binary solve rate over
-    seeds, 95 % t interval); ``curves`` grid -> reward -> {"step", "<source>_solve": [[per seed]], ...};
+    seeds, 95 % t interval); ``curves`` grid -> reward -> {"step", "<source>_solve": [[per seed]], ...}; for a clip
+    source the grid is ``"clip"``;
     ``labels``; ``puzzles`` per grid; ``params``; ``seconds``."""
 
     source: str
@@ -227,17 +348,24 @@ def run_evaluate(config: EvalConfig, progress: Progress | None = None,
     t0 = time.perf_counter()
     rows, curves, means, paired = [], {}, {}, {}
     params, puzzles = 0, 0
-    total = len(config.grids) * len(REWARDS) * len(config.seeds)
+    if config.clips:
+        from .ordering import FRAMES
+
+        sets = [("clip", f"{FRAMES} frames", lambda: clip_eval_set(config.source, config.count), load_clip_policy)]
+    else:
+        sets = [(grid, f"{grid} x {grid}", lambda g=grid: eval_set(config.source, g, config.count),
+                 lambda rw, sd, g=grid: load_policy(g, rw, sd)) for grid in config.grids]
+    total = len(sets) * len(REWARDS) * len(config.seeds)
     i = 0
-    for grid in config.grids:
-        report(progress, i / total, f"features of the {config.source} puzzles at {grid} x {grid} (cached)")
-        feats, orders = eval_set(config.source, grid, config.count)
+    for grid, name, make_set, loader in sets:
+        report(progress, i / total, f"features of the {config.source} puzzles, {name} (cached)")
+        feats, orders = make_set()
         puzzles = len(orders)
         for reward in REWARDS:
             for seed in config.seeds:
-                report(progress, i / total, f"{grid} x {grid}, {REWARDS.label(reward)}, seed {seed}")
+                report(progress, i / total, f"{name}, {REWARDS.label(reward)}, seed {seed}")
                 i += 1
-                model, meta = load_policy(grid, reward, seed)
+                model, meta = loader(reward, seed)
                 params = sum(p.numel() for p in model.parameters())
                 r = evaluate(model, feats, orders)
                 rows.append({"grid": grid, "reward": reward, "seed": seed, "solve": round(r["solve"], 4),

@@ -115,10 +115,13 @@ def position_probs(scores: torch.Tensor) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """``grid`` 2 or 3; ``reward`` graded or binary; ``steps`` Adam steps of ``batch`` puzzles x ``group`` samples
-    (the paper's 16 per prompt, temperature 1); ``lr``; ``gamma``; ``eval_every`` steps between curve points."""
+    """``grid`` 2 or 3; ``frames`` 0 for the image jigsaw, else the clip-ordering task with that many frames (3 to 8,
+    :mod:`.ordering`; ``grid`` is then unused); ``reward`` graded or binary; ``steps`` Adam steps of ``batch`` puzzles x
+    ``group`` samples (the paper's 16 per prompt, temperature 1); ``lr``; ``gamma``; ``eval_every`` steps between
+    curve points."""
 
     grid: int = 3
+    frames: int = 0
     reward: str = "graded"
     steps: int = 300
     batch: int = 16
@@ -131,9 +134,16 @@ class TrainConfig:
     seed: int = 0
     policy: PolicyConfig = field(default_factory=PolicyConfig)
 
+    @property
+    def n(self) -> int:
+        """Pieces per puzzle: tiles (``grid ** 2``) or frames."""
+        return int(self.frames) or self.grid * self.grid
+
     def __post_init__(self) -> None:
-        if self.grid not in (2, 3):
+        if self.frames == 0 and self.grid not in (2, 3):
             raise InputError(f"grid must be 2 or 3; got {self.grid}.")
+        if self.frames != 0 and not 3 <= self.frames <= 8:
+            raise InputError(f"A clip has 3 to 8 frames; got {self.frames}.")
         object.__setattr__(self, "reward", REWARDS.key(self.reward))
         if not 1 <= self.steps <= 100_000 or self.batch < 1 or self.group < 2:
             raise InputError("steps must be 1 to 100000, batch >= 1 and group >= 2.")
@@ -187,7 +197,7 @@ def train(config: TrainConfig, feats: torch.Tensor, evals: dict[str, tuple[torch
     """GRPO on the training features ``[N, n, 5, 384]``; ``evals`` name -> (features, fixed orders) for the curves."""
     from ...reasoning.grpo import GRPOConfig, group_advantages, grpo_loss
 
-    n = config.grid * config.grid
+    n = config.n
     torch.manual_seed(int(config.seed))
     model = TilePolicy(n, config.policy)
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
@@ -229,7 +239,7 @@ def train(config: TrainConfig, feats: torch.Tensor, evals: dict[str, tuple[torch
         if step % config.eval_every == 0 or step == config.steps:
             point(step)
             if log:
-                log(f"grid {config.grid} {config.reward} seed {config.seed} step {step}: reward "
+                log(f"{f'{config.frames} frames' if config.frames else f'grid {config.grid}'} {config.reward} seed {config.seed} step {step}: reward "
                     f"{np.mean(mean_rewards[-config.eval_every:]):.3f} "
                     + " ".join(f"{k} {v[-1]:.3f}" for k, v in curves.items() if k != "step"))
         if should_stop and should_stop():

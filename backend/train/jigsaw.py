@@ -34,11 +34,29 @@ from dataclasses import asdict
 from pathlib import Path
 
 
-def _policy(args: argparse.Namespace, command: str) -> None:
+def _save(res, cfg, evals: dict, path: Path, out_dir: Path | None, command: str, quality_command: str,  # noqa: ANN001
+          data_seeds: dict) -> None:
+    """One trained policy: float16 weights, its config, data seeds, final evaluation and curves."""
     from .. import weights
+    from ..scenes.jigsaw.policy import evaluate
+
+    q: dict = {src: {k: round(v, 4) for k, v in evaluate(res.model, *ev).items() if k != "exact"}
+               for src, ev in evals.items()}
+    q.update(seconds=round(res.seconds, 2), command=quality_command)
+    state = {k: v.detach().half() for k, v in res.model.state_dict().items()}
+    if out_dir:
+        path = out_dir / path.name
+    every5 = [round(float(sum(res.rewards[i:i + 5]) / len(res.rewards[i:i + 5])), 4)
+              for i in range(0, len(res.rewards), 5)]
+    weights.save(path, state, config=asdict(cfg), command=command, data_seeds=data_seeds, quality=q,
+                 extra={"curves": res.curves, "mean_reward_every_5": every5})
+    print(f"wrote {path.name}: {q}", flush=True)
+
+
+def _policy(args: argparse.Namespace, command: str) -> None:
     from ..scenes.jigsaw.features import puzzle_set
     from ..scenes.jigsaw.jobs import EVAL_COUNTS, EVAL_SEED, SHUFFLES, eval_set, policy_path
-    from ..scenes.jigsaw.policy import TrainConfig, evaluate, train
+    from ..scenes.jigsaw.policy import TrainConfig, train
     from ..scenes.jigsaw.reward import REWARDS
 
     for grid in (2, 3):
@@ -50,29 +68,17 @@ def _policy(args: argparse.Namespace, command: str) -> None:
             for reward in REWARDS:
                 cfg = TrainConfig(grid=grid, reward=reward, steps=args.steps, seed=seed)
                 res = train(cfg, feats, evals, log=lambda m: print(m, flush=True))
-                q: dict = {src: {k: round(v, 4) for k, v in evaluate(res.model, *ev).items() if k != "exact"}
-                           for src, ev in evals.items()}
-                q.update(seconds=round(res.seconds, 2), command="python -m backend jigsaw evaluate --json")
-                state = {k: v.detach().half() for k, v in res.model.state_dict().items()}
-                path = policy_path(grid, reward, seed)
-                if args.out_dir:
-                    path = args.out_dir / path.name
-                cfg_d = asdict(cfg)
-                weights.save(path, state, config=cfg_d, command=command,
-                             data_seeds={"train": ["scenes", 0, args.train],
-                                         **{src: [src, 0, c, EVAL_SEED + grid, SHUFFLES] for src, c in EVAL_COUNTS.items()},
-                                         "init": seed, "batches": 20_000 + seed, "samples": 10_000 + seed},
-                             quality=q, extra={"curves": res.curves,
-                                               "mean_reward_every_5": [round(float(sum(res.rewards[i:i + 5]) / len(
-                                                   res.rewards[i:i + 5])), 4) for i in range(0, len(res.rewards), 5)]})
-                print(f"wrote {path.name}: {q}", flush=True)
+                seeds = {"train": ["scenes", 0, args.train],
+                         **{src: [src, 0, c, EVAL_SEED + grid, SHUFFLES] for src, c in EVAL_COUNTS.items()},
+                         "init": seed, "batches": 20_000 + seed, "samples": 10_000 + seed}
+                _save(res, cfg, evals, policy_path(grid, reward, seed), args.out_dir, command,
+                      "python -m backend jigsaw evaluate --json", seeds)
 
 
 def _clips(args: argparse.Namespace, command: str) -> None:
-    from .. import weights
     from ..scenes.jigsaw.jobs import CLIP_EVAL_COUNTS, CLIP_EVAL_SEED, SHUFFLES, clip_eval_set, clip_path
     from ..scenes.jigsaw.ordering import FRAMES, clip_set
-    from ..scenes.jigsaw.policy import TrainConfig, evaluate, train
+    from ..scenes.jigsaw.policy import TrainConfig, train
     from ..scenes.jigsaw.reward import REWARDS
 
     t0 = time.perf_counter()
@@ -83,21 +89,11 @@ def _clips(args: argparse.Namespace, command: str) -> None:
         for reward in REWARDS:
             cfg = TrainConfig(frames=FRAMES, reward=reward, steps=args.clip_steps, seed=seed)
             res = train(cfg, feats, evals, log=lambda m: print(m, flush=True))
-            q: dict = {src: {k: round(v, 4) for k, v in evaluate(res.model, *ev).items() if k != "exact"}
-                       for src, ev in evals.items()}
-            q.update(seconds=round(res.seconds, 2), command="python -m backend jigsaw evaluate --source clips_val --json")
-            state = {k: v.detach().half() for k, v in res.model.state_dict().items()}
-            path = clip_path(reward, seed)
-            if args.out_dir:
-                path = args.out_dir / path.name
-            weights.save(path, state, config=asdict(cfg), command=command,
-                         data_seeds={"train": ["clips", 0, args.clip_train],
-                                     **{src: [src, 0, c, CLIP_EVAL_SEED, SHUFFLES] for src, c in CLIP_EVAL_COUNTS.items()},
-                                     "init": seed, "batches": 20_000 + seed, "samples": 10_000 + seed},
-                         quality=q, extra={"curves": res.curves,
-                                           "mean_reward_every_5": [round(float(sum(res.rewards[i:i + 5]) / len(
-                                               res.rewards[i:i + 5])), 4) for i in range(0, len(res.rewards), 5)]})
-            print(f"wrote {path.name}: {q}", flush=True)
+            seeds = {"train": ["clips", 0, args.clip_train],
+                     **{src: [src, 0, c, CLIP_EVAL_SEED, SHUFFLES] for src, c in CLIP_EVAL_COUNTS.items()},
+                     "init": seed, "batches": 20_000 + seed, "samples": 10_000 + seed}
+            _save(res, cfg, evals, clip_path(reward, seed), args.out_dir, command,
+                  "python -m backend jigsaw evaluate --source clips_val --json", seeds)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,6 +56,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     return acts
 
 
+def _answer_lines(res, order: str) -> list[str]:  # noqa: ANN001 - a SolveResult
+    lines = [f"truth ({order}): {', '.join(map(str, res.truth))}"]
+    lines += [f"{a['label']:24} {', '.join(map(str, a['answer']))}  correct {sum(a['correct'])}/{len(a['correct'])}"
+              f"  reward {a['reward_graded']:.3f}" for a in res.answers]
+    if res.race:
+        lines.append(f"your answer: valid {res.race['valid']}, exact {res.race['exact']}, "
+                     f"reward {res.race['reward_graded']:.3f}")
+    return lines
+
+
 def cmd_solve(args: argparse.Namespace) -> Output:
     from ...io.registry import read_path
     from ...runtime import provenance
@@ -68,13 +78,7 @@ def cmd_solve(args: argparse.Namespace) -> Output:
     out = res.summary()
     out["provenance"] = provenance(args.seed, image=str(args.image) if args.image else (args.preset or next(iter(PRESETS))),
                                    grid=cfg.grid, shuffle=cfg.shuffle)
-    lines = [f"truth (raster order): {', '.join(map(str, res.truth))}"]
-    lines += [f"{a['label']:24} {', '.join(map(str, a['answer']))}  correct {sum(a['correct'])}/{len(a['correct'])}"
-              f"  reward {a['reward_graded']:.3f}" for a in res.answers]
-    if res.race:
-        lines.append(f"your answer: valid {res.race['valid']}, exact {res.race['exact']}, "
-                     f"reward {res.race['reward_graded']:.3f}")
-    return Output(out, lines=lines)
+    return Output(out, lines=_answer_lines(res, "raster order"))
 
 
 def cmd_order(args: argparse.Namespace) -> Output:
@@ -89,13 +93,7 @@ def cmd_order(args: argparse.Namespace) -> Output:
     out = res.summary()
     out["provenance"] = provenance(args.seed, source=res.config["source"], index=cfg.index, shuffle=cfg.shuffle,
                                    image=str(args.image) if args.image else None)
-    lines = [f"truth (time order): {', '.join(map(str, res.truth))}"]
-    lines += [f"{a['label']:24} {', '.join(map(str, a['answer']))}  correct {sum(a['correct'])}/{len(a['correct'])}"
-              f"  reward {a['reward_graded']:.3f}" for a in res.answers]
-    if res.race:
-        lines.append(f"your answer: valid {res.race['valid']}, exact {res.race['exact']}, "
-                     f"reward {res.race['reward_graded']:.3f}")
-    return Output(out, lines=lines)
+    return Output(out, lines=_answer_lines(res, "time order"))
 
 
 def cmd_evaluate(args: argparse.Namespace) -> Output:

@@ -11,6 +11,7 @@ encoding serves every shuffle), stored under ``cache_dir()/jigsaw``; :func:`tile
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -33,8 +34,8 @@ def summarise(tokens: Any, side: int) -> Any:
                        1)
 
 
-def tile_features(tiles: np.ndarray, vision: Any = None, batch: int = 128) -> Any:
-    """uint8 tiles ``[T, t, t, 3]`` -> float32 ``[T, 5, 384]`` (each tile resized to TILE_PX)."""
+def tile_features(tiles: np.ndarray, vision: Any = None, batch: int = 128, px: int = TILE_PX) -> Any:
+    """uint8 tiles ``[T, t, t, 3]`` -> float32 ``[T, 5, 384]`` (each tile resized to ``px``, a multiple of 14)."""
     import torch
     from PIL import Image
 
@@ -44,24 +45,33 @@ def tile_features(tiles: np.ndarray, vision: Any = None, batch: int = 128) -> An
     out = []
     for i in range(0, len(tiles), batch):
         pil = [Image.fromarray(np.asarray(t, np.uint8)) for t in tiles[i:i + batch]]
-        tok = vision.patch_features(pil, TILE_PX).float()
-        out.append(summarise(tok, TILE_PX // vision.patch_size))
+        tok = vision.patch_features(pil, px).float()
+        out.append(summarise(tok, px // vision.patch_size))
     return torch.cat(out, 0)
+
+
+def cached(name: str, make: Callable[[], Any], cache: bool = True) -> Any:
+    """``make()`` stored as ``cache_dir()/jigsaw/<name>.pt`` (read back when present)."""
+    import torch
+
+    path = cache_dir() / "jigsaw" / f"{name}.pt"
+    if cache and path.exists():
+        return torch.load(path, weights_only=True)
+    value = make()
+    if cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        torch.save(value, tmp)
+        tmp.replace(path)
+    return value
 
 
 def puzzle_set(source: str, count: int, grid: int, vision: Any = None, cache: bool = True) -> Any:
     """Features ``[count, g * g, 5, 384]`` (float16) of the first ``count`` images of ``source`` cut at ``grid``, in
     raster order (cached on disk)."""
-    import torch
 
-    path = cache_dir() / "jigsaw" / f"v{CACHE_VERSION}_{source}_{int(count)}_g{int(grid)}.pt"
-    if cache and path.exists():
-        return torch.load(path, weights_only=True)
-    tiles = np.concatenate([cut(source_image(source, i), grid) for i in range(int(count))])
-    feats = tile_features(tiles, vision).half().view(int(count), grid * grid, PARTS, DIM)
-    if cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        torch.save(feats, tmp)
-        tmp.replace(path)
-    return feats
+    def make() -> Any:
+        tiles = np.concatenate([cut(source_image(source, i), grid) for i in range(int(count))])
+        return tile_features(tiles, vision).half().view(int(count), grid * grid, PARTS, DIM)
+
+    return cached(f"v{CACHE_VERSION}_{source}_{int(count)}_g{int(grid)}", make, cache)

@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from ...errors import InputError
-from ...runtime import cache_dir
 from .puzzle import IMAGE_SIZE, PHOTOS, VAL_SEED0, photo, to_square
 
 FRAMES = 4
@@ -95,36 +94,20 @@ def clip_frames(source: str, index: int, frames: int = FRAMES) -> np.ndarray:
     raise InputError(f"clip source must be one of {', '.join(CLIP_SOURCES)}; got {source!r}.")
 
 
-def frame_features(frames: np.ndarray, vision: Any = None, batch: int = 64) -> Any:
+def frame_features(frames: np.ndarray, vision: Any = None) -> Any:
     """uint8 frames ``[T, S, S, 3]`` -> float32 ``[T, 5, 384]`` (each frame resized to FRAME_PX)."""
-    import torch
-    from PIL import Image
+    from .features import tile_features
 
-    from ...models.vision import load_vision_encoder
-    from .features import summarise
-
-    vision = vision or load_vision_encoder()
-    out = []
-    for i in range(0, len(frames), batch):
-        pil = [Image.fromarray(np.asarray(f, np.uint8)) for f in frames[i:i + batch]]
-        tok = vision.patch_features(pil, FRAME_PX).float()
-        out.append(summarise(tok, FRAME_PX // vision.patch_size))
-    return torch.cat(out, 0)
+    return tile_features(frames, vision, batch=64, px=FRAME_PX)
 
 
 def clip_set(source: str, count: int, frames: int = FRAMES, vision: Any = None, cache: bool = True) -> Any:
     """Features ``[count, frames, 5, 384]`` (float16) of the first ``count`` clips of ``source`` in time order
     (cached on disk)."""
-    import torch
+    from .features import cached
 
-    path = cache_dir() / "jigsaw" / f"clips_v{CACHE_VERSION}_{source}_{int(count)}_t{int(frames)}.pt"
-    if cache and path.exists():
-        return torch.load(path, weights_only=True)
-    allf = np.concatenate([clip_frames(source, i, frames) for i in range(int(count))])
-    feats = frame_features(allf, vision).half().view(int(count), int(frames), 5, -1)
-    if cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        torch.save(feats, tmp)
-        tmp.replace(path)
-    return feats
+    def make() -> Any:
+        allf = np.concatenate([clip_frames(source, i, frames) for i in range(int(count))])
+        return frame_features(allf, vision).half().view(int(count), int(frames), 5, -1)
+
+    return cached(f"clips_v{CACHE_VERSION}_{source}_{int(count)}_t{int(frames)}", make, cache)

@@ -1,5 +1,6 @@
-"""AppTest of the MATHMO page: opens instantly, runs the four strategies on a generated instance, redraws the front
-on an objective change without recomputing, runs on an uploaded instance and refuses bad instances."""
+"""AppTest of the MATHMO page: opens instantly, runs the six strategies on the default generated instance (served
+from the recorded log), redraws the front on an objective change without recomputing, runs on an uploaded instance
+and refuses bad instances."""
 
 from __future__ import annotations
 
@@ -15,14 +16,14 @@ def test_page_opens_without_running_anything() -> None:
 
 def test_generated_search_and_objective_switch() -> None:
     at = open_page("mathmo", timeout=120)
-    at.slider(key="mathmo_m").set_value(6).run()
-    at.slider(key="mathmo_n").set_value(15).run()
     at.slider(key="mathmo_rounds").set_value(8)
     at.button[0].click().run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     r = at.session_state["mathmo_result"]["run"]
-    assert set(r["strategies"]) == {"pareto-ucb", "random-framework", "flat", "no-surrogate"}
+    assert set(r["strategies"]) == {"pareto-ucb", "random-framework", "flat", "no-surrogate", "random-search",
+                                    "nsga2"}
+    assert any("finds the largest front" in m.value for m in at.markdown)
     assert all(len(s["hv"]) == 8 and 0 <= s["final_hv"] <= 1 + 1e-9 for s in r["strategies"].values())
     assert r["config"]["operator"] == "grid"
     assert len(at.get("plotly_chart")) == 2  # hypervolume curves, fronts
@@ -88,9 +89,9 @@ def test_page_job_gives_the_cli_numbers() -> None:
     assert golden["strategies"] == STRATEGIES.table() and golden["operators"] == OPERATORS.table()
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        code = cli(["mathmo", "search", "--facilities", "5", "--customers", "10", "--rounds", "6", "--json"])
+        code = cli(["mathmo", "search", "--rounds", "6", "--json"])
     assert code == 0
-    got = J.run_search(None, J.SearchConfig(rounds=6, facilities=5, customers=10))
+    got = J.run_search(None, J.SearchConfig(rounds=6))
     assert _strip_times(json.loads(json.dumps(got))) == _strip_times(json.loads(buf.getvalue()))
 
 

@@ -33,10 +33,13 @@ def fronts(data: Mapping[str, object], x: str = "cost", y: str = "robust") -> go
     """The models each strategy ran, projected on two objectives, coloured by framework (same axes for every
     strategy); the strategy's non-dominated models are drawn larger."""
     strategies = list(data["strategies"])  # type: ignore[arg-type]
-    fig = make_subplots(rows=1, cols=len(strategies), shared_xaxes=True, shared_yaxes=True,
-                        subplot_titles=[STRATEGIES.label(s) for s in strategies])
+    cols = min(3, len(strategies))
+    nrows = -(-len(strategies) // cols)
+    fig = make_subplots(rows=nrows, cols=cols, shared_xaxes="all", shared_yaxes="all",
+                        subplot_titles=[STRATEGIES.label(s) for s in strategies], vertical_spacing=0.12)
     shown: set[str] = set()
-    for c, s in enumerate(strategies, start=1):
+    for c0, s in enumerate(strategies):
+        row, c = 1 + c0 // cols, 1 + c0 % cols
         rows = data["strategies"][s]["rows"]  # type: ignore[index]
         front = set(data["strategies"][s].get("front", []))  # type: ignore[index]
         for f in FRAMEWORKS:
@@ -48,16 +51,17 @@ def fronts(data: Mapping[str, object], x: str = "cost", y: str = "robust") -> go
                 legendgroup=f, showlegend=f not in shown,
                 marker=dict(color=_FW_COLOURS[f], size=[13 if k in front else 7 for k, _ in pts],
                             line=dict(width=1, color="black")),
-                text=[f"round {r['round']}: {f} {r['knobs']}" for _, r in pts], hoverinfo="text+x+y"), 1, c)
+                text=[f"round {r['round']}: {f} {r['knobs']}" for _, r in pts], hoverinfo="text+x+y"), row, c)
             shown.add(f)
-    fig.update_xaxes(title_text=x)
+    fig.update_xaxes(title_text=x, row=nrows)
     fig.update_yaxes(title_text=y, col=1)
-    fig.update_layout(height=360, margin=dict(t=40, b=10), legend_title_text="framework")
+    fig.update_layout(height=330 * nrows, margin=dict(t=40, b=10), legend_title_text="framework")
     return fig
 
 
 def final_hv_bars(summary: Mapping[str, Mapping[str, float]]) -> go.Figure:
-    """Mean final hypervolume per strategy over paired seeds, with the standard error."""
+    """Mean final hypervolume per strategy over paired seeds, with the standard error (the paired intervals are in
+    the page's table)."""
     names = list(summary)
     fig = go.Figure(go.Bar(x=[STRATEGIES.label(s) for s in names], y=[summary[s]["mean"] for s in names],
                            error_y=dict(type="data", array=[summary[s]["sem"] for s in names]),

@@ -19,14 +19,19 @@ causal LM (the embedded SmolLM2 by default) for knob settings as ``name=value`` 
 the framework's knob grid is a failed proposal (counted; the parse rate is reported), never an error. The result
 always names the operator that ran.
 
-Strategies (:data:`STRATEGIES`): ``pareto-ucb`` (ours), ``random-framework`` (framework uniformly at random, same
-lower level), ``flat`` (no upper level: proposals from every framework), ``no-surrogate`` (Pareto-UCB, a random
-proposal runs). Paired seeds: every strategy of a seed searches the same instance; model evaluations are
-deterministic and cached, so strategies differ only in what they choose to run.
+Strategies (:data:`STRATEGIES`): ``pareto-ucb`` (ours), the ablations ``random-framework`` (framework uniformly at
+random, same lower level), ``flat`` (no upper level: proposals from every framework), ``no-surrogate`` (Pareto-UCB, a
+random proposal runs), and the baselines that use no part of MATHMO (:data:`BASELINES`): ``random-search`` (models
+uniformly at random) and ``nsga2`` (a discrete NSGA-II by pymoo over the same models, the budget counted in distinct
+model runs). Paired seeds: every strategy of a seed searches the same instance; model evaluations are deterministic
+and cached, so strategies differ only in what they choose to run; :func:`paired` gives the paired differences with
+their intervals (:func:`backend.stats.paired_ci`). :func:`proposal_gains` measures an operator round by round: the
+hypervolume its model added against a random model of the same framework and the grid operator's pick from the same
+state, with the rounds that fell back marked.
 
-Metric: the hypervolume of the models run, in objectives normalised by the ideal and nadir of the whole model grid
-(evaluated once per instance for the metric only; the search never sees it), reference point 1.1 per objective,
-reported as a fraction of the grid front's hypervolume.
+Metric: the hypervolume of the models run, in objectives normalised by the ideal and nadir of the whole model space
+(evaluated once per instance for the metric only, or served from the recorded log; the search never sees it),
+reference point 1.1 per objective, reported as a fraction of the space front's hypervolume.
 
 Shapes: objective vectors ``[3]`` (cost, effort, robust), fronts ``[n, 3]``.
 """
@@ -48,6 +53,7 @@ from .pareto import ParetoUCB, hv_gain, hypervolume, nondominated
 
 OBJECTIVES = ("cost", "effort", "robust")
 REF = 1.1
+LM_TOKENS = 40  # new tokens per LM operator call
 
 
 @dataclass
@@ -73,6 +79,17 @@ class Space:
         self._grid: tuple[np.ndarray, np.ndarray, float] | None = None
         self.grid_seconds = 0.0
 
+    def prefill(self, rows: list[dict[str, object]]) -> None:
+        """Serve the model runs from ``rows`` (one per model of :attr:`models`, in order, as :meth:`evaluate` returns
+        them: a recorded log of this instance) instead of running them."""
+        if len(rows) != len(self.models):
+            raise ValueError(f"the log has {len(rows)} models; the space has {len(self.models)}")
+        for i, row in enumerate(rows):
+            f, values = self.models[i]
+            if row["framework"] != f or tuple(row["knobs"].values()) != values:
+                raise ValueError(f"model {i} of the log is {row['framework']} {row['knobs']}, not {f} {values}")
+            self._cache[i] = dict(row)
+
     def evaluate(self, i: int) -> dict[str, object]:
         if i not in self._cache:
             f, values = self.models[i]
@@ -90,10 +107,13 @@ class Space:
         onehot = np.zeros(len(self.frameworks))
         onehot[self.frameworks.index(f)] = 1.0
         knobs = [list(opts).index(v) / max(1, len(opts) - 1) for opts, v in zip(F.KNOBS[f].values(), values)]
-        return np.concatenate([onehot, knobs])
+        slots = max(len(k) for k in F.KNOBS.values())  # knob positions padded to the most knobs of a framework
+        return np.concatenate([onehot, knobs, np.zeros(slots - len(knobs))])
 
     def of_framework(self, f: str) -> list[int]:
-        return [i for i, (g, _) in enumerate(self.models) if g == f]
+        if not hasattr(self, "_by_fw"):
+            self._by_fw = {g: [i for i, (h, _) in enumerate(self.models) if h == g] for g in self.frameworks}
+        return list(self._by_fw[f])
 
     def grid(self, progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray, float]:
         """Ideal and nadir of the whole grid (feasible models) and its front's normalised hypervolume."""
@@ -117,6 +137,19 @@ class Space:
     def normalise(objs_m: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         N = (np.asarray(objs_m, dtype=float) - lo) / np.where(hi > lo, hi - lo, 1.0)
         return np.where(np.isfinite(N), N, REF)
+
+
+def logged_space(seed: int, inst: F.Instance | None = None) -> Space:
+    """The space of the paired instance ``seed`` (``facility.generate(10, 30, seed)`` unless ``inst`` is given),
+    served from the recorded log (:mod:`.logs`) when it holds this instance, else run on demand."""
+    from . import logs
+
+    inst = inst if inst is not None else F.generate(*logs.SIZE, seed)
+    space = Space(inst, seed)
+    rows = logs.logged_rows(inst, seed)
+    if rows is not None:
+        space.prefill(rows)
+    return space
 
 
 # ------------------------------------------------------------------------------------------------ operators
@@ -247,6 +280,7 @@ class SearchResult:
     proposals_attempted: int = 0
     proposals_parsed: int = 0
     fallbacks: int = 0
+    sources: list[str] = field(default_factory=list)  # per round: "operator" (a proposal ran) or "fallback"
     seconds: float = 0.0  # wall time of the search itself (model runs served from the cache are not re-timed)
     rows: list[dict[str, object]] = field(default_factory=list)
 
@@ -274,7 +308,17 @@ def search(space: Space, strategy: str = "pareto-ucb", cfg: MathmoConfig | None 
     lo, hi, grid_hv = space.grid()
     ucb = ParetoUCB(space.frameworks, len(OBJECTIVES), cfg.c, cfg.d)
     done: list[int] = []
-    res = SearchResult(key, cfg.operator, [], [], [])
+    res = SearchResult(key, "none" if strat.whole else cfg.operator, [], [], [])
+    if strat.whole is not None:
+        for pick in strat.whole(space, cfg.rounds, rng, cancel):
+            res.sources.append("strategy")
+            done.append(pick)
+            res.chosen.append(pick)
+            res.frameworks.append(space.models[pick][0])
+            objs_m = Space.normalise(np.asarray([space.objectives(i) for i in done]), lo, hi)
+            res.hv.append(hypervolume(objs_m, np.full(3, REF)) / grid_hv if grid_hv > 0 else 0.0)
+        res.rows = [{**space.evaluate(i), "round": r + 1} for r, i in enumerate(res.chosen)]
+        return res
     for _r in range(cfg.rounds):
         if cancel is not None and cancel.cancelled:
             raise JobCancelled("cancelled")
@@ -284,6 +328,7 @@ def search(space: Space, strategy: str = "pareto-ucb", cfg: MathmoConfig | None 
         res.proposals_attempted += props.attempted
         res.proposals_parsed += props.parsed
         cands = props.models
+        res.sources.append("operator" if cands else "fallback")
         if not cands:  # every proposal failed: a random unrun model of the framework keeps the round
             res.fallbacks += 1
             pool = [i for i in (space.of_framework(fw) if fw else range(len(space.models))) if i not in done]
@@ -344,13 +389,79 @@ def no_level(space: Space, ucb: ParetoUCB, done: list[int], open_fw: list[str], 
     return None
 
 
+def random_search(space: Space, rounds: int, rng: np.random.Generator, cancel: CancelToken | None = None,
+                  ) -> list[int]:
+    """Random search: ``rounds`` models of the whole space uniformly at random, without replacement."""
+    return [int(i) for i in rng.permutation(len(space.models))[:rounds]]
+
+
+NSGA2_POP = 8  # population
+NSGA2_OFFSPRING = 4  # offspring per generation: 8 + 3 x 4 = 20 model runs at the default budget
+_LEVELS = 20  # each knob slot is an integer 0..19, read as the knob's position ``v * len(options) // 20``
+
+
+def nsga2_search(space: Space, rounds: int, rng: np.random.Generator, cancel: CancelToken | None = None,
+                 ) -> list[int]:
+    """Discrete NSGA-II (pymoo) over the same model space: integer variables (the framework, then one slot per knob,
+    read as the knob's grid position), integer sampling, SBX crossover and polynomial mutation with rounding,
+    duplicates eliminated; the objectives are the models' (cost, effort, robust). The budget is ``rounds`` distinct
+    model runs; an individual that decodes to a model already run costs nothing. Returns the models in the order
+    they ran."""
+    from pymoo.algorithms.moo.nsga2 import NSGA2
+    from pymoo.core.evaluator import Evaluator
+    from pymoo.core.problem import Problem
+    from pymoo.core.termination import NoTermination
+    from pymoo.operators.crossover.sbx import SBX
+    from pymoo.operators.mutation.pm import PM
+    from pymoo.operators.repair.rounding import RoundingRepair
+    from pymoo.operators.sampling.rnd import IntegerRandomSampling
+    from pymoo.problems.static import StaticProblem
+
+    slots = max(len(F.KNOBS[f]) for f in space.frameworks)
+    problem = Problem(n_var=1 + slots, n_obj=len(OBJECTIVES), xl=np.zeros(1 + slots),
+                      xu=np.asarray([len(space.frameworks) - 1] + [_LEVELS - 1] * slots, dtype=float), vtype=int)
+    algo = NSGA2(pop_size=NSGA2_POP, n_offsprings=NSGA2_OFFSPRING, sampling=IntegerRandomSampling(),
+                 crossover=SBX(prob=0.9, eta=15, vtype=float, repair=RoundingRepair()),
+                 mutation=PM(eta=20, vtype=float, repair=RoundingRepair()), eliminate_duplicates=True)
+    algo.setup(problem, termination=NoTermination(), seed=int(rng.integers(2**31 - 1)), verbose=False)
+
+    def decode(x: np.ndarray) -> int:
+        f = space.frameworks[int(round(x[0]))]
+        opts = list(F.KNOBS[f].values())
+        values = tuple(o[min(len(o) - 1, int(round(v)) * len(o) // _LEVELS)] for o, v in zip(opts, x[1:]))
+        return space.index[(f, values)]
+
+    done: list[int] = []
+    for _gen in range(500):
+        if len(done) >= rounds:
+            break
+        if cancel is not None and cancel.cancelled:
+            raise JobCancelled("cancelled")
+        pop = algo.ask()
+        objs = []
+        for x in pop.get("X"):
+            i = decode(np.asarray(x, dtype=float))
+            if i not in done and len(done) < rounds:
+                done.append(i)
+            o = space.objectives(i)
+            objs.append(np.where(np.isfinite(o), o, 1e30))
+        Evaluator().eval(StaticProblem(problem, F=np.asarray(objs)), pop)
+        algo.tell(infills=pop)
+    if len(done) < rounds:  # the population converged on models already run: random unrun models fill the budget
+        rest = [i for i in rng.permutation(len(space.models)) if i not in done]
+        done += [int(i) for i in rest[: rounds - len(done)]]
+    return done
+
+
 @dataclass(frozen=True)
 class Strategy:
     """A search strategy: ``upper(space, ucb, done, open_fw, rng) -> framework or None`` (None = every framework),
-    and whether the surrogate picks among the proposals (else a random proposal runs)."""
+    and whether the surrogate picks among the proposals (else a random proposal runs); or ``whole(space, rounds, rng,
+    cancel) -> models in the order they ran``, a strategy that needs no proposal operator (random search, NSGA-II)."""
 
-    upper: Callable[..., str | None]
+    upper: Callable[..., str | None] | None = None
     surrogate: bool = True
+    whole: Callable[..., list[int]] | None = None
 
     def __call__(self, space: Space, ucb: ParetoUCB, done: list[int], open_fw: list[str],
                  rng: np.random.Generator) -> str | None:
@@ -359,10 +470,14 @@ class Strategy:
 
 STRATEGIES: Registry[Strategy] = Registry("search strategy")
 STRATEGIES.add("pareto-ucb", Strategy(pareto_ucb_level), label="MATHMO: Pareto-UCB + surrogate (ours)", kind="ours")
-STRATEGIES.add("random-framework", Strategy(random_level), label="Random framework", kind="baseline")
-STRATEGIES.add("flat", Strategy(no_level), label="Flat search (no upper level)", kind="baseline")
+STRATEGIES.add("random-framework", Strategy(random_level), label="Random framework", kind="ablation")
+STRATEGIES.add("flat", Strategy(no_level), label="Flat search (no upper level)", kind="ablation")
 STRATEGIES.add("no-surrogate", Strategy(pareto_ucb_level, surrogate=False), label="Pareto-UCB without surrogate",
                kind="ablation")
+STRATEGIES.add("random-search", Strategy(whole=random_search), label="Random search (uniform over the models)",
+               kind="baseline")
+STRATEGIES.add("nsga2", Strategy(whole=nsga2_search), label="NSGA-II (pymoo, discrete)", kind="baseline")
+BASELINES = tuple(STRATEGIES.names("baseline"))  # the strategies that use no part of MATHMO
 
 
 def compare(space: Space, strategies: list[str] | None = None, cfg: MathmoConfig | None = None, seed: int = 0,
@@ -391,28 +506,69 @@ def to_json(space: Space, results: dict[str, SearchResult], cfg: MathmoConfig) -
             "models": [{"framework": f, "knobs": dict(zip(F.KNOBS[f], v))} for f, v in space.models],
             "strategies": {s: {"label": STRATEGIES.label(s), "operator": r.operator, "hv": r.hv,
                                "final_hv": r.final_hv, "chosen": r.chosen, "frameworks": r.frameworks,
-                               "parse_rate": r.parse_rate, "fallbacks": r.fallbacks,
+                               "parse_rate": r.parse_rate if r.proposals_attempted else None,
+                               "fallbacks": r.fallbacks, "sources": r.sources,
                                "front": nondominated(N[r.chosen]).tolist() if r.chosen else [],
                                "seconds": r.seconds,
                                "rows": [{k: v for k, v in row.items()} for row in r.rows]}
                            for s, r in results.items()}}
 
 
-def paired(make_instance: Callable[[int], F.Instance], seeds: int, strategies: list[str] | None = None,
+def paired(make_space: Callable[[int], Space], seeds: int, strategies: list[str] | None = None,
            cfg: MathmoConfig | None = None, progress: Progress | None = None,
            cancel: CancelToken | None = None) -> dict[str, object]:
-    """Every strategy on ``seeds`` paired instances (seed s: instance s, search seed s): final hypervolumes, their
-    mean and standard error, and each strategy's mean relative to ours."""
+    """Every strategy on ``seeds`` paired instances (seed s: the space ``make_space(s)``, search seed s): final
+    hypervolumes, their mean and standard error, and per strategy the paired difference of the first strategy (ours)
+    minus it with its 95 % interval (:func:`backend.stats.paired_ci`)."""
+    from ...stats import paired_ci
+
     names = [STRATEGIES.key(s) for s in (strategies or list(STRATEGIES))]
     finals: dict[str, list[float]] = {s: [] for s in names}
     for seed in range(seeds):
-        space = Space(make_instance(seed), seed)
+        space = make_space(seed)
         for s, r in compare(space, names, cfg, seed=seed, cancel=cancel).items():
             finals[s].append(r.final_hv)
         report(progress, (seed + 1) / seeds, f"seed {seed + 1} of {seeds}")
-    ours = float(np.mean(finals[names[0]]))
-    summary = {s: {"mean": float(np.mean(v)), "sem": float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1
-                   else 0.0, "relative_to_first": float(np.mean(v) / ours - 1.0) if ours > 0 else 0.0,
-                   "wins_over_first": float(np.mean(np.asarray(v) > np.asarray(finals[names[0]]) + 1e-12))}
-               for s, v in finals.items()}
-    return {"seeds": seeds, "finals": finals, "summary": summary}
+    first = np.asarray(finals[names[0]])
+    summary = {}
+    for s, v in finals.items():
+        ci = paired_ci(first, v) if s != names[0] and len(v) > 1 else None
+        summary[s] = {"mean": float(np.mean(v)), "sem": float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1
+                      else 0.0, "first_minus": ci.mean if ci else 0.0,
+                      "first_minus_low": ci.low if ci else 0.0, "first_minus_high": ci.high if ci else 0.0,
+                      "wins_over_first": float(np.mean(np.asarray(v) > first + 1e-12))}
+    return {"seeds": seeds, "first": names[0], "finals": finals, "summary": summary}
+
+
+def proposal_gains(space: Space, res: SearchResult, proposals: int = 3, neighbours: int = 3,
+                   seed: int = 0) -> list[dict[str, object]]:
+    """Per round of ``res``: the hypervolume its model added to the models run before it (fraction of the grid
+    front's), beside two counterfactuals from the same state: the mean gain of a uniformly random unrun model of the
+    same framework (exact, over every such model), and the gain of the model the grid operator + surrogate would have
+    run (``proposals`` proposals). ``source`` says whether the operator's proposal ran or the round fell back."""
+    lo, hi, grid_hv = space.grid()
+    N = Space.normalise(np.asarray([space.objectives(i) for i in range(len(space.models))]), lo, hi)
+    ref = np.full(3, REF)
+    out = []
+    for r, pick in enumerate(res.chosen):
+        before = res.chosen[:r]
+        front = N[before] if before else np.zeros((0, 3))
+        base = hypervolume(front, ref) if before else 0.0
+
+        def gain(i: int, front: np.ndarray = front, base: float = base) -> float:
+            return (hypervolume(np.vstack([front, N[i][None]]), ref) - base) / grid_hv
+
+        f = space.models[pick][0]
+        pool = [i for i in space.of_framework(f) if i not in before]
+        uniq, inverse = np.unique(N[pool].round(12), axis=0, return_inverse=True)
+        first_of = {int(u): pool[k] for k, u in reversed(list(enumerate(np.ravel(inverse))))}
+        # a candidate that a model already run weakly dominates adds nothing: no hypervolume to compute
+        covered = (np.any(np.all(front[None, :, :] <= uniq[:, None, :], axis=2), axis=1) if len(front)
+                   else np.zeros(len(uniq), bool))
+        gains_u = np.asarray([0.0 if covered[u] else gain(first_of[u]) for u in range(len(uniq))])
+        rand_gain = float(gains_u[np.ravel(inverse)].mean())
+        props = grid_operator(space, f, set(before), proposals, np.random.default_rng([seed, r, 67])).models
+        alt = props[0] if not before else _surrogate_pick(space, before, props, neighbours)
+        out.append({"round": r + 1, "source": res.sources[r] if r < len(res.sources) else "", "framework": f,
+                    "gain": gain(pick), "random_gain": rand_gain, "grid_gain": gain(alt)})
+    return out

@@ -1,16 +1,17 @@
 """``python -m backend mathmo <action>``: MATHMO's bi-level search over modelling frameworks and models.
 
 Actions:
-  search   Pareto-UCB + surrogate against random framework, flat search and no surrogate on one facility-location
-           instance: the front of the models run, hypervolume per round, the chosen models
-  grid     every model of the grid on one instance, its objectives and the grid's Pareto front
+  search   Pareto-UCB + surrogate against random search, NSGA-II and its ablations (random framework, flat search,
+           no surrogate) on one facility-location instance: the front of the models run, hypervolume per round,
+           the chosen models
+  grid     every model of the space on one instance, its objectives and the space's Pareto front
   methods  the strategies and proposal operators
 
 Examples::
 
     python -m backend mathmo search --problem facility --rounds 20 --json
     python -m backend mathmo search --instance sites.csv --strategies pareto-ucb,flat --json
-    python -m backend mathmo search --operator lm --rounds 8 --json      # SmolLM2 as the proposal operator
+    python -m backend mathmo search --operator lm --rounds 8 --max-calls 20 --json   # SmolLM2 as the operator
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     s.add_argument("--operator", default="grid", help="grid (default) or lm (a local causal LM)")
     s.add_argument("--lm", default=None, help="the LM of --operator lm: a local folder or cached hub name "
                                               "(default: the embedded SmolLM2)")
+    s.add_argument("--max-calls", type=int, default=None, help="--operator lm: at most this many LM calls per run")
     s.add_argument("--strategies", type=_strategies, default=None, help="comma-separated (default all)")
     s.add_argument("--seed", type=int, default=0)
-    g = add_action(acts, "grid", cmd_grid, "every model of the grid and the grid's Pareto front")
+    g = add_action(acts, "grid", cmd_grid, "every model of the space and the space's Pareto front")
     _instance_args(g)
     g.add_argument("--seed", type=int, default=0)
     add_action(acts, "methods", cmd_methods, "the strategies and proposal operators")
@@ -68,7 +70,8 @@ def cmd_search(args: argparse.Namespace) -> Output:
     instance = _instance(args)
     config = SearchConfig(rounds=args.rounds, proposals=args.proposals, operator=args.operator,
                           strategies=tuple(args.strategies) if args.strategies else None, seed=args.seed,
-                          facilities=args.facilities, customers=args.customers, lm=args.lm)
+                          facilities=args.facilities, customers=args.customers, lm=args.lm,
+                          max_calls=args.max_calls)
     out = run_search(instance, config)
     lines = [f"{out['instance']['source']}; {args.rounds} rounds, operator {config.operator}; hypervolume as a "
              f"fraction of the grid front's"]

@@ -13,7 +13,19 @@ from typing import Any
 from ...errors import InputError
 from ...runtime import CancelToken, Progress, sub_progress
 from . import facility as F
-from .bilevel import OBJECTIVES, OPERATORS, STRATEGIES, MathmoConfig, Space, compare, lm_operator, paired, to_json
+from .bilevel import (
+    LM_TOKENS,
+    OBJECTIVES,
+    OPERATORS,
+    STRATEGIES,
+    MathmoConfig,
+    Space,
+    compare,
+    lm_operator,
+    logged_space,
+    paired,
+    to_json,
+)
 from .pareto import nondominated
 
 
@@ -33,6 +45,7 @@ class SearchConfig:
     facilities: int = 10
     customers: int = 30
     lm: str | None = None
+    max_calls: int | None = None  # LM operator: at most this many calls per search (then rounds fall back)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "operator", OPERATORS.key(self.operator))
@@ -63,16 +76,27 @@ class GridConfig:
     customers: int = 30
 
 
-def _generator(name: str | None, lm: Any = None):  # noqa: ANN202 - a prompt -> text function
+def make_space(config: SearchConfig | GridConfig, seed: int) -> Space:
+    """The generated instance of ``config``'s size and ``seed``: served from the recorded log when it holds that
+    instance (the default size, seeds 0-19), else its models run on demand."""
+    inst = F.generate(config.facilities, config.customers, seed)
+    return logged_space(seed, inst)
+
+
+def _generator(name: str | None, lm: Any = None, max_calls: int | None = None):  # noqa: ANN202 - prompt -> text
     """Prompt -> reply of the causal LM ``lm`` (already loaded, e.g. the page's cached model), else loaded by
-    ``name``."""
+    ``name``; after ``max_calls`` calls the reply is empty (a failed proposal: the round falls back)."""
     if lm is None:
         from ...models.lm import load_causal_lm
 
         lm = load_causal_lm(name)
+    calls = [0]
 
     def generate(prompt: str) -> str:
-        return lm.generate(prompt, max_new_tokens=40)
+        if max_calls is not None and calls[0] >= max_calls:
+            return ""
+        calls[0] += 1
+        return lm.generate(prompt, max_new_tokens=LM_TOKENS)
 
     return generate
 
@@ -82,16 +106,16 @@ def run_search(instance: F.Instance | None, config: SearchConfig, lm: Any = None
     """The strategies of ``config`` on ``instance`` (None = generated from the config's size and seed). ``lm``: the
     loaded causal LM of the language-model operator (None: loaded from ``config.lm`` when the operator needs it)."""
     seed = int(config.seed)
-    space = Space(instance if instance is not None else F.generate(config.facilities, config.customers, seed), seed)
+    space = make_space(config, seed) if instance is None else Space(instance, seed)
     cfg = config.search_config()
-    generate = _generator(config.lm, lm) if config.uses_lm else None
+    generate = _generator(config.lm, lm, config.max_calls) if config.uses_lm else None
     many = int(config.seeds) > 1 and instance is None and not config.uses_lm
     space.grid(progress=sub_progress(progress, 0.0, 0.4))
     out = to_json(space, compare(space, list(config.strategies), cfg, seed=seed, generate=generate,
                                  progress=sub_progress(progress, 0.4, 0.6 if many else 1.0), cancel=token), cfg)
     if many:
-        def make(s: int) -> F.Instance:
-            return F.generate(config.facilities, config.customers, s)
+        def make(s: int) -> Space:
+            return make_space(config, s)
 
         out["paired"] = paired(make, int(config.seeds), list(config.strategies), cfg,
                                progress=sub_progress(progress, 0.6, 1.0), cancel=token)
@@ -103,8 +127,7 @@ def run_grid(instance: F.Instance | None, config: GridConfig, progress: Progress
     """Every model of the grid on ``instance`` (None = generated): objectives, the front, ideal and nadir."""
     import numpy as np
 
-    space = Space(instance if instance is not None else F.generate(config.facilities, config.customers,
-                                                                   config.seed), config.seed)
+    space = make_space(config, int(config.seed)) if instance is None else Space(instance, config.seed)
     lo, hi, hv = space.grid(progress=progress)
     if token is not None:
         token.check()

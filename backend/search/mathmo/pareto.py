@@ -24,8 +24,15 @@ def dominates(a: np.ndarray, b: np.ndarray) -> bool:
 def nondominated(F: np.ndarray) -> np.ndarray:
     """Indices of the rows of ``F`` ``[n, k]`` that no other row dominates (duplicates all kept)."""
     F = np.asarray(F, dtype=float)
-    keep = [i for i in range(len(F)) if not any(dominates(F[j], F[i]) for j in range(len(F)) if j != i)]
-    return np.asarray(keep, dtype=np.int64)
+    if len(F) == 0:
+        return np.zeros(0, dtype=np.int64)
+    keep = np.ones(len(F), dtype=bool)
+    for start in range(0, len(F), 256):  # blocks of rows: [b, n, k] comparisons
+        block = F[start:start + 256]
+        le = np.all(F[None, :, :] <= block[:, None, :], axis=2)  # [b, n]: row j no worse than row i everywhere
+        lt = np.any(F[None, :, :] < block[:, None, :], axis=2)
+        keep[start:start + 256] = ~np.any(le & lt, axis=1)
+    return np.flatnonzero(keep).astype(np.int64)
 
 
 def hypervolume(F: np.ndarray, ref: np.ndarray) -> float:
@@ -39,6 +46,8 @@ def hypervolume(F: np.ndarray, ref: np.ndarray) -> float:
     inside = F[np.all(F < ref, axis=1)]
     if len(inside) == 0:
         return 0.0
+    if len(inside) > 64:  # dominated rows add nothing; dropping them first keeps pymoo fast on large sets
+        inside = inside[nondominated(inside)]
     return float(HV(ref_point=ref)(inside))
 
 

@@ -38,6 +38,7 @@ def test_sample_two_methods_and_upload() -> None:
     r = at.session_state["pbfm_result"]["run"]
     assert {row["method"] for row in r["rows"]} == {"pbfm", "fm"} and r["seeds"] == [0]
     assert len(at.get("plotly_chart")) == 3  # Pareto, samples, residual maps
+    assert any("Not physical" in w.value for w in at.warning)  # the page says the samples are not physical
     assert len(at.get("download_button")) == 2
     from backend.physics.pbfm.pdes import darcy_fields
 
@@ -49,6 +50,10 @@ def test_sample_two_methods_and_upload() -> None:
     np.savez(bad, field=np.full((2, 64), np.inf))
     at.file_uploader(key="pbfm_upload").set_value(("inf.npz", bad.getvalue(), "application/octet-stream")).run()
     assert any("NaN or inf" in e.value for e in at.error)
+    at.button(key="pbfm_diag_go").click().run()  # why the samples are not physical: the diagnostic models
+    assert not at.exception, at.exception
+    diag = at.session_state["pbfm_result"]["diag"]["rows"]
+    assert [d["method"] for d in diag][:2] == ["fm", "pbfm"] and len(diag) == 5
 
 
 def test_page_job_equals_cli(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -77,7 +82,8 @@ def test_page_job_equals_cli(monkeypatch: pytest.MonkeyPatch) -> None:
     from backend.physics.pbfm.cli import cmd_sample
 
     cli = cmd_sample(argparse.Namespace(case="darcy", n=64, steps=10, methods=["pbfm", "fm"], seeds=(0,))).result
-    got = {"case": page.case, "n": page.n, "steps": page.steps, "methods": page.rows, "runs": page.runs}
+    got = {"case": page.case, "n": page.n, "steps": page.steps, "methods": page.rows, "runs": page.runs,
+           "references": page.references}
     for path in ("methods.*.sample_seconds", "runs.*.sample_seconds"):
         got, cli = strip(got, path.split(".")), strip(cli, path.split("."))
     assert same(got, cli) is None, same(got, cli)
@@ -92,6 +98,9 @@ def test_job_and_configs_pickle() -> None:
         jobs.SampleConfig(methods=())
     with pytest.raises(InputError, match="shipped models"):
         jobs.SampleConfig(seeds=(7,))
+    with pytest.raises(InputError, match="Darcy only"):
+        jobs.SampleConfig("heat", methods=("weighted-300",))
+    assert "weighted-300" not in jobs.SampleConfig("heat").methods
 
 
 # The page's upload widgets, for tests/app/test_inputs_pages.py (one bad and one odd corpus file each).

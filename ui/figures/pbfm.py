@@ -63,10 +63,19 @@ def residual_maps(residuals: Mapping[str, np.ndarray]) -> go.Figure:
     return fig
 
 
-def pareto(rows: Sequence[Mapping[str, object]]) -> go.Figure:
-    """Distribution error vs mean residual per method: the seed mean with the min-max range as error bars; the
-    Pareto front of the means joined by a line."""
+def pareto(rows: Sequence[Mapping[str, object]],
+           references: Sequence[Mapping[str, object]] = ()) -> go.Figure:
+    """Distribution error (energy distance on standardised channels) vs mean residual per method: the seed mean
+    with the min-max range as error bars; the Pareto front of the means joined by a line; ``references`` (solver
+    fields plus white noise on the physical channel, one point per std) as a grey dotted line."""
     fig = go.Figure()
+    noisy = [r for r in references if str(r["label"]).startswith("solver + noise")]
+    if noisy:
+        fig.add_trace(go.Scatter(
+            x=[r["energy_distance"] for r in noisy], y=[r["mean_residual"] for r in noisy], mode="lines+markers+text",
+            text=[str(r["label"]).replace("solver + noise ", "") for r in noisy], textposition="middle right",
+            line=dict(color="#b0b0b0", dash="dot"), marker=dict(color="#b0b0b0", size=7, symbol="diamond"),
+            name="solver fields + white noise on u (its std x u's std; reference)"))
     for r in rows:
         m = str(r["method"])
         fig.add_trace(go.Scatter(
@@ -81,7 +90,8 @@ def pareto(rows: Sequence[Mapping[str, object]]) -> go.Figure:
     if len(front) > 1:
         fig.add_trace(go.Scatter(x=[r["energy_distance"] for r in front], y=[r["mean_residual"] for r in front],
                                  mode="lines", line=dict(color="#7f7f7f", dash="dash"), name="Pareto front"))
-    fig.update_layout(height=420, margin=dict(t=30, b=10), xaxis_title="energy distance to held-out solver fields",
+    fig.update_layout(height=420, margin=dict(t=30, b=10),
+                      xaxis_title="energy distance to held-out solver fields (standardised channels)",
                       yaxis_title="mean |residual| (log)", yaxis_type="log", title="Distribution error vs physics")
     return fig
 

@@ -2,8 +2,11 @@
 and residual guidance.
 
 Actions:
-  sample    every method (shipped models, seeds 0-2): energy distance to held-out solver fields and mean |residual|
-            of n samples, the Pareto front of the methods
+  sample    every method (shipped models, seeds 0-2): energy distance to held-out solver fields (standardised
+            channels, and per channel) and mean |residual| of n samples with its noise-equivalent std, the Pareto
+            front of the methods
+  diagnostics  Darcy: FM and PBFM beside wider, longer-trained and per-node-normalised models (why the samples are
+            not physical)
   config    ConFIG on random conflicting gradient pairs: equal cosines, against the conflictfree package
   residual  the residual of a field file (NPZ / CSV) and of the solver's own fields
   methods   the methods
@@ -13,6 +16,7 @@ Examples::
     python -m backend pbfm sample --case darcy --n 16 --json
     python -m backend pbfm sample --case heat --methods pbfm,fm --seeds 0 --json
     python -m backend pbfm residual --field my_field.npz --case darcy --json
+    python -m backend pbfm diagnostics --n 128 --json
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     r = add_action(acts, "residual", cmd_residual, "the residual of a field file")
     r.add_argument("--field", required=True, help="NPZ (array 'field') or CSV of the case's shape")
     r.add_argument("--case", default=None, help="darcy or heat (default: from the shape)")
+    d = add_action(acts, "diagnostics", cmd_diagnostics, "why the samples are not physical (Darcy, seed 0)")
+    d.add_argument("--n", type=int, default=256, help="samples per model (default 256)")
     add_action(acts, "methods", cmd_methods, "the methods")
     return acts
 
@@ -55,10 +61,22 @@ def cmd_sample(args: argparse.Namespace) -> Output:
     config = SampleConfig(args.case, args.n, args.steps, seeds=tuple(args.seeds), **chosen)
     res = run_sample(config)
     lines = [f"case {res.case}, {res.n} samples, {res.steps} Euler steps, seeds {res.seeds}"]
-    lines += [f"{r['label']:<40} energy distance {r['energy_distance']:.4f}  mean |R| {r['mean_residual']:.4g}"
+    lines += [f"{r['label']:<44} energy distance {r['energy_distance']:.4f} (standardised)  mean |R| "
+              f"{r['mean_residual']:.4g} = noise {100 * r['noise_rel']:.0f} % of std(u)"
               f"{'  (Pareto)' if r['pareto'] else ''}" for r in res.rows]
-    return Output({"case": res.case, "n": res.n, "steps": res.steps, "methods": res.rows, "runs": res.runs},
-                  lines=lines)
+    lines += [f"reference: {x['label']:<34} energy distance {x['energy_distance']:.4f}  mean |R| "
+              f"{x['mean_residual']:.4g}" for x in res.references]
+    return Output({"case": res.case, "n": res.n, "steps": res.steps, "methods": res.rows, "runs": res.runs,
+                   "references": res.references}, lines=lines)
+
+
+def cmd_diagnostics(args: argparse.Namespace) -> Output:
+    from .jobs import DiagnosticsConfig, run_diagnostics
+
+    res = run_diagnostics(DiagnosticsConfig(args.n))
+    return Output({"n": res.n, "models": res.rows}, lines=[
+        f"{r['label']:<32} energy distance {r['energy_distance']:.4f}  mean |R| {r['mean_residual']:.4g}  noise "
+        f"{100 * r['noise_rel']:.0f} % of std(u)  u error {100 * r['solution_error']:.0f} %" for r in res.rows])
 
 
 def cmd_config(args: argparse.Namespace) -> dict:

@@ -23,6 +23,14 @@ from .pbfm import METHODS
 from .pdes import CASES, get_case
 
 MODEL_SEEDS = (0, 1, 2)  # the seeds of the shipped models
+# reference: solver fields + white noise on the physical channel, its std this fraction of the channel's std
+NOISE_LEVELS = (0.01, 0.03, 0.1, 0.3, 1.0)
+
+
+def available(case: str) -> tuple[str, ...]:
+    """The methods with shipped models for ``case``."""
+    name = get_case(case).name
+    return tuple(m for m in METHODS if name in METHODS.get(m).cases)
 MAX_SAMPLES = 4096
 MAX_STEPS = 1000
 
@@ -30,16 +38,19 @@ MAX_STEPS = 1000
 @dataclass(frozen=True)
 class SampleConfig:
     """``n`` samples per model in ``steps`` Euler steps, for each of ``methods`` (names of
-    :data:`backend.physics.pbfm.pbfm.METHODS`) and model ``seeds`` on the PDE ``case``."""
+    :data:`backend.physics.pbfm.pbfm.METHODS`; None: every method with models for the case) and model ``seeds`` on
+    the PDE ``case``."""
 
     case: str = "darcy"
     n: int = 256
     steps: int = 50
-    methods: tuple[str, ...] = tuple(METHODS)
+    methods: tuple[str, ...] | None = None
     seeds: tuple[int, ...] = MODEL_SEEDS
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "case", get_case(self.case).name)
+        if self.methods is None:
+            object.__setattr__(self, "methods", available(self.case))
         if not 1 <= int(self.n) <= MAX_SAMPLES:
             raise InputError(f"Draw 1 to {MAX_SAMPLES:,} samples (got {self.n}).")
         if not 1 <= int(self.steps) <= MAX_STEPS:
@@ -47,6 +58,10 @@ class SampleConfig:
         if not self.methods:
             raise InputError(f"Choose at least one method of: {', '.join(METHODS)}.")
         object.__setattr__(self, "methods", tuple(METHODS.key(m) for m in self.methods))
+        missing = [m for m in self.methods if self.case not in METHODS.get(m).cases]
+        if missing:
+            raise InputError(f"No {self.case} models for {', '.join(missing)} (trained on Darcy only); choose among "
+                             f"{', '.join(available(self.case))}.")
         if not self.seeds or any(int(s) not in MODEL_SEEDS for s in self.seeds):
             raise InputError(f"Seeds must be among {', '.join(map(str, MODEL_SEEDS))} (the shipped models; got "
                              f"{list(self.seeds)}).")
@@ -55,9 +70,11 @@ class SampleConfig:
 
 @dataclass
 class SampleResult:
-    """``rows``: per method, the seed means and spreads of both axes and ``pareto``; ``runs``: one row per method x
-    seed; ``examples``: four seed-0 samples per method, ``example_residuals`` the residual of the first, ``solver``
-    four held-out solver fields (nested lists)."""
+    """``rows``: per method, the seed means and spreads of both axes (energy distance on standardised channels, per
+    channel, and the mean |residual| with its noise-equivalent std) and ``pareto``; ``runs``: one row per method x
+    seed; ``references``: solver fields of another data seed with white noise on the physical channel (one row per
+    std) and with that channel set to 0, scored the same way; ``examples``: four seed-0 samples per method,
+    ``example_residuals`` the residual of the first, ``solver`` four held-out solver fields (nested lists)."""
 
     case: str
     n: int
@@ -68,9 +85,38 @@ class SampleResult:
     examples: dict[str, list] = field(default_factory=dict)
     example_residuals: dict[str, list] = field(default_factory=dict)
     solver: list = field(default_factory=list)
+    references: list[dict[str, object]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
+
+
+def references(case: str, n: int) -> list[dict[str, object]]:
+    """Solver fields (data seed 7) with white noise on the physical channel, its std each fraction of
+    :data:`NOISE_LEVELS` of that channel's held-out std, and with that channel set to 0, on the page's two axes (what
+    a solver with a noisy output would score)."""
+    from . import pbfm as B
+    from .evaluation import (
+        PHYSICAL_CHANNEL,
+        channel_energy_distances,
+        channel_scales,
+        heldout,
+        reference_fields,
+        standardised_energy_distance,
+    )
+    from .pdes import mean_abs_residual
+
+    c = get_case(case)
+    held = heldout(c.name, 500)
+    sd = float(channel_scales(c.name)[PHYSICAL_CHANNEL[c.name]])
+    out = []
+    for label, f in [*((f"solver + noise {s:g} std", reference_fields(c.name, n, noise=s * sd)) for s in NOISE_LEVELS),
+                     ("solver, physical channel 0", reference_fields(c.name, n, zero_physical=True))]:
+        out.append({"label": label, "energy_distance": standardised_energy_distance(f, held, c.name),
+                    "ed_channels": channel_energy_distances(f, held, c.name),
+                    "energy_distance_raw": B.energy_distance(f, held),
+                    "mean_residual": float(mean_abs_residual(c, f).mean())})
+    return out
 
 
 def run_sample(config: SampleConfig, progress: Progress | None = None,
@@ -85,7 +131,7 @@ def run_sample(config: SampleConfig, progress: Progress | None = None,
     return SampleResult(config.case, int(config.n), int(config.steps), list(config.seeds), summarise(scores),
                         [s.as_dict() for s in scores], {m: x[:4].tolist() for m, x in examples.items()},
                         {m: c.residual(x[:1])[0].tolist() for m, x in examples.items()},
-                        heldout(config.case, 4).tolist())
+                        heldout(config.case, 4).tolist(), references(config.case, int(config.n)))
 
 
 @dataclass(frozen=True)
@@ -201,3 +247,46 @@ def run_config_check(config: ConfigCheckConfig, progress: Progress | None = None
 
     checked(progress, token)
     return ConfigCheckResult(**config_check(int(config.pairs), int(config.dim), int(config.seed)))
+
+
+@dataclass(frozen=True)
+class DiagnosticsConfig:
+    """``n`` Darcy samples (50 Euler steps) of the seed-0 FM and PBFM models and of the diagnostic models."""
+
+    n: int = 256
+
+    def __post_init__(self) -> None:
+        if not 16 <= int(self.n) <= MAX_SAMPLES:
+            raise InputError(f"Draw 16 to {MAX_SAMPLES:,} samples (got {self.n}).")
+
+
+@dataclass
+class DiagnosticsResult:
+    """One row per model: its training settings (hidden width, steps, normalisation), the energy distance on
+    standardised channels and per channel, the mean |residual|, its noise-equivalent std (absolute and relative to
+    u's std) and the median relative error of u against the solver's u for the sample's own log k."""
+
+    n: int
+    rows: list[dict[str, object]]
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def run_diagnostics(config: DiagnosticsConfig, progress: Progress | None = None,
+                    token: CancelToken | None = None) -> DiagnosticsResult:
+    """Why the samples are not physical: the shipped FM and PBFM models (seed 0) beside FM with more capacity, more
+    steps and per-node normalisation."""
+    from . import pbfm as B
+    from .evaluation import get_method, score, summarise
+
+    progress = checked(progress, token)
+    plain = next(m for m in B.METHODS if not B.METHODS.get(m).residual and B.METHODS.get(m).trained)
+    names = [plain, *B.METHODS.names("ours"), *B.DIAGNOSTICS]
+    rows = summarise(score("darcy", names, (0,), n=int(config.n), progress=progress)[0])
+    for r in rows:
+        cfg = get_method(str(r["method"])).config(B.PBFMConfig())
+        r.update(hidden=cfg.hidden, train_steps=cfg.steps,
+                 normalisation="per node" if cfg.per_node_norm else "per channel")
+        r.pop("pareto", None)
+    return DiagnosticsResult(int(config.n), rows)

@@ -57,6 +57,7 @@ class PBFMConfig:
     n_train: int = 2000
     max_unroll: int = 4
     data_seed: int = 0
+    per_node_norm: bool = False
 
 
 class Velocity(nn.Module):
@@ -80,27 +81,34 @@ class Velocity(nn.Module):
 
 @dataclass
 class Normaliser:
-    """Per-channel scalar mean and standard deviation (fields are de-normalised before every residual)."""
+    """Mean and standard deviation, per channel (scalars ``[C]``, the default) or per node (arrays of the field's
+    shape); fields are de-normalised before every residual."""
 
-    mean: np.ndarray  # [C]
-    std: np.ndarray  # [C]
+    mean: np.ndarray  # [C] or the field's shape
+    std: np.ndarray  # [C] or the field's shape
     shape: tuple[int, ...]
 
+    def _stats(self) -> tuple[np.ndarray, np.ndarray]:
+        if np.shape(self.mean) == tuple(self.shape):
+            return np.asarray(self.mean), np.asarray(self.std)
+        ext = [1] * (len(self.shape) - 1)
+        return np.asarray(self.mean).reshape(-1, *ext), np.asarray(self.std).reshape(-1, *ext)
+
     def encode(self, fields: np.ndarray) -> np.ndarray:
-        f = (fields - self.mean.reshape(-1, *[1] * (len(self.shape) - 1))) / self.std.reshape(
-            -1, *[1] * (len(self.shape) - 1))
-        return f.reshape(len(fields), -1)
+        m, s = self._stats()
+        return ((fields - m) / s).reshape(len(fields), -1)
 
     def decode_t(self, x: torch.Tensor) -> torch.Tensor:
-        shape = (len(x), *self.shape)
-        ext = [1] * (len(self.shape) - 1)
-        m = torch.as_tensor(self.mean, dtype=x.dtype).reshape(1, -1, *ext)
-        s = torch.as_tensor(self.std, dtype=x.dtype).reshape(1, -1, *ext)
-        return x.reshape(shape) * s + m
+        m, s = self._stats()
+        return x.reshape((len(x), *self.shape)) * torch.as_tensor(s, dtype=x.dtype)[None] + torch.as_tensor(
+            m, dtype=x.dtype)[None]
 
 
-def normaliser_for(case: Case, fields: np.ndarray) -> Normaliser:
-    axes = tuple(i for i in range(fields.ndim) if i != 1)
+def normaliser_for(case: Case, fields: np.ndarray, per_node: bool = False) -> Normaliser:
+    """Per-channel statistics of ``fields`` ``[n, C, ...]``, or per node (``per_node``: every value of the field its
+    own mean and standard deviation; a node that is constant in the data, such as a Dirichlet boundary, decodes to
+    its constant whatever the model outputs there)."""
+    axes = (0,) if per_node else tuple(i for i in range(fields.ndim) if i != 1)
     return Normaliser(fields.mean(axis=axes), fields.std(axis=axes) + 1e-8, case.shape)
 
 
@@ -161,7 +169,7 @@ def train(cfg: PBFMConfig, *, residual: bool = False, lam: float = 0.0, conflict
     the two gradients combined by ConFIG (``residual=True, conflict_free=True``)."""
     case = get_case(cfg.case)
     fields = case.fields(cfg.n_train, cfg.data_seed)
-    norm = normaliser_for(case, fields)
+    norm = normaliser_for(case, fields, cfg.per_node_norm)
     X = torch.as_tensor(norm.encode(fields), dtype=torch.float32)
     torch.manual_seed(seed)
     model = Velocity(X.shape[1], cfg)
@@ -261,45 +269,70 @@ def energy_distance(a: np.ndarray, b: np.ndarray) -> float:
 # ------------------------------------------------------------------------------------------------ registry
 @dataclass(frozen=True)
 class Method:
-    """One method of the comparison: how its model trains (``residual``, ``lam``, ``conflict_free``), how it samples
-    (``guidance``) and the stem of its shipped weights. Called as ``method(model, norm, case, n, steps=, seed=)`` it
-    draws ``n`` fields ``[n, C, ...]`` from a trained model the way the method samples."""
+    """One method of the comparison: how its model trains (``residual``, ``lam``, ``conflict_free``, and
+    ``overrides`` of :class:`PBFMConfig` fields such as ``max_unroll``), how it samples (``guidance``), the stem of
+    its shipped weights and the PDE ``cases`` it has models for. Called as ``method(model, norm, case, n, steps=,
+    seed=)`` it draws ``n`` fields ``[n, C, ...]`` from a trained model the way the method samples."""
 
     residual: bool = False
     lam: float = 0.0
     conflict_free: bool = False
     guidance: float = 0.0
     weights: str = ""  # the asset stem
+    overrides: tuple[tuple[str, object], ...] = ()
+    cases: tuple[str, ...] = ("darcy", "heat")
 
     @property
     def trained(self) -> bool:
         """Whether the method trains its own models (residual guidance samples the plain FM ones)."""
         return self.guidance == 0
 
+    def config(self, cfg: PBFMConfig) -> PBFMConfig:
+        """``cfg`` with this method's overrides."""
+        from dataclasses import replace
+
+        return replace(cfg, **dict(self.overrides))
+
     def fit(self, cfg: PBFMConfig, *, seed: int = 0, progress: Progress | None = None,
             cancel: CancelToken | None = None) -> tuple[Velocity, Normaliser, TrainLog]:
         """Train this method's model (:func:`train` with the method's arguments)."""
-        return train(cfg, residual=self.residual, lam=self.lam, conflict_free=self.conflict_free, seed=seed,
-                     progress=progress, cancel=cancel, label=self.weights)
+        return train(self.config(cfg), residual=self.residual, lam=self.lam, conflict_free=self.conflict_free,
+                     seed=seed, progress=progress, cancel=cancel, label=self.weights)
 
     def __call__(self, model: Velocity, norm: Normaliser, case: Case, n: int, *, steps: int = 50,
                  seed: int = 0) -> np.ndarray:
         return sample(model, norm, case, n, steps=steps, seed=seed, guidance=self.guidance)
 
 
-LAMBDAS = (0.1, 0.3, 1.0, 3.0, 10.0)
+LAMBDAS = (0.1, 0.3, 1.0, 3.0, 10.0)  # both cases
+LAMBDAS_DARCY = (30.0, 100.0, 300.0)  # the sweep continued on Darcy until the distribution error gives way
 GUIDANCE = (0.05, 0.2)
 
 METHODS: Registry[Method] = Registry("PBFM method")
 METHODS.add("pbfm", Method(residual=True, conflict_free=True, weights="pbfm"),
             label="PBFM (FM + ConFIG + unrolling, ours)", kind="ours")
 METHODS.add("fm", Method(weights="fm"), label="Flow matching", kind="baseline")
-for _lam in LAMBDAS:
-    METHODS.add(f"weighted-{_lam:g}", Method(residual=True, lam=_lam, weights=f"weighted{_lam:g}"),
+for _lam in LAMBDAS + LAMBDAS_DARCY:
+    METHODS.add(f"weighted-{_lam:g}", Method(residual=True, lam=_lam, weights=f"weighted{_lam:g}",
+                                             cases=("darcy",) if _lam in LAMBDAS_DARCY else ("darcy", "heat")),
                 label=f"FM + {_lam:g} x residual", kind="baseline")
 for _g in GUIDANCE:
     METHODS.add(f"guidance-{_g:g}", Method(guidance=_g, weights="fm"), label=f"FM + residual guidance {_g:g}",
                 kind="baseline")
+METHODS.add("pbfm-1step", Method(residual=True, conflict_free=True, weights="pbfm1step",
+                                 overrides=(("max_unroll", 1),), cases=("darcy",)),
+            label="PBFM without unrolling (one-step estimate)", kind="ablation")
+
+DIAGNOSTICS: Registry[Method] = Registry("PBFM diagnostic model")
+"""Flow-matching models that ask why the miniature's samples are not physical (Darcy, seed 0): more capacity, more
+steps, per-node normalisation (each node its own mean and scale, so the residual's second differences see the
+model's error at the scale of that node)."""
+DIAGNOSTICS.add("fm-wide", Method(weights="diag_fm_wide", overrides=(("hidden", 512),), cases=("darcy",)),
+                label="FM, 3 x 512 hidden", kind="reference")
+DIAGNOSTICS.add("fm-long", Method(weights="diag_fm_long", overrides=(("steps", 8000),), cases=("darcy",)),
+                label="FM, 8,000 steps", kind="reference")
+DIAGNOSTICS.add("fm-node", Method(weights="diag_fm_node", overrides=(("per_node_norm", True),), cases=("darcy",)),
+                label="FM, per-node normalisation", kind="reference")
 
 
 def config_dict(cfg: PBFMConfig) -> dict[str, object]:

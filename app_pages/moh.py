@@ -1,4 +1,4 @@
-"""MoH: meta-optimised heuristics for TSP and online bin packing (a two-level GP search by default)."""
+"""MoH: meta-optimised heuristics for TSP and bin packing; optimisers are programs of stages built by a meta level."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import streamlit as st
 from backend.heuristics.moh import jobs, shipped
 from backend.heuristics.moh.inputs import PRESETS
 from backend.heuristics.moh.jobs import EvolveConfig, SolveConfig
+from backend.heuristics.moh.meta_operators import META_OPERATORS
 from backend.heuristics.moh.moh import VARIANTS
-from backend.heuristics.moh.operators import OPERATORS, GPOperator
+from backend.heuristics.moh.optimiser import EditOperator
 from backend.heuristics.moh.references import CONSTRUCTIONS, GAP_REFERENCE
 from backend.runtime import provenance
 from ui.claims import claims_panel
@@ -21,24 +22,42 @@ from ui.runner import run_job
 from ui.state import bound, preset_choice, record_run, show_history
 
 PROBLEMS = {"tsp_construct": "TSP construction", "bpp_online": "Online bin packing", "tsp_gls": "TSP improvement (GLS)"}
-GP_LINE = ("**Operator: the program-space GP operator.** MoH is a two-level genetic programming search with this "
-           "operator: optimiser programs evolve heuristic programs, and the meta-optimiser evolves the optimisers.")
+EDITS_LINE = ("**Meta operator: hand-written structural edits.** The meta level builds optimiser programs by adding, "
+              "replacing, dropping, splicing and reordering stages and swapping their components at random; no "
+              "language model writes the shipped optimisers (the LM operator is measured below and can be chosen "
+              "under *Evolve here*).")
+MAY_CHANGE = r"""
+**What the meta level may change** (an optimiser program): the number (1-4) and order of the *stages* of a
+generation; in each stage the **selection** (tournament k, rank, truncation q, best, uniform), the **variation
+pipeline** (1-3 of subtree, point, const, crossover, hoist, applied in order), the **acceptance** rule (plus, comma e,
+replace the parent, replace the worst, annealing T), the children per stage and how often the stage runs; the
+population, the depth of the random start, the parsimony pressure and restarts.
+**What it may not change**: the heuristic language and its interpreter, the runner that scores a heuristic (tour
+construction, online packing), the evaluation budget, the training tasks and their weights, and the seed heuristic
+(`d_cur`, nearest neighbour), which always starts in the population.
+"""
 
 page_header("moh", r"""
-**MoH** evolves the *optimiser* that evolves heuristics. Each candidate optimiser evolves heuristics for TSP of 20, 50
-and 100 cities; its utility is the **size-weighted** sum of the resulting gaps, and the best optimiser becomes the next
-meta-optimiser. The heuristics are then judged at **200-1,000 cities, never trained on**, against the single-size and
-no-meta ablations (equal budgets) and the classic constructions.
+**MoH** evolves the *optimiser* that evolves heuristics. An optimiser here is a **program**: a list of stages, each
+composing a selection, a variation pipeline and an acceptance rule. Each candidate program evolves heuristics for TSP
+of 20, 50 and 100 cities; its utility is the **size-weighted** sum of the resulting gaps, and the best program runs the
+next meta iteration. The heuristics are judged at **200-1,000 cities, never trained on**, against the single-size
+and no-meta ablations (equal budgets), a tuned-constant rule and the classic constructions.
 """, details_md=r"""
 A heuristic is a program of a small typed language (features such as `d_cur`, `avg_rest`, `nn_rest`; operators
 `add sub mul div min max neg abs sqrt log sq inv ifgt`), interpreted with step limits; at each step the candidate
-with the smallest score is taken. An optimiser is a program of evolutionary components (population, ramped
-initialisation, selection, operator mix, elitism, survival, parsimony, restarts). The meta level keeps a population
-of optimisers; the current best one, used as the meta-optimiser, proposes the next candidates with its own selection
-and operator mix. Utility $U(\phi) = -\sum_i w_i\,\mathrm{gap}_i(\phi)$ with $w_i \propto n_i$. **Ablations**:
-the utility of one size (50 cities, all of the budget on it) and no meta level (the seed optimiser alone on the
-size-weighted gaps with MoH's whole budget). Budgets are counted in task evaluations (one heuristic on one size's
-instances). TSPLIB files are checked, then read with `tsplib95` (installed without its dependencies: it pins networkx 2, and
+with the smallest score is taken. An optimiser is a program of stages, for example
+`(optimiser (population 8) (init 3) (parsimony 0.001) (restart 0) (stage (select tournament 3) (vary crossover subtree)
+(accept plus) (children 4)) (stage (select best) (vary const) (accept anneal 0.5) (children 2) (every 2)))`.
+The meta level keeps a population of 4 optimiser programs and is itself run by the best program found so far, whose
+variation steps act on programs as structural edits. Utility $U(\phi) = -\sum_i w_i\,\mathrm{gap}_i(\phi)$ with
+$w_i \propto n_i$. **Ablations**: the utility of one size (50 cities, all of the budget on it) and no meta level
+(the seed program, a plain generational GP, alone on the size-weighted gaps with MoH's whole budget). **Tuned
+constant**: `d_cur - c * avg_rest` with `c` found by a line search (grid, then golden section) on the same training
+gaps, the form most evolved heuristics take. Budgets are counted in task evaluations (one heuristic on one size's
+instances). **Departures from the paper**: no LLM writes the shipped optimisers or heuristics (the paper uses
+GPT-4o-mini); the meta population is 4 and the budgets small (the paper: 10), so that 20 training seeds fit a CPU.
+TSPLIB files are checked, then read with `tsplib95` (installed without its dependencies: it pins networkx 2, and
 scikit-image needs 3); gaps are to LKH-3 through `elkai`.
 """)
 claims_panel("moh")
@@ -50,7 +69,7 @@ problem = bound(st.radio, "Problem", ["tsp_construct", "bpp_online"], horizontal
                 format_func=PROBLEMS.get)
 if shipped.available():
     s = shipped.summary(problem)
-    st.markdown(GP_LINE + f" Shipped by `{shipped.COMMAND}`: {len(s['seeds'])} training seeds, {s['count']} "
+    st.markdown(EDITS_LINE + f" Shipped by `{shipped.COMMAND}`: {len(s['seeds'])} training seeds, {s['count']} "
                 f"evaluation instances per size.")
     c1, c2 = st.columns(2)
     gaps = {**s["mean"], **s["references"]}
@@ -63,19 +82,37 @@ if shipped.available():
     show_metrics_table(pd.DataFrame(rows), key="moh_table")
     cfg = s["config"]
     allowed = cfg["meta_population"] * (cfg["generations"] + 1) * cfg["budget"] * len(cfg["sizes"])
-    st.caption(f"Every variant may make {allowed:,} proposals (one task evaluation each); a proposal the operator "
-               "cannot make new (12 tries gave a copy of its parent) spends one without an evaluation.")
+    st.caption(f"Every search variant may make {allowed:,} proposals (one task evaluation each); a program already "
+               "scored is not scored again. The tuned constant spends about 30 heuristic evaluations.")
     top = s["sizes"][-1]
-    paired = pd.DataFrame(s["paired"]).rename(columns={v: f"{VARIANTS.label(v)} gap@{top}" for v in s["variants"]})
+    if s["stats"]:
+        st.markdown(f"**Paired over the {len(s['seeds'])} training seeds at {top}** (MoH's gap minus the other's; "
+                    "negative favours MoH; 95 % t-interval):")
+        st.dataframe(pd.DataFrame([{"MoH against": VARIANTS.label(r["against"]),
+                                    "mean difference (pp)": r["mean_difference"],
+                                    "95 % interval": f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]",
+                                    "MoH wins": f"{r['wins']} of {r['seeds']}"} for r in s["stats"]]),
+                     hide_index=True, key="moh_stats")
     if problem == "tsp_construct":
         st.caption("Faint points: the training seeds. OR-Tools routing (path-cheapest-arc start, greedy descent) runs "
                    "up to 500 cities; at 1,000 it reaches its time limit, so its result would depend on the machine.")
-    st.caption(f"Paired training seeds at {top}: the same training instances for every variant of a seed.")
-    st.dataframe(paired, hide_index=True, key="moh_paired")
+    with st.expander(f"Per-seed gaps at {top}"):
+        paired = pd.DataFrame(s["paired"]).rename(columns={v: f"{VARIANTS.label(v)} gap@{top}" for v in s["variants"]})
+        st.dataframe(paired, hide_index=True, key="moh_paired")
+    st.markdown("**Evolved heuristics as code**, with the size-weighted training gap each reached and its gap at "
+                f"{top} (smallest score is chosen):")
+    st.dataframe(pd.DataFrame(s["evolved"]), hide_index=True, key="moh_evolved",
+                 column_config={"s-expression": st.column_config.TextColumn(width="large")})
     win = s["programs"]["moh"]
-    st.markdown("**The winning MoH heuristic** (seed 0; smallest score is chosen):")
-    st.code(win["readable"], language="text")
-    st.caption(f"s-expression `{win['program']}`; optimiser `{win['optimiser']}`")
+    c1, c2 = st.columns(2)
+    c1.markdown(f"MoH heuristic of seed 0 (training gap {win['weighted_gap']:.2f} %):")
+    c1.code(win["readable"], language="text")
+    c2.markdown("The optimiser program that found it:")
+    c2.code(win["optimiser"], language="lisp")
+    st.markdown(MAY_CHANGE)
+    if s["optimisers"]:
+        with st.expander("Every optimiser program the meta level scored (seed 0), best first"):
+            st.dataframe(pd.DataFrame(s["optimisers"]), hide_index=True, key="moh_optimisers")
     fi = s["references"].get("farthest_insertion")
     if problem == "tsp_construct" and fi is not None:
         ours = s["mean"]["moh"]
@@ -88,6 +125,21 @@ if shipped.available():
     json_download("Download the shipped summary (JSON)", s, f"moh_{problem}_summary.json", key="moh_dl_summary")
 else:
     st.warning(f"The shipped programs are missing: run `{shipped.COMMAND}`.")
+
+if problem == "tsp_construct" and shipped.lm_available():
+    lm_s = shipped.lm_summary()
+    d = lm_s["lm_minus_edits"]
+    st.markdown(
+        f"**What the LM operator adds** ({lm_s['source'] or 'SmolLM2-135M-Instruct'} writing optimiser programs, "
+        f"shipped by `{shipped.LM_COMMAND}`): from the two best programs of each seed's MoH run it wrote "
+        f"{lm_s['lm_valid_new_per_call']:.2f} valid new programs per call over {lm_s['calls']} calls (the edit "
+        f"operator: {lm_s['edits_valid_new_per_call']:.2f}); the best training gap its programs reached minus the edit "
+        f"operator's, paired over {d['seeds']} seeds: {d['mean_difference']:+.2f} pp "
+        f"[{d['ci_low']:.2f}, {d['ci_high']:.2f}], LM better in {d['lm_better']}.")
+    with st.expander("LM operator: per seed, and its first replies"):
+        st.dataframe(pd.DataFrame(lm_s["rows"]), hide_index=True, key="moh_lm_rows")
+        for r in lm_s["samples"]:
+            st.code(r, language="text")
 
 # ------------------------------------------------------------------------------------------------ your instance
 st.subheader("Your instance")
@@ -149,10 +201,11 @@ with st.form("moh_form"):
     gens = bound(c4.select_slider, "Meta iterations", [1, 2, 4, 8, 20], 1, key="moh_gens")
     c1, c2, c3 = st.columns(3)
     mpop = bound(c1.select_slider, "Meta population", [3, 4, 6, 10], 3, key="moh_mpop")
-    operator = bound(c2.radio, "Operator", OPERATORS.names(), horizontal=True, key="moh_operator",
-                     format_func=OPERATORS.label,
-                     help="The LM operator proposes heuristics through SmolLM2-135M-Instruct, capped calls; replies "
-                          "that do not parse are failed proposals.")
+    operator = bound(c2.radio, "Meta operator", META_OPERATORS.names(), horizontal=True, key="moh_operator",
+                     format_func=META_OPERATORS.label,
+                     help="What proposes optimiser programs: hand-written structural edits, or SmolLM2-135M-Instruct "
+                          "writing programs (capped calls; replies that do not parse are failed proposals, past the "
+                          "cap the edits propose).")
     lm_calls = bound(c3.select_slider, "LM call cap", [4, 8, 16, 32], 8, key="moh_lm_calls")
     go_evolve = st.form_submit_button("Evolve", icon=":material/play_arrow:", type="primary")
 
@@ -162,9 +215,10 @@ evolve_config = EvolveConfig(eproblem, tuple(int(x) for x in sizes_text.split(",
                              eval_instances=1)
 if go_evolve:
     got = run_job("MoH evolution", jobs.run_evolve, evolve_config, time_cap_s=900,
-                  lm=None if OPERATORS[operator] is GPOperator else get_model("smollm2"))
+                  lm=None if META_OPERATORS[operator] is EditOperator else get_model("smollm2"))
     out = None if got is None else {
         "operator": got["operator"], "problem": got["problem"], "variants": got["variants"],
+        "optimisers": got["optimisers"],
         "eval": got["evaluation"], "curves": got["curves"], "seconds": got["timing_s"]["evolve"],
         "params": {"problem": eproblem, "sizes": sizes_text, "budget": budget, "generations": gens,
                    "meta_population": mpop, "operator": operator}}
@@ -172,25 +226,27 @@ if go_evolve:
         res_all["evolve"] = out
         record_run("moh", out["params"], {f"{k} gap@200 (%)": g[0] for k, g in out["eval"]["gaps"].items()})
 if e := res_all.get("evolve"):
-    op = e["operator"]
-    if "lm_calls" not in op:
-        st.markdown(GP_LINE)
+    if META_OPERATORS[e["operator"]["meta_operator"]] is EditOperator:
+        st.markdown(EDITS_LINE)
     else:
-        rate = op["parse_rate"]
-        st.markdown(f"**Operator: {op['source']}** proposed heuristics: {op['lm_calls']} calls (cap {op['max_calls']} "
-                    "per variant),"
-                    f" {op['parsed']} parsed into the language, parse rate "
-                    f"{'n/a' if rate is None else f'{100 * rate:.0f}%'}; failed replies were counted as failed "
-                    f"proposals. After the cap, {op['gp_fallback_proposals']} proposals came from the GP operator.")
+        for k, op in e["operator"]["per_variant"].items():
+            if "lm_calls" in op:
+                st.markdown(f"**Meta operator of {VARIANTS.label(k)}: {op['source']}** wrote optimiser programs: "
+                            f"{op['lm_calls']} calls (cap {op['max_calls']}), {op['parsed']} parsed, {op['new']} "
+                            f"valid and new; {op['edit_fallback_proposals']} proposals came from the edits after "
+                            "the cap.")
     c1, c2 = st.columns(2)
     c1.plotly_chart(figs.progress({k: tuple(v) for k, v in e["curves"].items()}), key="moh_evolve_progress")
     c2.plotly_chart(figs.gap_vs_size(e["eval"]["sizes"], e["eval"]["gaps"], e["eval"]["reference"],
                                      title="Gap at 200 cities / items (unseen)"), key="moh_evolve_gap")
-    st.caption(f"Search time {e['seconds']:.1f} s for the three variants (equal task-evaluation budgets).")
+    st.caption(f"Search time {e['seconds']:.1f} s for the variants (equal task-evaluation budgets for the searches).")
     show_metrics_table(pd.DataFrame([{"variant": VARIANTS.label(k), "heuristic": v["readable"],
                                       "optimiser": v["optimiser"], "task evaluations": v["task_evals"],
                                       "failed proposals": v["failed"]} for k, v in e["variants"].items()]),
                        key="moh_evolve_table")
+    for k, text in e["optimisers"].items():
+        st.markdown(f"Optimiser program of {VARIANTS.label(k)}:")
+        st.code(text, language="lisp")
     json_download("Download the evolution (JSON)", {**e, "provenance": provenance(0, **e["params"])},
                   "moh_evolution.json", key="moh_dl_evolve")
     csv_download("Download the gaps (CSV)", pd.DataFrame(e["eval"]["gaps"], index=e["eval"]["sizes"]),

@@ -1,7 +1,8 @@
 """MoH benchmark: the shipped evolved heuristics (MoH, single-size utility, no meta level; mean over training seeds)
 against nearest neighbour, greedy edge, farthest insertion, 2-opt, OR-Tools routing and LKH-3 on TSP instances never
 trained on, and against first fit / best fit on online bin packing; gaps, milliseconds per instance and ratios; plus
-the wall time of the search itself (seconds per meta iteration at the default configuration, one seed).
+the tuned constant d_cur - c * avg_rest; plus the wall time of the search itself (seconds per meta iteration at the
+default configuration, one seed).
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/moh.py [--instances 2] [--sizes 200,500,1000] [--ortools-max 500]
 
@@ -44,9 +45,10 @@ def main() -> int:
     rec = shipped.load()["problems"]
     tsp = rec["tsp_construct"]
     seeds = [r["seed"] for r in tsp["runs"]]
+    tvars = list(tsp["runs"][0]["variants"])
     progs = {v: [parse(r["variants"][v]["heuristic"], GRAMMARS["tsp_construct"]) for r in tsp["runs"]]
-             for v in VARIANTS}
-    names = [*VARIANTS, *R.TSP_REFERENCES]
+             for v in tvars}
+    names = [*tvars, *R.TSP_REFERENCES]
     print(f"TSP construction: gap to LKH-3 (%) and ms per instance; evolved rows are means over {len(seeds)} "
           "training seeds\n")
     print("| heuristic | " + " | ".join(f"gap@{n} | ms@{n}" for n in sizes) + " |")
@@ -66,7 +68,7 @@ def main() -> int:
                 continue
             gaps, ms = [], []
             for inst, r in zip(insts, ref):
-                fns = [lambda p=p, i=inst: construct_tour(p, i) for p in progs[k]] if k in VARIANTS else \
+                fns = [lambda p=p, i=inst: construct_tour(p, i) for p in progs[k]] if k in progs else \
                     [lambda i=inst, name=k: R.TSP_REFERENCES.get(name)(i)]
                 for fn in fns:
                     t0 = time.perf_counter()
@@ -78,26 +80,29 @@ def main() -> int:
         cells = " | ".join("n/a | n/a" if g is None else f"{g:.2f} | {m:.1f}" for g, m in table[k])
         print(f"| {VARIANTS.label(k) if k in VARIANTS else R.TSP_REFERENCES.label(k)} | {cells} |")
     print("\nRatios at each size (gap of MoH / gap of the other; time of LKH-3 / time of MoH):\n")
-    print("| size | MoH / single-size | MoH / no meta | MoH / farthest insertion | LKH-3 time / MoH time |")
-    print("|---|---|---|---|---|")
+    print("| size | MoH / single-size | MoH / no meta | MoH / tuned constant | MoH / farthest insertion | "
+          "LKH-3 time / MoH time |")
+    print("|---|---|---|---|---|---|")
     for j, n in enumerate(sizes):
         m = table["moh"][j][0]
         print(f"| {n} | {m / table['single_size'][j][0]:.3f} | {m / table['no_meta'][j][0]:.3f} | "
-              f"{m / table['farthest_insertion'][j][0]:.3f} | {table['lkh'][j][1] / table['moh'][j][1]:.1f} |")
+              f"{m / table['tuned_constant'][j][0]:.3f} | {m / table['farthest_insertion'][j][0]:.3f} | "
+              f"{table['lkh'][j][1] / table['moh'][j][1]:.1f} |")
 
     bpp = rec["bpp_online"]
-    bprogs = {v: [parse(r["variants"][v]["heuristic"], GRAMMARS["bpp_online"]) for r in bpp["runs"]] for v in VARIANTS}
+    bvars = list(bpp["runs"][0]["variants"])
+    bprogs = {v: [parse(r["variants"][v]["heuristic"], GRAMMARS["bpp_online"]) for r in bpp["runs"]] for v in bvars}
     print(f"\nOnline bin packing: excess bins over the L1 bound (%), ms per instance; evolved rows: means over "
           f"{len(bpp['runs'])} seeds\n")
     print("| heuristic | " + " | ".join(f"excess@{n} | ms@{n}" for n in sizes) + " |")
     print("|---|" + "---|---|" * len(sizes))
-    rows: dict[str, list] = {k: [] for k in [*VARIANTS, "first_fit", "best_fit"]}
+    rows: dict[str, list] = {k: [] for k in [*bvars, "first_fit", "best_fit"]}
     for n in sizes:
         insts = instances("bpp_online", n, args.instances, EVAL_SEED)
         for k in rows:
             ex, ms = [], []
             for inst in insts:
-                fns = [lambda p=p, i=inst: pack_online(p, i)[0] for p in bprogs[k]] if k in VARIANTS else \
+                fns = [lambda p=p, i=inst: pack_online(p, i)[0] for p in bprogs[k]] if k in bprogs else \
                     [lambda i=inst, name=k: R.BIN_REFERENCES.get(name)(i)]
                 for fn in fns:
                     t0 = time.perf_counter()

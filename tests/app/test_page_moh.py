@@ -1,6 +1,6 @@
 """AppTest of the MoH page: opens with the shipped evolution drawn and nothing run, solves a random instance, an
 uploaded TSPLIB file and uploaded bin items, refuses a bad upload with a message, and runs the light evolution with
-the GP operator (the page says which operator ran)."""
+the hand-written edit operator (the page says which meta operator ran and shows the optimiser programs as code)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,13 @@ def test_page_opens_with_the_shipped_evolution() -> None:
     assert not at.exception, at.exception
     assert not at.session_state["moh_result"]
     assert len(at.get("plotly_chart")) == 2  # gap vs size, evolution progress
-    assert any("two-level genetic programming search" in m.value for m in at.markdown)
+    assert any("hand-written structural edits" in m.value for m in at.markdown)
+    assert any("What the meta level may change" in m.value for m in at.markdown)
+    assert any("Evolved heuristics as code" in m.value for m in at.markdown)
+    assert any(c.value.startswith("(optimiser") for c in at.code)  # the winning optimiser program
+    assert any("What the LM operator adds" in m.value and "valid new programs per call" in m.value for m in at.markdown)
+    stats = next(d for d in at.dataframe if "MoH against" in d.value.columns).value
+    assert len(stats) == 3 and set(stats["MoH against"]) >= {"Tuned constant (d_cur - c * avg_rest)"}
     assert any("does **not** beat farthest insertion" in i.value or "beats farthest" in i.value for i in at.info)
 
 
@@ -50,14 +56,16 @@ def test_solve_uploads_and_errors() -> None:
     assert len(at.get("plotly_chart")) == 2 + 1 + 1  # shipped, bins, and the run-history comparison (3 runs)
 
 
-def test_light_evolution_with_the_gp_operator() -> None:
+def test_light_evolution_with_the_edit_operator() -> None:
     at = open_page("moh", timeout=180)
     _button(at, "Evolve").click().run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     e = at.session_state["moh_result"]["evolve"]
-    assert e["operator"]["operator"] == "gp" and set(e["variants"]) == {"moh", "single_size", "no_meta"}
-    assert sum("two-level genetic programming search" in m.value for m in at.markdown) == 2
+    assert e["operator"]["meta_operator"] == "edits"
+    assert set(e["variants"]) == {"moh", "single_size", "no_meta", "tuned_constant"}
+    assert sum("hand-written structural edits" in m.value for m in at.markdown) == 2
+    assert sum(c.value.startswith("(optimiser") for c in at.code) >= 1 + 3  # shipped winner + each search variant
     assert len(at.get("plotly_chart")) == 4
 
 

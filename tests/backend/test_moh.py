@@ -13,9 +13,19 @@ from backend.errors import InputError
 from backend.heuristics.moh import problems as P
 from backend.heuristics.moh import references as R
 from backend.heuristics.moh.language import GRAMMARS, Interpreter, StepLimit, parse, render, to_text
+from backend.heuristics.moh.meta_operators import LMMetaOperator, first_program
 from backend.heuristics.moh.moh import MoHConfig, evolve
 from backend.heuristics.moh.operators import GPOperator, LMOperator, first_sexpr
-from backend.heuristics.moh.optimiser import SEED_OPTIMISER, mutate_optimiser, parse_optimiser, random_optimiser
+from backend.heuristics.moh.optimiser import (
+    MAX_STAGES,
+    SEED_OPTIMISER,
+    EditOperator,
+    Optimiser,
+    Stage,
+    parse_optimiser,
+    random_optimiser,
+    run_loop,
+)
 from backend.io import registry
 
 TSP = GRAMMARS["tsp_construct"]
@@ -123,16 +133,89 @@ def test_operators_and_failed_lm_proposals() -> None:
     assert lm.calls == 4 and first_sexpr("x (a (b c)) y") == "(a (b c))" and first_sexpr("none") is None
 
 
-def test_optimiser_programs_roundtrip() -> None:
+def test_optimiser_programs_roundtrip_and_refusals() -> None:
     rng = np.random.default_rng(1)
     for _ in range(20):
         o = random_optimiser(rng)
-        assert parse_optimiser(o.text()) == o
-        for op in ("subtree", "point", "const", "crossover", "hoist"):
-            child = mutate_optimiser(op, [o, SEED_OPTIMISER], rng)
-            assert parse_optimiser(child.text()) == child and 2 <= child.population <= 16
-    with pytest.raises(InputError):
-        parse_optimiser("(optimiser (select roulette))")
+        assert parse_optimiser(o.text()) == o and parse_optimiser(o.pretty()) == o
+        assert 1 <= len(o.stages) <= MAX_STAGES
+    assert parse_optimiser(SEED_OPTIMISER.text()) == SEED_OPTIMISER
+    clamped = parse_optimiser("(optimiser (population 99) (stage (select tournament 9) (vary const) (accept anneal 50) "
+                              "(children 40)))")
+    assert clamped.population == 16 and clamped.stages[0] == Stage("tournament", 5.0, ("const",), "anneal", 5.0, 16)
+    for bad, why in [("(optimiser (population 8))", "at least one"), ("(stage (select best))", "optimiser"),
+                     ("(optimiser (stage (select roulette) (vary const) (accept plus)))", "select must"),
+                     ("(optimiser (stage (select best) (vary mutate) (accept plus)))", "vary lists"),
+                     ("(optimiser (stage (select best) (vary const) (accept never)))", "accept must"),
+                     ("(optimiser (stage (select best) (vary const)))", "needs"),
+                     ("(optimiser (population x) (stage (select best) (vary const) (accept plus)))", "not a number"),
+                     ("(optimiser " + "(stage (select best) (vary const) (accept plus)) " * 5 + ")", "at most 4"),
+                     ("(optimiser (stage (select best) (vary const const const const) (accept plus)))", "at most 3")]:
+        with pytest.raises(InputError, match=why):
+            parse_optimiser(bad)
+
+
+def test_edit_operator_changes_the_loop_structure() -> None:
+    """The hand-written meta operator proposes new structure: stage counts, orders and components change."""
+    rng = np.random.default_rng(2)
+    ed = EditOperator()
+    stage_counts, structures = set(), set()
+    parents = [SEED_OPTIMISER, random_optimiser(rng)]
+    for k in range(60):
+        child = ed.propose(("subtree", "point", "const", "crossover", "hoist")[k % 5], parents, rng)
+        assert child is not None and child.text() != parents[0].text()
+        assert parse_optimiser(child.text()) == child
+        stage_counts.add(len(child.stages))
+        structures.add(child.structure())
+    assert len(stage_counts) >= 3 and len(structures) >= 20
+
+
+def _toy_loop(prog: Optimiser, budget: int = 60, seed: int = 0):  # noqa: ANN202
+    """Minimise |x - 7| over integers with +-1 / +-3 steps: a check of the interpreter itself."""
+    def vary(op, parents, rng):  # noqa: ANN001, ANN202
+        if op == "crossover":
+            return (parents[0] + parents[1]) // 2
+        return parents[0] + int(rng.choice([-3, -1, 1, 3]))
+
+    return run_loop(prog, lambda x: abs(x - 7), [0], budget, vary, lambda i, d, r: int(r.integers(-20, 20)), str,
+                    np.random.default_rng(seed))
+
+
+def test_run_loop_spends_its_budget_and_every_acceptance_rule_works() -> None:
+    for acc, arg in (("plus", 0), ("comma", 1), ("parent", 0), ("worst", 0), ("anneal", 0.5)):
+        prog = Optimiser(4, 2, 0.0, 2, (Stage("tournament", 2, ("subtree",), acc, arg, 3),
+                                        Stage("best", 0, ("point", "crossover"), acc, arg, 1, every=2)))
+        log = _toy_loop(prog)
+        assert log.proposals == 60 and len(log.curve) == 60
+        assert log.curve == sorted(log.curve, reverse=True)  # the best so far never gets worse
+        assert log.best_fit == 0, (acc, log.best_fit)
+
+
+def test_lm_meta_operator_counts_valid_new_programs() -> None:
+    rng = np.random.default_rng(0)
+    a = SEED_OPTIMISER
+    b = parse_optimiser("(optimiser (stage (select best) (vary const) (accept parent) (children 2)))")
+    replies = iter(["Here: (optimiser (population 6) (stage (select rank) (vary subtree hoist) (accept worst)",
+                    a.text(), "I cannot do that.", "(optimiser (stage (select roulette) (vary x) (accept plus)))"])
+    lm = LMMetaOperator(lambda prompt: next(replies), max_calls=4)
+    got = [lm.propose("subtree", [a, b], rng) for _ in range(4)]
+    assert got[0] is not None and got[0].stages[0].accept == "worst"  # an unclosed reply is closed at the end
+    assert got[1:] == [None, None, None]
+    assert (lm.calls, lm.parsed, lm.new, lm.failed) == (4, 2, 1, 2)
+    assert lm.stats()["valid_new_per_call"] == 0.25
+    assert lm.propose("point", [a, b], rng) is not None and lm.fallback.calls == 1  # past the cap: the edits
+    assert first_program("x (optimiser (a) (b)) y") == "(optimiser (a) (b))" and first_program("none") is None
+    assert "training gap" in lm.prompt("point", a, b)
+
+
+def test_tuned_constant_line_search() -> None:
+    from backend.heuristics.moh.moh import TUNED_GRID, tuned_constant
+
+    cfg = MoHConfig(sizes=(20, 50), train_instances=2, seed=3)
+    r = tuned_constant(cfg)
+    grid = [h["weighted_gap"] for h in r.history[:len(TUNED_GRID)]]
+    assert r.weighted_gap <= min(grid) + 1e-9 and r.heuristic.startswith("(sub d_cur (mul ")
+    assert r.proposals == len(TUNED_GRID) + 10
 
 
 def test_two_level_search_is_deterministic_with_equal_budgets() -> None:
@@ -140,11 +223,29 @@ def test_two_level_search_is_deterministic_with_equal_budgets() -> None:
                     seed=4)
     a, b = evolve(cfg), evolve(cfg)
     assert {k: v.heuristic for k, v in a.items()} == {k: v.heuristic for k, v in b.items()}
-    budget = cfg.meta_population * (cfg.generations + 1) * cfg.budget * len(cfg.sizes)
-    assert a["moh"].proposals == a["single_size"].proposals == budget
+    assert set(a) == {"moh", "single_size", "no_meta", "tuned_constant"}
+    budget = cfg.task_budget
+    for v in ("moh", "single_size"):
+        h = a[v].history
+        assert len(h) == cfg.optimiser_evaluations
+        assert a[v].proposals <= budget and a[v].task_evals <= budget + len(cfg.sizes) * 3
+        best = [x["best_weighted_gap"] for x in h]
+        assert best == sorted(best, reverse=True)  # the best optimiser survives and runs the meta level
+        assert h[-1]["meta_optimiser"] == a[v].optimiser
     assert a["no_meta"].proposals * len(cfg.sizes) == budget
-    best = [h["best_utility"] for h in a["moh"].history]
-    assert best == sorted(best)  # the best optimiser survives and becomes the meta-optimiser
-    assert a["moh"].history[-1]["meta_optimiser"] == a["moh"].optimiser
     for v in a.values():
         parse(v.heuristic, TSP)
+
+
+def test_lm_measurement_with_a_scripted_model() -> None:
+    from backend.heuristics.moh.lm_meta import measure_seed
+
+    cfg = MoHConfig(sizes=(20, 50), train_instances=2, budget=6, meta_population=3, generations=1, seed=5)
+    hist = evolve(cfg, ("moh",))["moh"].history
+    replies = iter(["(optimiser (population 5) (stage (select best) (vary const point) (accept anneal 1) "
+                    "(children 3)))", "no program"])
+    got = measure_seed(cfg, hist, 2, lambda p: next(replies))
+    assert got["lm"]["calls"] == 2 and got["lm"]["valid_new"] == 1 and got["lm"]["parsed"] == 1
+    assert got["edits"]["valid_new"] == 2
+    assert got["lm"]["best_gap"] == got["lm"]["proposals"][0]["gap"]
+    assert min(p["gap"] for p in got["edits"]["proposals"]) == got["edits"]["best_gap"]

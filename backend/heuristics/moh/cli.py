@@ -1,9 +1,10 @@
 """``python -m backend moh <action>``: MoH meta-optimised heuristics for TSP and online bin packing.
 
 Actions:
-  evolve  MoH (size-weighted meta-optimisation) and its ablations (single-size utility, no meta level) with equal
-          evaluation budgets on the training sizes; the winning heuristics' programs, the meta-level progress and the
-          optimality gaps at evaluation sizes never trained on, next to the references
+  evolve  MoH (size-weighted meta-optimisation), its ablations (single-size utility, no meta level) and the tuned
+          constant, the searches with equal evaluation budgets on the training sizes; the winning heuristics'
+          programs, the meta-level progress and the optimality gaps at evaluation sizes never trained on, next to the
+          references
   solve   one instance (a TSPLIB file, or --n random cities) with a heuristic program (default: the shipped MoH
           heuristic): the tour as city indices, its length and the gap to LKH-3
 
@@ -35,23 +36,26 @@ def _problem(text: str) -> str:
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
     """Add the ``moh`` group to ``python -m backend``."""
-    from .operators import OPERATORS
+    from .meta_operators import META_OPERATORS
 
     acts = add_group(subparsers, "moh", "MoH: meta-optimised heuristics for TSP and online bin packing")
-    e = add_action(acts, "evolve", cmd_evolve, "MoH and its ablations with equal budgets; gaps at unseen sizes")
+    e = add_action(acts, "evolve", cmd_evolve, "MoH, its ablations (equal budgets) and the tuned constant; gaps at "
+                   "unseen sizes")
     e.add_argument("--problem", type=_problem, default="tsp_construct",
                    help="tsp (construction), tsp_gls (improvement: guided local search), bpp (online bin packing)")
     e.add_argument("--sizes", type=int_list, default=(20, 50, 100), help="training sizes (default 20,50,100)")
-    e.add_argument("--generations", type=int, default=4, help="meta iterations (default 4)")
-    e.add_argument("--budget", type=int, default=40, help="heuristic evaluations per task per optimiser (default 40)")
-    e.add_argument("--meta-population", type=int, default=6, help="optimisers per meta iteration (default 6)")
-    e.add_argument("--train-instances", type=int, default=4, help="instances per training size (default 4)")
+    e.add_argument("--generations", type=int, default=2, help="meta iterations (default 2)")
+    e.add_argument("--budget", type=int, default=16, help="heuristic evaluations per task per optimiser (default 16)")
+    e.add_argument("--meta-population", type=int, default=4, help="optimisers per meta iteration (default 4)")
+    e.add_argument("--train-instances", type=int, default=2, help="instances per training size (default 2)")
     e.add_argument("--single-size", type=int, default=50, help="training size of the single-size ablation")
-    e.add_argument("--variants", default="moh,single_size,no_meta", help="comma-separated variants")
+    e.add_argument("--variants", default="", help="comma-separated variants (default: every one that applies: moh, "
+                   "single_size, no_meta and, for tsp, tuned_constant)")
     e.add_argument("--eval-sizes", type=int_list, default=(200, 500, 1000), help="evaluation sizes (200-1000)")
     e.add_argument("--eval-instances", type=int, default=2, help="instances per evaluation size (default 2)")
-    e.add_argument("--operator", choices=OPERATORS.names(), default="gp",
-                   help="proposal operator of the heuristics: gp (default) or lm (SmolLM2, capped calls)")
+    e.add_argument("--operator", choices=META_OPERATORS.names(), default="edits",
+                   help="meta-level operator that proposes optimiser programs: edits (hand-written structural edits, "
+                        "default) or lm (SmolLM2 writes programs, capped calls)")
     e.add_argument("--lm-calls", type=int, default=20, help="cap on LM calls with --operator lm (default 20)")
     e.add_argument("--seed", type=int, default=0)
 
@@ -72,7 +76,8 @@ def cmd_evolve(args: argparse.Namespace) -> Output:
     from .jobs import EvolveConfig, run_evolve
 
     config = EvolveConfig(args.problem, tuple(args.sizes), args.train_instances, args.budget, args.meta_population,
-                          args.generations, args.single_size, args.seed, tuple(args.variants.split(",")),
+                          args.generations, args.single_size, args.seed,
+                          tuple(v for v in args.variants.split(",") if v.strip()) or None,
                           args.operator, args.lm_calls, tuple(args.eval_sizes), args.eval_instances)
     got = run_evolve(config)
     ev, res, refs = got["evaluation"], got["variants"], config.shown_references()

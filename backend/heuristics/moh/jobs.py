@@ -2,8 +2,8 @@
 
 ``run_solve(instance, SolveConfig)``: one instance (a TSP instance, random cities when None, or bin items) solved by a
 heuristic program and the references (:mod:`.solve`). ``run_evolve(EvolveConfig)``: MoH and its ablations with equal
-budgets (:func:`.moh.evolve`), then their gaps at unseen sizes (:func:`.moh.evaluate`), the operator's counts and the
-search curves.
+budgets and the tuned-constant baseline (:func:`.moh.evolve`), then their gaps at unseen sizes (:func:`.moh.evaluate`),
+the meta operator's counts, the evolved optimiser programs and the search curves.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from ...errors import InputError
 from ...runtime import CancelToken, Progress, sub_progress, timed
-from .moh import VARIANTS, MoHConfig, evaluate, evolve
-from .operators import OPERATORS, GPOperator
+from .meta_operators import META_OPERATORS
+from .moh import VARIANTS, MoHConfig, default_variants, evaluate, evolve
+from .optimiser import EditOperator, parse_optimiser
 from .problems import BinInstance, TSPInstance, random_tsp
 from .references import CONSTRUCTIONS, RULES
 
@@ -38,19 +39,20 @@ class SolveConfig:
 class EvolveConfig:
     """One evolution: the search (``problem``, training ``sizes``, ``train_instances``, ``budget``,
     ``meta_population``, ``generations``, ``single_size``: the single-size ablation's size when it is a training size,
-    else the middle one, ``seed``), the ``variants``, the proposal ``operator`` (``gp`` or ``lm``, ``lm_calls`` its
-    cap), and the evaluation (``eval_sizes``, ``eval_instances``, ``references``: None = the problem's defaults)."""
+    else the middle one, ``seed``), the ``variants`` (None = every one that applies), the meta-level ``operator``
+    (``edits``: hand-written structural edits, or ``lm``: SmolLM2 writes optimiser programs, ``lm_calls`` its cap),
+    and the evaluation (``eval_sizes``, ``eval_instances``, ``references``: None = the problem's defaults)."""
 
     problem: str = "tsp_construct"
     sizes: tuple[int, ...] = (20, 50, 100)
-    train_instances: int = 4
-    budget: int = 40
-    meta_population: int = 6
-    generations: int = 4
+    train_instances: int = 2
+    budget: int = 16
+    meta_population: int = 4
+    generations: int = 2
     single_size: int = 50
     seed: int = 0
     variants: tuple[str, ...] | None = None
-    operator: str = "gp"
+    operator: str = "edits"
     lm_calls: int = 20
     eval_sizes: tuple[int, ...] = (200, 500, 1000)
     eval_instances: int = 2
@@ -60,7 +62,10 @@ class EvolveConfig:
         object.__setattr__(self, "sizes", tuple(int(s) for s in self.sizes))
         object.__setattr__(self, "eval_sizes", tuple(int(s) for s in self.eval_sizes))
         object.__setattr__(self, "variants", tuple(
-            VARIANTS.key(v) for v in (VARIANTS if self.variants is None else self.variants) if str(v).strip()))
+            VARIANTS.key(v) for v in (default_variants(self.problem) if self.variants is None else self.variants)
+            if str(v).strip()))
+        if not set(self.variants) <= set(default_variants(self.problem)):
+            raise InputError("The tuned-constant baseline (d_cur - c * avg_rest) is a TSP-construction rule.")
         if not all(20 <= s <= 1000 for s in self.sizes) or not all(200 <= s <= 1000 for s in self.eval_sizes):
             raise InputError("Training sizes are 20-1,000 and evaluation sizes 200-1,000.")
         if set(self.sizes) & set(self.eval_sizes):
@@ -71,7 +76,7 @@ class EvolveConfig:
                                 ("--eval-instances", self.eval_instances, 1, 16)):
             if not lo <= v <= hi:
                 raise InputError(f"{name} is {v}; give {lo} to {hi}.")
-        object.__setattr__(self, "operator", OPERATORS.key(self.operator))
+        object.__setattr__(self, "operator", META_OPERATORS.key(self.operator))
         if self.single_size not in self.sizes:
             object.__setattr__(self, "single_size", self.sizes[len(self.sizes) // 2])
 
@@ -104,24 +109,25 @@ def run_solve(instance: TSPInstance | BinInstance | None, config: SolveConfig, p
 def run_evolve(config: EvolveConfig, progress: Progress | None = None, token: CancelToken | None = None,
                lm=None) -> dict[str, object]:  # noqa: ANN001 - a loaded CausalLM for the lm operator (None = load)
     """The variants' results (``variants``: JSON of each), the evaluation (``sizes``, ``gaps``, ``reference``),
-    the operator's counts, the search ``curves`` and ``timing_s``."""
-    from .operators import lm_operator, summarise
+    the meta operator's counts per variant, the best optimisers' programs, the search ``curves`` and ``timing_s``."""
+    from .meta_operators import lm_meta_operator
 
     cfg = config.moh_config()
-    make = OPERATORS[config.operator]
-    operator = None
-    if make is not GPOperator:  # the LM operator: the loaded model when given
-        operator = lm_operator(lm, max_calls=int(config.lm_calls)) if lm is not None else \
-            make(max_calls=int(config.lm_calls))
+    meta_operator = None
+    if META_OPERATORS[config.operator] is not EditOperator:  # the LM: the loaded model when given
+        meta_operator = lm_meta_operator(lm, max_calls=int(config.lm_calls)) if lm is not None else \
+            META_OPERATORS[config.operator](max_calls=int(config.lm_calls))
     clock = timed()
-    res = evolve(cfg, config.variants, operator=operator, progress=sub_progress(progress, 0.0, 0.85))
+    res = evolve(cfg, config.variants, meta_operator=meta_operator, progress=sub_progress(progress, 0.0, 0.85))
     evolve_s = clock()
     clock = timed()
     ev = evaluate(cfg.problem, {k: r.heuristic for k, r in res.items()}, config.eval_sizes,
                   int(config.eval_instances), references=config.shown_references(),
                   progress=sub_progress(progress, 0.85, 1.0))
     return {"problem": cfg.problem, "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.__dict__.items()},
-            "operator": summarise({k: r.operator for k, r in res.items()}),
+            "operator": {"meta_operator": config.operator, "per_variant": {k: r.meta_operator for k, r in res.items()}},
+            "optimisers": {k: parse_optimiser(r.optimiser).pretty() for k, r in res.items()
+                           if r.optimiser.startswith("(optimiser")},
             "variants": {k: r.to_json() for k, r in res.items()},
             "evaluation": {"sizes": ev["sizes"], "gaps": ev["gaps"], "reference": ev["reference"]},
             "curves": {k: r.progress_curve(len(cfg.sizes), cfg.meta_population, cfg.budget) for k, r in res.items()},

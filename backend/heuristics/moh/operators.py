@@ -124,18 +124,22 @@ HOW = {"subtree": "changes one part of A", "point": "swaps one operator or featu
 _SEXPR = re.compile(r"\([^\n]*")
 
 
-def first_sexpr(text: str) -> str | None:
-    """The first balanced parenthesised expression in ``text`` (or a bare feature name), else ``None``."""
-    start = text.find("(")
+def balanced(text: str, start: int, close: bool = False) -> str | None:
+    """The parenthesised expression of ``text`` opening at ``start`` (-1: none). Unclosed at the end of the text:
+    closed there when ``close``, else ``None``."""
     if start < 0:
         return None
     depth = 0
     for j, ch in enumerate(text[start:], start):
-        depth += ch == "("
-        depth -= ch == ")"
+        depth += (ch == "(") - (ch == ")")
         if depth == 0:
             return text[start:j + 1]
-    return None
+    return text[start:] + ")" * depth if close else None
+
+
+def first_sexpr(text: str) -> str | None:
+    """The first balanced parenthesised expression in ``text`` (or a bare feature name), else ``None``."""
+    return balanced(text, text.find("("))
 
 
 @dataclass

@@ -13,6 +13,7 @@ import pytest
 
 from backend.tokens.tactic import inputs, jobs
 from backend.tokens.tactic.evaluation import builtin_text
+from backend.tokens.tactic.sparse_attention import SELECTORS
 from tests.app.conftest import ROOT, Widget, open_page
 from tests.test_cli import same, strip
 
@@ -34,7 +35,7 @@ def test_small_run_draws_figures_and_upload() -> None:
     assert not at.error, [e.value for e in at.error]
     res = at.session_state["tactic_result"]
     assert res["layers"] == [0, 3] and res["queries"] == 8
-    assert set(res["methods"]) == {"tactic", "oracle_top_p", "top_k", "quest", "window"}
+    assert set(res["methods"]) == set(SELECTORS)  # the baselines and the ablations beside Tactic
     assert len(at.get("plotly_chart")) == 5  # need heatmap, error vs tokens, mass, score curve, positions
     before = res["methods"]["tactic"]["mass_mean"]
     at.selectbox(key="tactic_pick_head").set_value(4).run()

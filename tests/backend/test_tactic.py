@@ -187,18 +187,59 @@ def test_same_seed_same_selection(layer) -> None:
     assert torch.equal(a.mask, b.mask)
 
 
-def test_decode_step_reads_only_what_it_needs_and_p_one_is_exact(layer) -> None:
-    from backend.tokens.tactic.decode import cluster_layout, full_step, tactic_step
+def test_decode_step_p_one_is_exact_and_reads_only_what_it_selects(layer) -> None:
+    from backend.tokens.tactic.decode import build_layout, decode_step, full_bytes, full_step
 
     c, _, _, _ = layer
     k, v = c["k"], c["v"]
-    n0 = T - 1
+    n0 = T - 4
     q = c["q"][:, T - 1]
-    cfg = sa.TacticConfig(p=1.0)
-    idx = sa.build_index(k, n0, cfg)
-    lay = cluster_layout(idx, cfg.sinks)
-    out, loaded = tactic_step(q, k, v, n0, idx, lay, cfg)
-    assert torch.allclose(out, full_step(q, k, v), atol=1e-5) and bool((loaded == T).all())
-    out9, loaded9 = tactic_step(q, k, v, n0, idx, lay, sa.TacticConfig(p=0.9))
-    assert bool((loaded9 < T).any())
-    assert float((out9 - full_step(q, k, v)).norm(dim=-1).max()) < 2 * float(v.norm(dim=-1).max())
+    exact = full_step(q, k, v)
+    lay1 = build_layout(k, v, n0, sa.TacticConfig(p=1.0))
+    # the stored rows are a physical permutation of the prefill: each cluster one contiguous slice
+    hkv, n, d = 3, n0 - 1, 64
+    assert lay1.kvc.shape == (hkv * n, 2 * d) and lay1.kvc.is_contiguous()
+    for h in range(hkv):
+        rows = lay1.kvc[h * n:(h + 1) * n, :d]
+        assert torch.equal(rows, k[h, lay1.perm[h]])
+        assert sorted(lay1.perm[h].tolist()) == list(range(1, n0))
+        idx = sa.build_index(k, n0, sa.TacticConfig(p=1.0))
+        j = int(idx.sizes[h].argmax())
+        st, sz = int(lay1.starts[h, j]), int(lay1.sizes[h, j])
+        assert bool((idx.assign[h, lay1.perm[h][st - h * n: st - h * n + sz]] == j).all())
+    r1 = decode_step(q, lay1, k[:, n0:], v[:, n0:])
+    assert torch.allclose(r1.out, exact, atol=1e-5) and bool((r1.tokens == T).all())
+    lay = build_layout(k, v, n0, sa.TacticConfig(p=0.9))
+    r = decode_step(q, lay, k[:, n0:], v[:, n0:])
+    assert bool((r.tokens < T).any()) and bool((r.tokens >= 1 + 4).all())
+    # bytes: centroids and sampled keys once per KV head, K and V rows of every head's clusters, sinks + new tokens
+    c_, s_ = lay.centroids.shape[1], lay.ks.shape[1]
+    rows_read = int((r.tokens - 1 - 4).sum())
+    assert r.bytes == 4 * d * (hkv * (c_ + s_) + 2 * rows_read + 2 * hkv * 5)
+    assert r.bytes < full_bytes(k) * 9 / 3  # never more than every head reading everything
+    # the realised mass of what it read, and the error bound for that set
+    z = torch.einsum("hd,htd->ht", q, k.repeat_interleave(3, 0)) / 8.0
+    mass = r.mass / torch.exp(z - r.shift[:, None]).sum(-1)
+    err = (r.out - exact).norm(dim=-1)
+    assert bool((err <= 2 * (1 - mass) * v.norm(dim=-1).max() + 1e-4).all())
+
+
+def test_long_context_profile_and_calibration() -> None:
+    from backend.tokens.tactic.longctx import calibrate, extrapolate, head_targets, oracle_need, synthetic_cache
+
+    prof = torch.tensor([[[10.0, 20.0, 40.0], [5.0, 5.0, 5.0]]])  # need ~ T and a constant need
+    needs, alpha = extrapolate(prof, (1000, 2000, 4000), (8000, 10**9))
+    assert torch.allclose(alpha, torch.tensor([[1.0, 0.0]], dtype=torch.float64), atol=1e-9)
+    assert torch.allclose(needs[0, :, 0], torch.tensor([80.0, 5.0], dtype=torch.float64))
+    assert float(needs[0, 0, 1]) == pytest.approx(1e9 * 0.01)  # below T: not clamped
+    assert float(extrapolate(prof * 100, (1000, 2000, 4000), (8000,))[0][0, 0, 0]) == 8000  # at most T
+    tg = head_targets(torch.arange(1.0, 19.0).view(2, 9), 9)
+    assert float(tg.mean()) == pytest.approx(9.5) and bool((tg[1:] >= tg[:-1]).all())
+    c = synthetic_layer(1024, seed=1)
+    k, v = synthetic_cache(c["k"], c["v"], 4096, seed=0)
+    assert k.shape == (3, 4096, 64) and torch.equal(k[:, 0], c["k"][:, 0])
+    targets = torch.tensor([5.0, 20, 50, 100, 200, 300, 500, 800, 1200])
+    q, got = calibrate(c["q"][:, -1], k, targets, 0.9)
+    z = torch.stack([k[h // 3] @ q[h] for h in range(9)]) / 8.0
+    assert bool(((oracle_need(z, 0.9) - got).abs() <= 1 + 0.01 * got).all())  # the scaled q needs what it says
+    assert bool(((got.double() - targets).abs() <= 0.1 * targets + 2).all())

@@ -27,6 +27,20 @@ def smollm2():
     return load("smollm2")
 
 
+def _ablations(an, s, cap=None):
+    """What the mass-success claim records beside Tactic: the share of cases reaching 0.85 and the tokens per head
+    of each ablation (without the sink rule, the sink rule alone, Tactic's order stopped at the exact total)."""
+    out = {}
+    for m in ("tactic", "tactic_no_sink", "sink_only", "tactic_exact_total", "oracle_top_p"):
+        r = s["methods"][m]
+        out[f"{m}_share_ge_085"] = r["share_mass_ge_threshold"]
+        out[f"{m}_tokens"] = r["tokens_per_head"]
+    out["tactic_over_exact_total_tokens"] = s["tactic_vs_exact_total_tokens"]["ratio_of_means"]
+    out["tactic_over_oracle_tokens"] = s["tactic_vs_oracle_tokens"]["ratio_of_means"]
+    out["total_estimate_ratio_median"] = s["methods"]["tactic"]["total_estimate_ratio_median"]
+    return out
+
+
 def _analysis(lm, n_tokens, layers, n_queries, preset="pydoc", keep=False):
     from backend.tokens.tactic import evaluation as te
     from backend.tokens.tactic.model import capture
@@ -43,31 +57,26 @@ def ci_run(smollm2):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "1,024 tokens is below the claim's >= 2K contexts: measured 74 % of (layer, head, query) cases >= 0.85 (layers "
-    "0 / 9 / 19 / 29: 82 / 82 / 72 / 60 %). The paper's 2.5 % sample is 25 tokens here, so each fit segment (10 % "
-    "and 60 % ranks) averages 2-3 scores; the failing cases underestimate the total mass (median estimate 0.81 of "
-    "the true total), so Tactic stops early. At 2,048 tokens the same layers reach 88-92 % (full tier)."))
+    "1,024 tokens: 78 % of (layer, head, query) cases reach 0.85 (layers 0 / 9 / 19 / 29: 87 / 74 / 92 / 61 %), "
+    "below the 80 % bound, while the token bound holds (1.03x the tokens of the same cluster order stopped at the "
+    "exact total). The misses are estimate shortfalls: in the failing cases the sampled total's median is 0.85-0.91 "
+    "of the true total (0.97-1.05 where Tactic succeeds), so it stops before P; every failing case has the first "
+    "token loaded. At 2,048 tokens the same selector reaches 81 % (full tier)."))
 def test_tactic_mass_success_ci_subset(ci_run, record_claim) -> None:
     from backend.tokens.tactic.evaluation import fixed_median_budget
 
     _, cap, an, s = ci_run
     t = s["methods"]["tactic"]
     fixed = fixed_median_budget(cap, an)
-    record_claim(tactic_share_ge_085=t["share_mass_ge_threshold"], tactic_mass_mean=t["mass_mean"],
+    abl = _ablations(an, s)
+    record_claim(tactic_mass_mean=t["mass_mean"],
                  fixed_median_budget=fixed["budget"], fixed_share_below_085=fixed["share_below_threshold"],
-                 need_min=s["need"]["min"], need_max=s["need"]["max"],
-                 tactic_tokens_over_oracle=s["tactic_vs_oracle_tokens"]["ratio_of_means"],
-                 tactic_bytes_ratio=t["bytes_ratio"])
-    assert t["share_mass_ge_threshold"] >= 0.8
+                 need_min=s["need"]["min"], need_max=s["need"]["max"], tactic_bytes_ratio=t["bytes_ratio"], **abl)
     assert s["methods"]["oracle_top_p"]["share_mass_ge_p"] == 1.0
+    assert t["share_mass_ge_threshold"] >= 0.8  # coverage
+    assert abl["tactic_over_exact_total_tokens"] <= 1.3  # and no over-selection to get it
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "1,024 tokens: Tactic's mean relative output error 0.095 vs Quest's 0.041 at equal tokens (layers 0 / 9 / 19 / "
-    "29: 0.105 / 0.076 / 0.093 / 0.108 vs 0.027 / 0.014 / 0.054 / 0.067). At this length reaching P = 0.9 takes "
-    "24-88 % of the context (880 of 1,008 tokens per head in layer 0), so Quest's pages at the same budget hold "
-    "nearly all the mass, while Tactic stops at about P and drops whole clusters of similar keys (a correlated "
-    "error). At 2,048 tokens the same layers give 0.103 vs 0.244 (full tier): the claim is about long contexts."))
 def test_tactic_error_below_quest_at_equal_tokens_ci_subset(ci_run, record_claim) -> None:
     _, _, an, s = ci_run
     m = s["methods"]
@@ -127,13 +136,36 @@ def test_tactic_mass_success_2k_all_layers(full_run, record_claim) -> None:
     _, cap, an, s = full_run
     t = s["methods"]["tactic"]
     fixed = fixed_median_budget(cap, an)
-    record_claim(tactic_share_ge_085=t["share_mass_ge_threshold"], tactic_mass_mean=t["mass_mean"],
+    abl = _ablations(an, s)
+    record_claim(tactic_mass_mean=t["mass_mean"],
                  fixed_median_budget=fixed["budget"], fixed_share_below_085=fixed["share_below_threshold"],
                  need_min=s["need"]["min"], need_max=s["need"]["max"], need_median=s["need"]["median"],
                  tactic_bytes_ratio=t["bytes_ratio"],
-                 first_token_mass_last_layers=float(_first_token_mass(cap, 32, range(20, 30))))
-    assert t["share_mass_ge_threshold"] >= 0.8
+                 first_token_mass_last_layers=float(_first_token_mass(cap, 32, range(20, 30))), **abl)
     assert fixed["share_below_threshold"] >= 0.25  # a fixed budget at the median need misses a large share
+    assert t["share_mass_ge_threshold"] >= 0.8  # coverage
+    assert abl["tactic_over_exact_total_tokens"] <= 1.3  # and no over-selection to get it (paper: 1,975 / 1,723)
+
+
+@pytest.mark.full
+@pytest.mark.xfail(strict=True, reason=(
+    "measured at 2,048 tokens (30 layers, 32 queries): without the sink rule 51 % of (layer, head, query) cases reach "
+    "0.85 (mean mass 0.73, relative output error 0.74, 146 tokens per head), against 81 % with it; the sink rule "
+    "alone (the first token and the tokens after the prefill) reaches 0.85 in 26 % (mean mass 0.55). SmolLM2's first "
+    "token holds about half of the attention in the later layers; clustered with ordinary keys it is not among the "
+    "first clusters read and the 256 sampled keys rarely hold it, so the estimated total leaves its mass out and the "
+    "selection stops early: on the ci layers (1,024 tokens, layers 0 / 19 / 29) the first token is missing in 83-85 % "
+    "of the failing cases and the sampled total's median there is 0.59-0.87 of the true total."))
+def test_paper_algorithm_without_sink_rule_2k_all_layers(full_run, record_claim) -> None:
+    _, _, _, s = full_run
+    m = s["methods"]
+    record_claim(no_sink_share_ge_085=m["tactic_no_sink"]["share_mass_ge_threshold"],
+                 no_sink_mass_mean=m["tactic_no_sink"]["mass_mean"], no_sink_rel_err=m["tactic_no_sink"]["rel_err_mean"],
+                 no_sink_tokens=m["tactic_no_sink"]["tokens_per_head"],
+                 sink_rule_share_ge_085=m["tactic"]["share_mass_ge_threshold"],
+                 sink_only_share_ge_085=m["sink_only"]["share_mass_ge_threshold"],
+                 sink_only_mass_mean=m["sink_only"]["mass_mean"])
+    assert m["tactic_no_sink"]["share_mass_ge_threshold"] >= 0.8
 
 
 def _first_token_mass(cap, n_queries, layers):
@@ -149,9 +181,15 @@ def _first_token_mass(cap, n_queries, layers):
     return torch.stack(out).mean()
 
 
+@pytest.fixture(scope="module")
+def full_runs(smollm2, full_run):
+    return {"pydoc": full_run, "license": _analysis(smollm2, 2048, list(range(30)), 32, preset="license")}
+
+
 @pytest.mark.full
-def test_tactic_error_below_quest_2k_all_layers(full_run, record_claim) -> None:
-    _, _, _, s = full_run
+@pytest.mark.parametrize("text", ["pydoc", "license"])
+def test_tactic_error_below_quest_2k_all_layers(full_runs, text, record_claim) -> None:
+    _, _, _, s = full_runs[text]
     m = s["methods"]
     record_claim(tactic_rel_err=m["tactic"]["rel_err_mean"], quest_rel_err=m["quest"]["rel_err_mean"],
                  top_k_rel_err=m["top_k"]["rel_err_mean"], window_rel_err=m["window"]["rel_err_mean"],
@@ -163,11 +201,12 @@ def test_tactic_error_below_quest_2k_all_layers(full_run, record_claim) -> None:
 
 @pytest.mark.full
 @pytest.mark.xfail(strict=True, reason=(
-    "measured: 1,185 of 1,540 (77 %) (layer, KV head, query) cases where the exact top-P set holds a needle token "
-    "also hold it in Tactic's union (78 of 88 where the needle has >= 5 % of the group's attention; misses in 27 of "
-    "30 layers). In the missed cases Tactic's realised mass has median 0.73, below P: the total estimated from the "
-    "51 sampled scores fell short, or the needle's cluster ranked late by q . centroid, so Tactic stopped before "
-    "reaching it; the estimate's misses (the 14 % of cases below 0.85 in the 2K run) carry the needle with them."))
+    "measured (token recall, not retrieval): 983 of 1,540 (64 %) (layer, query, KV head, needle token) cases where "
+    "the exact top-P set holds a needle token also hold it in Tactic's union; misses in 28 of 30 layers. Tactic takes "
+    "whole clusters in q . centroid order until about P x its estimated total (1.4x the exact set's tokens at 2K), so "
+    "it reaches about P with other tokens (median mass of the missed groups 0.85) while a needle token that the exact "
+    "set holds near the end of its ranking sits in a cluster ranked later; on this prompt 67 % of the cases reach "
+    "0.85."))
 def test_needle_positions_in_tactic_union_2k(smollm2, record_claim) -> None:
     from backend.tokens.tactic.evaluation import needle_recall
 
@@ -180,12 +219,12 @@ def test_needle_positions_in_tactic_union_2k(smollm2, record_claim) -> None:
 
 @pytest.mark.full
 @pytest.mark.xfail(strict=True, reason=(
-    "measured on the last 256 tokens of 4,096 (all 30 layers): dense 6.459; Tactic 6.949 (+7.6 %) at 23.8 % of the "
-    "KV bytes (bytes bound met, perplexity bound missed); Quest 8.261 (+27.9 %) at 22.7 %; exact top-k at Tactic's "
-    "tokens 6.549 (+1.4 %) at 19.0 %; window 13.03 at 12.1 %. Exact top-k with the same token counts stays within "
-    "2 %, so the loss is Tactic's selection, not its budget: the sampled total-mass estimate falls short in the "
-    "cases that end below 0.85 (14 % at 2K) and drops whole clusters of similar keys; over 30 layers and 256 "
-    "positions these errors compound. On 1,024 tokens (last 128) Tactic stays within 0.6 % of dense."))
+    "measured on the last 256 tokens of 4,096 (all 30 layers): dense 6.459; Tactic 7.037 (+8.9 %) at 20.4 % of the "
+    "KV bytes (bytes bound met, perplexity bound missed); Quest 9.457 (+46.4 %) at 19.3 %; exact top-k at Tactic's "
+    "tokens 6.578 (+1.8 %) at 15.3 %; window 13.99 at 9.3 %. Exact top-k with the same token counts stays within "
+    "2 %, so the loss is Tactic's selection, not its budget: the sampled total falls short in the cases that end "
+    "below 0.85 (19 % at 2K) and whole clusters of similar keys are dropped; over 30 layers and 256 positions these "
+    "errors compound."))
 def test_perplexity_last_256_of_4k_within_2_percent(smollm2, record_claim) -> None:
     from backend.tokens.tactic import evaluation as te
     from backend.tokens.tactic.model import sparse_perplexity
@@ -197,3 +236,64 @@ def test_perplexity_last_256_of_4k_within_2_percent(smollm2, record_claim) -> No
                  **{f"{k}_bytes_ratio": v["bytes_ratio"] for k, v in m.items()})
     assert m["tactic"]["ppl_ratio"] <= 1.02
     assert m["tactic"]["bytes_ratio"] <= 0.5
+
+
+# SmolLM2's sparsity at 32,768 tokens: benchmarks/tactic.py measures the exact top-P need of all 270 (layer, head)
+# pairs at 1K-8K on an 8,192-token Python-docs prompt and extrapolates a power law per pair; these are the means of
+# the 9 equal groups of the sorted needs at 32K (their mean is the model's mean, 516 tokens). An input of the test,
+# measured there (the 8K capture takes minutes), not a result of it.
+NEEDS_32K = (3.0, 12.0, 27.0, 54.0, 81.0, 119.0, 240.0, 501.0, 3605.0)
+
+
+def test_decode_step_reads_under_half_the_bytes_at_32k(ci_run, record_claim) -> None:
+    """The decode step that reads only what it selects (``decode.decode_step``), at 32,768 tokens: keys and values
+    Gaussian like layer 19's real ones (``longctx.synthetic_cache``), layer 19's 9 real query heads scaled so that
+    their exact needs are ``NEEDS_32K``. The bytes it reads (centroids, sampled keys, the K and V rows of each head's
+    clusters, sinks) against full attention's; the time ratio is measured in benchmarks/tactic.py, never here."""
+    from backend.tokens.tactic.decode import build_layout, decode_step, full_bytes, full_step
+    from backend.tokens.tactic.longctx import calibrate, synthetic_cache
+    from backend.tokens.tactic.sparse_attention import TacticConfig
+
+    _, cap, _, _ = ci_run
+    t = 32768
+    k, v = synthetic_cache(cap[19]["k"], cap[19]["v"], t, seed=0)
+    q, got = calibrate(cap[19]["q"][:, -1], k, torch.tensor(NEEDS_32K), 0.9, iters=30)
+    lay = build_layout(k, v, t - 1, TacticConfig())
+    r = decode_step(q, lay, k[:, t - 1:], v[:, t - 1:])
+    ratio = r.bytes / full_bytes(k)
+    z = torch.einsum("hd,htd->ht", q, k.repeat_interleave(3, 0)) / 8.0
+    mass = r.mass / torch.exp(z - r.shift[:, None]).sum(-1)
+    exact = full_step(q, k, v)
+    record_claim(bytes_ratio=ratio, tokens_read_mean=float(r.tokens.double().mean()),
+                 need_mean=float(got.double().mean()), mass_mean=float(mass.mean()),
+                 rel_err_mean=float(((r.out - exact).norm(dim=-1) / exact.norm(dim=-1)).mean()))
+    assert ratio <= 0.5
+
+
+def _benchmark_speed() -> dict[int, float]:
+    """Context length -> full / Tactic decode-attention time (median of paired step ratios) from section 3 of
+    benchmarks/results/tactic.md."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "tactic.md").read_text(encoding="utf-8")
+    section = text.split("## 3.", 1)[1]
+    out = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) > 2 and cells[0].replace(",", "").isdigit():
+            out[int(cells[0].replace(",", ""))] = float(cells[1].strip("*").rstrip("x"))
+    return out
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "measured by benchmarks/tactic.py (2 shared cores, load average about 18, both arms interleaved): full / Tactic "
+    "1.06x at 16K, 1.20x at 32K, 1.52x at 64K, 1.65x at 128K, while the step reads 12-14 % of the bytes: about 30 "
+    "small tensor operations per round and a partial sort of 4K-8K centroid scores are fixed costs that a fused GPU "
+    "kernel hides and one CPU thread does not"))
+def test_claim_decode_speed_from_the_benchmark(record_claim) -> None:
+    """The paper's speed-up read from the benchmark's recorded ratios (never timed here): faster than full attention
+    from 32K tokens on and at least 2x at 64K (the paper: 5.14x at long context on GPU)."""
+    r = _benchmark_speed()
+    record_claim(ratio_16k=r[16384], ratio_32k=r[32768], ratio_64k=r[65536], ratio_128k=r[131072])
+    assert r[32768] > 1.0 and r[131072] > 1.0
+    assert r[65536] >= 2.0

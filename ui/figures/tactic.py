@@ -20,10 +20,11 @@ def score_curve(c: Mapping[str, Any]) -> go.Figure:
         fig.add_vrect(x0=lo, x1=hi, fillcolor="#ffbb78", opacity=0.25, line_width=0)
     fig.add_trace(go.Scatter(x=c["ranks"], y=c["scores"], mode="lines", name="exact sorted scores",
                              line={"color": SELECTORS.color("oracle_top_p")}))
-    fig.add_trace(go.Scatter(x=c["sample_ranks"], y=c["sample_scores"], mode="markers", name="sampled (2.5 %)",
+    fig.add_trace(go.Scatter(x=c["sample_ranks"], y=c["sample_scores"], mode="markers",
+                             name=f"sampled ({len(c['sample_ranks'])} keys)",
                              marker={"color": SELECTORS.color("tactic"), "size": 6}))
-    fig.add_trace(go.Scatter(x=c["ranks"], y=[max(v, 1e-12) for v in c["fit"]], mode="lines",
-                             name=f"fit a/x + b (a={c['a']:.3g}, b={c['b']:.3g})",
+    fig.add_trace(go.Scatter(x=c["ranks"], y=[v if v > 0 else None for v in c["fit"]], mode="lines",
+                             name=f"fit a/x + b (a={c['a']:.3g}, b={c['b']:.3g}; ends where it reaches 0)",
                              line={"color": SELECTORS.color("tactic"), "dash": "dash"}))
     fig.update_layout(title=f"Layer {c['layer']}, head {c['head']}: sorted scores exp(q.k/sqrt(d)) (first token = 1)",
                       xaxis={"title": "rank among clustered tokens", "type": "log"},

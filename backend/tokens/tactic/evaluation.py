@@ -5,6 +5,7 @@ Decode queries without decoding: the queries of the last ``n_queries`` positions
 prefix; the tokens before them are the prefill (clustered by Tactic, paged by Quest). Texts:
 
 - ``pydoc``: Python's reference documentation shipped with CPython (``pydoc_data.topics``), the first T tokens;
+- ``license``: the GNU GPL v3 as Debian ships it (English legal prose, another kind of text), the first T tokens;
 - ``needle``: the same text with one planted sentence (a passphrase) at ``depth`` of the context and a question about
   it at the end; the needle positions are the passphrase's tokens;
 - the user's own UTF-8 text (the ``text_corpus`` input kind);
@@ -50,6 +51,7 @@ NEEDLE = "The secret passphrase of the archive is violet-harbor-4721."
 QUESTION = "\n\nQuestion: what is the secret passphrase of the archive? Answer: the secret passphrase is"
 NEEDLE_VALUE = "violet-harbor-4721"
 MIN_PREFILL = 64
+EXACT_TOTAL = "tactic_exact_total"  # the ablation that stops Tactic's order at the exact total
 
 
 def builtin_text() -> str:
@@ -57,6 +59,21 @@ def builtin_text() -> str:
     from pydoc_data import topics
 
     return "\n\n".join(topics.topics[k].strip() for k in sorted(topics.topics))
+
+
+LICENSE_PATH = "/usr/share/common-licenses/GPL-3"  # Debian's base-files: English legal prose, offline
+
+
+def license_text() -> str:
+    """The GNU GPL version 3 as Debian installs it (``base-files``): a text of another kind than the reference
+    docs (legal English prose); :class:`InputError` where the file is absent."""
+    from pathlib import Path
+
+    path = Path(LICENSE_PATH)
+    if not path.is_file():
+        raise InputError(f"The licence preset reads {LICENSE_PATH} (Debian's base-files), which this system lacks; "
+                         "upload a text instead.")
+    return path.read_text(encoding="utf-8", errors="replace")
 
 
 @dataclass
@@ -112,6 +129,8 @@ def preset_prompt(tokenizer: Any, preset: str, n_tokens: int, min_tokens: int, d
         return needle_prompt(tokenizer, n_tokens, depth)
     if preset == "pydoc":
         return text_prompt(tokenizer, builtin_text(), n_tokens, "the built-in Python reference text", min_tokens)
+    if preset == "license":
+        return text_prompt(tokenizer, license_text(), n_tokens, "the GNU GPL v3 text", min_tokens)
     raise InputError(f"No text for the preset {choose(preset, TEXT_PRESETS, 'preset')!r}.")
 
 
@@ -258,6 +277,10 @@ def summary(an: Analysis, threshold: float = 0.85) -> dict[str, Any]:
         tt, ot = an.cases[OURS]["tokens"].double(), an.cases[ORACLE]["tokens"].double()
         out["tactic_vs_oracle_tokens"] = {"ratio_of_means": float(tt.mean() / ot.mean()),
                                           "median_ratio": float((tt / ot).median())}
+        if EXACT_TOTAL in an.cases:
+            et = an.cases[EXACT_TOTAL]["tokens"].double()
+            out["tactic_vs_exact_total_tokens"] = {"ratio_of_means": float(tt.mean() / et.mean()),
+                                                   "median_ratio": float((tt / et).median())}
     return out
 
 
@@ -302,12 +325,13 @@ def score_curve(captured: dict[int, dict[str, torch.Tensor]], layer: int, head: 
     n_s = samp.numel()
     xs = (torch.arange(n_s, dtype=torch.float64) + 0.5) * n_c / n_s
     a, b = fit_inverse(xs, samp, cfg.segments, cfg.segment_width)
-    a, b = max(float(a), 0.0), max(float(b), 0.0)
+    a, b = max(float(a), 0.0), float(b)  # the selector's clamp: a >= 0; a negative b ends the curve at zero
     step = max(1, n_c // max_points)
     ranks = torch.arange(1, n_c + 1)[::step]
     seg = [[max(1.0, (f - cfg.segment_width / 2) * n_c), (f + cfg.segment_width / 2) * n_c] for f in cfg.segments]
     return {"ranks": ranks.tolist(), "scores": ys[::step].tolist(), "sample_ranks": xs.tolist(),
-            "sample_scores": samp.tolist(), "a": a, "b": b, "fit": (a / ranks.double() + b).tolist(),
+            "sample_scores": samp.tolist(), "a": a, "b": b,
+            "fit": (a / ranks.double() + b).clamp(min=0.0).tolist(),
             "segments": seg, "sink_score": float(y[:s0].sum()) if s0 else 0.0, "layer": layer, "head": head,
             "query_position": int(qi), "clustered_tokens": int(n_c)}
 

@@ -4,6 +4,7 @@ upload and ``tactic run/ppl --text FILE``) and declares no kind of its own (``KI
 ``PRESETS``: the texts offered without an upload (the page's text choice, the CLI's ``--preset``), name -> label:
 
 - ``pydoc``: Python's reference documentation shipped with CPython, the first T tokens;
+- ``license``: the GNU GPL v3 as Debian's base-files installs it (English legal prose, another kind of text);
 - ``needle``: the same text with one planted passphrase sentence at a chosen depth and a question about it at the end;
 - ``synthetic``: seeded synthetic q, k, v of SmolLM2-135M's shapes with planted sink and needle keys, one draw per
   chosen layer (no model; seconds; the comparison only, not the perplexity).
@@ -19,6 +20,7 @@ KINDS: tuple[Any, ...] = ()
 
 PRESETS: dict[str, str] = {
     "pydoc": "Python reference docs",
+    "license": "GNU GPL v3 (legal prose)",
     "needle": "needle in a haystack",
     "synthetic": "synthetic q, k, v (no model)",
 }

@@ -11,10 +11,13 @@ sparse output is o_I = sum_{i in I} s_i v_i / p(I) with p(I) = sum_{i in I} s_i,
 | name | what | kind |
 |------|------|------|
 | ``oracle_top_p`` | smallest set in descending exact-score order with mass >= P (needs every score) | reference |
-| ``tactic`` | K-means of each KV head's keys (clusters of 16), clusters ranked by q . centroid, total mass estimated from ~2.5 % sampled scores fitted with y = a/x + b, clusters taken until P x the estimate | ours |
+| ``tactic`` | K-means of each KV head's keys (clusters of 16), clusters ranked by q . centroid, total mass estimated from max(256, 2.5 %) sampled scores fitted with y = a/x + b, clusters taken until P x the estimate | ours |
 | ``top_k`` | exact top-B scores per head, a fixed uniform budget B (needs every score) | reference |
 | ``quest`` | pages of 16 keys with elementwise min/max; pages ranked by sum_d max(q_d min_d, q_d max_d); top pages under B tokens | baseline |
 | ``window`` | the first 4 sink tokens plus the most recent B - 4 tokens | baseline |
+| ``tactic_no_sink`` | Tactic without the sink rule (the paper's algorithm as written) | ablation |
+| ``tactic_exact_total`` | Tactic's clusters and order, stopped at P x the exact total (needs every score) | ablation |
+| ``sink_only`` | the sink rule alone: the first token and the tokens after the prefill | ablation |
 
 Setting (the decode situation, simulated on a captured prompt): keys ``k`` of one layer, shape (Hkv, T, d); the first
 ``n0`` tokens are the prefill (Tactic clusters them once, Quest pages them); queries at positions ``pos >= n0`` each
@@ -39,7 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -54,12 +57,20 @@ WINDOW_SINKS = 4  # StreamingLLM keeps four initial tokens
 @dataclass
 class TacticConfig:
     """Tactic's settings; defaults follow the paper (P = 0.9, clusters of 16 keys, 10 K-means iterations with one
-    random init, ~2.5 % sampled tokens, outliers = the top 1-2 %, fit segments near the 10 % and 60 % ranks)."""
+    random init, ~2.5 % sampled tokens, outliers = the top 1-2 %, fit segments near the 10 % and 60 % ranks).
+
+    ``min_samples``: the sample holds at least this many keys (the paper's 2.5 % of 16K-96K tokens is 400-2,400 keys;
+    2.5 % of a 2K prompt would be 51, too few for the two fit segments). ``kmeans_segment``: K-means runs on
+    consecutive segments of this many prefill tokens (clusters never span two segments), so the prefill clustering
+    costs O(T) instead of O(T^2 / 16); 0 clusters the whole prefill at once. ``sinks``: the first tokens always loaded
+    exactly (1: SmolLM2's attention sink; 0: the paper's algorithm)."""
 
     p: float = 0.9
     cluster_size: int = 16
     kmeans_iters: int = 10
     sample_frac: float = 0.025
+    min_samples: int = 256
+    kmeans_segment: int = 4096
     outlier_frac: float = 0.015
     segments: tuple[float, float] = (0.1, 0.6)
     segment_width: float = 0.1
@@ -73,6 +84,8 @@ class TacticConfig:
             raise InputError("The cluster size must be at least 1.")
         if not 0 < self.sample_frac <= 1:
             raise InputError("The sampled fraction must be in (0, 1].")
+        if self.sinks < 0 or self.min_samples < 1 or self.kmeans_segment < 0:
+            raise InputError("sinks and kmeans_segment must be >= 0 and min_samples >= 1.")
 
 
 def check_p(p: float) -> float:
@@ -99,7 +112,8 @@ class TacticIndex:
 @dataclass
 class LayerCache:
     """One layer's decode situation: keys ``k`` (Hkv, T, d), values ``v`` (Hkv, T, d) or None, prefill length
-    ``n0``; the Tactic index and the Quest page bounds are built on first use and kept."""
+    ``n0``; the Tactic index (per number of sink tokens: the ablations cluster from token 0) and the Quest page
+    bounds are built on first use and kept."""
 
     k: torch.Tensor
     n0: int
@@ -107,12 +121,21 @@ class LayerCache:
     cfg: TacticConfig = field(default_factory=TacticConfig)
     _index: TacticIndex | None = None
     _pages: tuple[torch.Tensor, torch.Tensor] | None = None
+    _other: dict[int, TacticIndex] = field(default_factory=dict)
 
     @property
     def index(self) -> TacticIndex:
         if self._index is None:
             self._index = build_index(self.k, self.n0, self.cfg)
         return self._index
+
+    def index_for(self, sinks: int) -> TacticIndex:
+        """The index clustering [sinks, n0) (``cfg.sinks``: :attr:`index`)."""
+        if sinks == self.cfg.sinks:
+            return self.index
+        if sinks not in self._other:
+            self._other[sinks] = build_index(self.k, self.n0, replace(self.cfg, sinks=sinks))
+        return self._other[sinks]
 
     @property
     def pages(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -142,19 +165,39 @@ def kmeans(x: torch.Tensor, n_clusters: int, iters: int = 10, seed: int = 0) -> 
     return cent, d2.argmin(1)
 
 
+def segmented_kmeans(x: torch.Tensor, cluster_size: int, segment: int, iters: int, seed: int
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+    """K-means of ``x`` (n, d) on consecutive segments of ``segment`` rows (0: one segment), about
+    len / ``cluster_size`` clusters each. Returns (centroids (C, d), assignment (n,) into the concatenated list)."""
+    n = x.shape[0]
+    seg = n if segment <= 0 else int(segment)
+    cents, assigns, base = [], [], 0
+    for i, s in enumerate(range(0, n, seg)):
+        xs = x[s: s + seg]
+        cent, a = kmeans(xs, max(1, round(xs.shape[0] / cluster_size)), iters, seed + 104729 * i)
+        cents.append(cent)
+        assigns.append(a + base)
+        base += cent.shape[0]
+    return torch.cat(cents), torch.cat(assigns)
+
+
+def n_samples(n: int, cfg: TacticConfig) -> int:
+    """Keys in the fixed sample of ``n`` clustered tokens: max(min_samples, ceil(sample_frac n)), at most n."""
+    return max(1, min(n, max(int(cfg.min_samples), math.ceil(cfg.sample_frac * n))))
+
+
 def build_index(k: torch.Tensor, n0: int, cfg: TacticConfig) -> TacticIndex:
-    """K-means per KV head on the keys of [sinks, n0) (``k`` (Hkv, T, d)), about n/cluster_size clusters, and the
-    uniform token sample used by the distribution fit."""
+    """K-means per KV head on the keys of [sinks, n0) (``k`` (Hkv, T, d)), about n/cluster_size clusters (per
+    segment of ``cfg.kmeans_segment`` tokens), and the uniform token sample used by the distribution fit."""
     hkv, _, d = k.shape
     s0 = min(cfg.sinks, n0)
     n = n0 - s0
     if n < 1:
         raise InputError(f"The prefill ({n0} tokens) leaves no tokens to cluster after {cfg.sinks} sink token(s).")
-    c = max(1, round(n / cfg.cluster_size))
     cents, assigns, sizes, wcss = [], [], [], []
     for h in range(hkv):
         x = k[h, s0:n0].float()
-        cent, a = kmeans(x, c, cfg.kmeans_iters, cfg.seed + h)
+        cent, a = segmented_kmeans(x, cfg.cluster_size, cfg.kmeans_segment, cfg.kmeans_iters, cfg.seed + h)
         cents.append(cent)
         assigns.append(a)
         sizes.append(torch.bincount(a, minlength=cent.shape[0]))
@@ -167,7 +210,7 @@ def build_index(k: torch.Tensor, n0: int, cfg: TacticConfig) -> TacticIndex:
         centroids[h, : cents[h].shape[0]] = cents[h]
         size_t[h, : sizes[h].shape[0]] = sizes[h]
         assign[h, s0:] = assigns[h]
-    n_s = max(4, min(n, math.ceil(cfg.sample_frac * n)))
+    n_s = n_samples(n, cfg)
     g = torch.Generator().manual_seed(int(cfg.seed) + 7919)
     samples = torch.stack([torch.randperm(n, generator=g)[:n_s] + s0 for _ in range(hkv)])
     return TacticIndex(centroids, assign, size_t, samples, torch.stack(wcss))
@@ -316,19 +359,54 @@ def select_tactic(q: torch.Tensor, pos: torch.Tensor, cache: LayerCache, p: floa
                   budget: Any = None) -> Selection:  # noqa: ARG001
     """Tactic (paper section 4): clusters ranked by q . centroid; the total mass estimated as the sinks' and recent
     tokens' exact mass + the exact mass of the first clusters covering the top ``outlier_frac`` of tokens + the
-    fitted a/x + b tail over the remaining ranks; then whole clusters in order until P x the estimate is reached."""
+    fitted a/x + b tail over the remaining ranks; then whole clusters in order until P x the estimate is reached.
+    The first ``cache.cfg.sinks`` tokens are always loaded (this module's sink rule)."""
+    return tactic_selection(q, pos, cache, p, cache.cfg.sinks, exact_total=False)
+
+
+def select_tactic_no_sink(q: torch.Tensor, pos: torch.Tensor, cache: LayerCache, p: float = 0.9,
+                          budget: Any = None) -> Selection:  # noqa: ARG001
+    """The paper's algorithm as written: Tactic without the sink rule (every prefill token is clustered)."""
+    return tactic_selection(q, pos, cache, p, 0, exact_total=False)
+
+
+def select_tactic_exact_total(q: torch.Tensor, pos: torch.Tensor, cache: LayerCache, p: float = 0.9,
+                              budget: Any = None) -> Selection:  # noqa: ARG001
+    """Tactic's clusters in the same centroid order (sink rule included), stopped at P x the exact total mass:
+    what the selection would load with a perfect estimate (needs every score; an ablation, not a method)."""
+    return tactic_selection(q, pos, cache, p, cache.cfg.sinks, exact_total=True)
+
+
+def select_sink_only(q: torch.Tensor, pos: torch.Tensor, cache: LayerCache, p: float = 0.9,  # noqa: ARG001
+                     budget: Any = None) -> Selection:  # noqa: ARG001
+    """The sink rule alone: the first ``cache.cfg.sinks`` tokens and the tokens after the prefill, nothing else."""
+    k, n0 = cache.k, cache.n0
+    t = k.shape[1]
+    ar = torch.arange(t)
+    s0 = min(max(cache.cfg.sinks, 1), n0)
+    mask = (((ar < s0) | (ar >= n0))[None, None] & causal_mask(pos, t)).expand(q.shape[0], q.shape[1], t).clone()
+    return _finish(mask, _groups(q, k), torch.zeros(q.shape[0], k.shape[0]), q.shape[-1],
+                   cache.cfg.bytes_per_element)
+
+
+def tactic_selection(q: torch.Tensor, pos: torch.Tensor, cache: LayerCache, p: float, sinks: int,
+                     exact_total: bool = False) -> Selection:
+    """Tactic's selection with ``sinks`` first tokens always loaded; ``exact_total``: stop at P x the exact total
+    instead of the sampled estimate (the ablation that isolates the estimator)."""
     p = check_p(p)
     cfg, k, n0 = cache.cfg, cache.k, cache.n0
     if (pos < n0 - 1).any():
         raise ValueError("Tactic queries must come after the prefill (pos >= n0 - 1)")
-    idx = cache.index
+    idx = cache.index_for(sinks)
     g = _groups(q, k)
     qn, hq, t = q.shape[0], q.shape[1], k.shape[1]
-    s0 = min(cfg.sinks, n0)
+    s0 = min(sinks, n0)
     z = logits(q, k, pos)
     ar = torch.arange(t)
     fixed = ((ar < s0)[None, None] | (ar >= n0)[None, None]) & causal_mask(pos, t)  # sinks + generated tokens
     shift = z.masked_fill(~fixed, float("-inf")).amax(-1, keepdim=True)
+    if s0 == 0:  # no sink: shift by the largest visible score (any constant leaves every rule unchanged)
+        shift = z.amax(-1, keepdim=True)
     w = torch.exp((z - shift).double()).masked_fill(~causal_mask(pos, t), 0.0)  # unnormalised, shifted
     f_mass = (w * fixed).sum(-1)
     # exact mass per cluster, in centroid order
@@ -355,7 +433,8 @@ def select_tactic(q: torch.Tensor, pos: torch.Tensor, cache: LayerCache, p: floa
     a = a.clamp(min=0.0)
     tail = inverse_tail(a, b, m_out, n_c)
     total_est = f_mass + e_out + tail
-    need = p * total_est - f_mass
+    true_total = w.sum(-1)
+    need = p * (true_total if exact_total else total_est) - f_mass
     k_take = torch.searchsorted(cum_m, need[..., None].clamp(min=0.0))[..., 0]
     k_take = torch.maximum(k_take, k_out).clamp(max=c - 1) + 1  # number of clusters taken (outlier clusters kept)
     if p >= 1.0:
@@ -368,7 +447,6 @@ def select_tactic(q: torch.Tensor, pos: torch.Tensor, cache: LayerCache, p: floa
     mask[:, :, :n0] |= taken
     mask &= causal_mask(pos, t)
     overhead = torch.full((qn, k.shape[0]), float(c + n_s))
-    true_total = w.sum(-1)
     return _finish(mask, g, overhead, q.shape[-1], cfg.bytes_per_element, {
         "a": a, "b": b, "total_est_ratio": total_est / true_total, "clusters_taken": k_take,
         "clusters": c, "samples": n_s})
@@ -436,7 +514,14 @@ SELECTORS.add("top_k", select_top_k, label="Exact top-k (fixed budget)", kind="r
 SELECTORS.add("quest", select_quest, label="Quest (pages of 16)", kind="baseline",
               about="page min/max bounds, fixed budget")
 SELECTORS.add("window", select_window, label="Sinks + window", kind="baseline", about="4 sinks + recent tokens")
-select_tactic.by_mass = select_oracle_top_p.by_mass = True  # type: ignore[attr-defined]
+SELECTORS.add("tactic_no_sink", select_tactic_no_sink, label="Tactic without the sink rule", kind="ablation",
+              color="#9467bd", about="the paper's algorithm: no token loaded by rule")
+SELECTORS.add("tactic_exact_total", select_tactic_exact_total, label="Tactic order, exact total", kind="ablation",
+              color="#17becf", about="same clusters and order, stopped at P x the exact total")
+SELECTORS.add("sink_only", select_sink_only, label="Sink rule alone", kind="ablation", color="#bcbd22",
+              about="the first token (and the tokens after the prefill) only")
+for _f in (select_tactic, select_oracle_top_p, select_tactic_no_sink, select_tactic_exact_total, select_sink_only):
+    _f.by_mass = True  # type: ignore[attr-defined]
 ADAPTIVE = tuple(n for n, f in SELECTORS.items() if getattr(f, "by_mass", False))  # driven by P; others by a budget
 OURS = SELECTORS.names("ours")[0]  # Tactic: under budget "match" its mean tokens per head set the fixed budgets
 ORACLE = next(n for n in ADAPTIVE if SELECTORS.kind(n) == "reference")  # exact top-P: the oracle need

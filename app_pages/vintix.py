@@ -11,6 +11,7 @@ from backend.icrl.vintix import tasks as T
 from backend.icrl.vintix.evaluate import AGENTS
 from backend.icrl.vintix.heads import HEADS
 from backend.icrl.vintix.inputs import PRESETS
+from backend.icrl.vintix.online import CONT_AGENTS, DARK_AGENTS
 from backend.runtime import provenance
 from ui.claims import claims_panel
 from ui.figures import vintix as figs
@@ -25,12 +26,13 @@ page_header(
 A small **decision-pretrained transformer** reads an unordered context of (action, reward) tuples from a task it has
 never seen and outputs a distribution over the **optimal action**; sampling from it acts like posterior (Thompson)
 sampling. Its continuous action head is a **rectified flow**: pick a task, watch the action density narrow as the
-context grows, and compare the flow head with a Gaussian and a Gaussian-mixture head on two-peak tasks, or the
-transformer with UCB1 and Thompson sampling online on K-armed bandits.
+context grows, compare the flow head with a Gaussian and a Gaussian-mixture head on two-peak tasks, and let the
+transformer act online against GP-UCB and discretised Thompson sampling (continuous actions), UCB1, Thompson sampling
+and Algorithm Distillation (K-armed bandits), or Algorithm Distillation and posterior sampling (dark room).
 """,
     details_md=r"""
-**Model** (pretrained here, `python -m backend.train vintix`: about 80 min on one core of a busy 2-core machine, flow
-model 69 min, Gaussian 5 min, mixture 6 min): 2 layers, d = 64, 4 heads, no
+**Model** (pretrained here, `python -m backend.train vintix`: about 90 min on one core of a busy 2-core machine, flow
+model 69 min, Gaussian 5 min, mixture 6 min, Algorithm Distillation 10 min): 2 layers, d = 64, 4 heads, no
 positional encodings. Tokens: BOS, the query and up to 64 context tuples; the attention mask lets context tokens see
 only BOS and themselves and the query see BOS and the whole context, so the output is exactly invariant to the order of
 the context. The loss is taken at every prefix length 0..64 in one pass (one query copy per prefix).
@@ -45,7 +47,21 @@ with the task's optimal action. **Held-out tasks** come from other priors: arm m
 learned-frequency sinusoidal time features $\gamma$ and fixed Fourier features of $x_t$ (an MLP of 3 hidden layers of
 256), and samples by Heun integration in 16 steps; the Gaussian head
 fits a mean and a standard deviation, the mixture head 5 Gaussians (both by likelihood). The Gaussian and mixture
-models share the trunk architecture and get as many continuous-task training steps as the flow model.
+models share the trunk architecture and get as many continuous-task training steps as the flow model, but train on
+the continuous family only (the flow model on all three families).
+
+**Online agents** (the same tasks and reward noise for every agent). The transformer acts by *posterior sampling*:
+each round one action sampled from its head given its own last 64 (action, reward) pairs. Continuous bandits: GP-UCB
+(RBF kernel of length 0.07, prior fitted to the held-out tasks, sqrt(beta) = 1 tuned on separate tasks) and Thompson
+sampling on 11 equally spaced actions (tuned likewise); the Gaussian and mixture models act the same way (ablations).
+K-armed: UCB1, Thompson sampling with the held-out prior N(0.5, 0.2^2) and **Algorithm Distillation** (a causal
+transformer of the same size trained on Thompson-sampling learning histories of the same training prior,
+`python -m backend.train vintix --heads ad`). Dark room: AD (trained on goal-posterior-sampling
+histories of the 20 training goals), posterior sampling over the goal (a Bayes-style reference) and a random walk.
+
+**Past the training context** (64 tuples) the transformer keeps only its last 64 steps: these contexts are not
+those it was trained on, and its regret relative to the baselines grows with the horizon (see the ratio figure; the
+benchmark tabulates it at 16-256 rounds): the figures mark the training context.
 """,
 )
 claims_panel("vintix")
@@ -84,7 +100,7 @@ elif choice == "upload":
         st.caption(f"{got[0]}: {type(got[1]).__name__.replace('Task', '')} task.")
 
 with st.form("vintix_form"):
-    c1, c2, c3, c4 = st.columns(4)
+    c1, c2, c3, c4, c5 = st.columns([3, 3, 3, 2, 2])
     context = bound(
         c1.slider,
         "Context tuples",
@@ -96,14 +112,17 @@ with st.form("vintix_form"):
     )
     horizon = bound(
         c2.select_slider,
-        "Online rounds (K-armed)",
+        "Online rounds",
         list(J.HORIZON_CHOICES),
         64,
         key="vintix_horizon",
-        help="Past 64 rounds the transformer keeps its last 64 pulls (FIFO).",
+        help="The model was trained on contexts of up to 64 tuples: past 64 rounds it keeps its last 64 (FIFO), "
+        "outside its training.",
     )
-    replicas = bound(c3.select_slider, "Online runs (K-armed)", list(J.REPLICA_CHOICES), 32, key="vintix_replicas")
+    replicas = bound(c3.select_slider, "Online runs", list(J.REPLICA_CHOICES), 32, key="vintix_replicas")
     seed = bound(c4.number_input, "Seed", 0, 10_000, 0, key="vintix_seed")
+    online = bound(c5.checkbox, "Online (continuous)", True, key="vintix_online",
+                   help="On a continuous task, also let every agent act online for the chosen rounds.")
     go = st.form_submit_button(
         "Run", icon=":material/play_arrow:", type="primary", disabled=choice == "upload" and uploaded is None
     )
@@ -119,7 +138,8 @@ if go:
             task = uploaded[1]
         else:
             task = choice
-        config = J.RunConfig(context=int(context), horizon=int(horizon), replicas=int(replicas), seed=int(seed))
+        config = J.RunConfig(context=int(context), horizon=int(horizon), replicas=int(replicas), seed=int(seed),
+                             online=bool(online))
     except InputError as err:
         st.error(str(err))
         config = None
@@ -131,17 +151,45 @@ if go:
             "context": int(context),
             "horizon": int(horizon),
             "replicas": int(replicas),
+            "online": bool(online),
             "upload": uploaded[0] if uploaded else None,
         }
         if res.family == "cont":
             metrics = {f"mass near a peak, {h}": v["mass"] for h, v in out["heads"].items()}
+            metrics.update({f"regret {a}": v["final"] for a, v in out.get("regret", {}).get("agents", {}).items()})
         elif res.family == "karm":
             metrics = {f"regret {a}": v["final"] for a, v in out["regret"]["agents"].items()}
         else:
-            metrics = {"return, last episode": out["returns"][-1]}
+            metrics = {f"return {a}": v["total"] for a, v in out["agents"].items()}
         record_run("vintix", out["params"], metrics, seed=int(seed), seconds=out["seconds"])
 
+
+def _ci(d: list | None) -> str:
+    return "" if d is None else f"{d[0]:+.2f} [{d[1]:+.2f}, {d[2]:+.2f}]"
+
+
+def _online_table(r: dict, registry) -> None:
+    paired = r["regret"].get("paired", {}).get("diff", {})
+    rows = [
+        {
+            "agent": registry.label(a),
+            "cumulative regret": v["final"],
+            "+- s.e.": v["final_sem"],
+            "ours - agent, 95 % paired interval": _ci(paired.get(a)),
+            "ms per round (all runs)": 1000 * v["seconds_per_round"],
+        }
+        for a, v in r["regret"]["agents"].items()
+    ]
+    show_metrics_table(rows, key=f"vintix_regret_table_{r['family']}")
+
+
 if r := res_all.get("run"):
+    if r.get("beyond_context"):
+        st.warning(
+            f"This run goes past the model's training context ({r['training_context']} tuples): from there on the "
+            "transformer sees only its last 64 steps, contexts it was not trained on, and its regret relative to the "
+            "baselines grows with the horizon (the ratio figure below)."
+        )
     if r["family"] == "cont":
         st.plotly_chart(figs.head_densities(r), key="vintix_heads_fig")
         c1, c2 = st.columns(2)
@@ -170,21 +218,19 @@ if r := res_all.get("run"):
             "vintix_densities.csv",
             key="vintix_dl_csv",
         )
+        if "regret" in r:
+            c1, c2 = st.columns(2)
+            c1.plotly_chart(figs.regret(r), key="vintix_cont_regret_fig")
+            c2.plotly_chart(figs.regret_ratio(r), key="vintix_cont_ratio_fig")
+            _online_table(r, CONT_AGENTS)
     elif r["family"] == "karm":
         c1, c2 = st.columns(2)
         c1.plotly_chart(figs.entropy_curve(r), key="vintix_entropy_fig")
         c2.plotly_chart(figs.policy(r), key="vintix_policy_fig")
-        st.plotly_chart(figs.regret(r), key="vintix_regret_fig")
-        rows = [
-            {
-                "agent": AGENTS.label(a),
-                "cumulative regret": v["final"],
-                "+- s.e.": v["final_sem"],
-                "ms per round (all runs)": 1000 * v["seconds_per_round"],
-            }
-            for a, v in r["regret"]["agents"].items()
-        ]
-        show_metrics_table(rows, key="vintix_regret_table")
+        c1, c2 = st.columns(2)
+        c1.plotly_chart(figs.regret(r), key="vintix_regret_fig")
+        c2.plotly_chart(figs.regret_ratio(r), key="vintix_ratio_fig")
+        _online_table(r, AGENTS)
         st.caption(
             "Arm means " + ", ".join(f"{m:.2f}" for m in r["means"]) + f"; DPT / Thompson regret ratio "
             f"{r['regret'].get('ratio_dpt_thompson', float('nan')):.2f}."
@@ -197,6 +243,16 @@ if r := res_all.get("run"):
         )
     else:
         st.plotly_chart(figs.dark_returns(r), key="vintix_dark_fig")
+        show_metrics_table(
+            [
+                {"agent": DARK_AGENTS.label(a), "total return": v["total"], "return, last episode": v["returns"][-1],
+                 "ours - agent, 95 % paired interval": _ci(r["paired"]["diff"].get(a)), "seconds": v["seconds"]}
+                for a, v in r["agents"].items()
+            ],
+            key="vintix_dark_table",
+        )
+        st.caption(f"{len(r['goals'])} held-out goals x {r['replicas']} runs; optimal return per episode "
+                   f"{r['optimal']:.1f}.")
     json_download(
         "Download results (JSON)",
         {**r, "provenance": provenance(r["seed"], **r["params"])},

@@ -1,6 +1,8 @@
 """AppTest of the Vintix II / DPT page: opens without running anything, runs the default two-peak task (three heads
-side by side, the density narrowing with context, the entropy curve), a K-armed task online against UCB1 and
-Thompson sampling (the second run adds the history chart), an uploaded task, and refuses bad uploads and bad text.
+side by side, the density narrowing with context, the entropy curve, the online regret against GP-UCB and discretised
+Thompson sampling and its ratio vs horizon), a K-armed task online against UCB1, Thompson sampling and Algorithm
+Distillation (the second run adds the history chart), the dark room past the training context (a warning), an
+uploaded task, and refuses bad uploads and bad text.
 The page's job (``jobs.run_task`` with the config the page builds) gives the numbers of the CLI golden, and pickles."""
 
 from __future__ import annotations
@@ -26,23 +28,35 @@ def test_page_opens_without_running_anything() -> None:
 
 
 def test_bimodal_then_karm_with_history() -> None:
+    from backend.icrl.vintix.evaluate import AGENTS
+    from backend.icrl.vintix.online import CONT_AGENTS, DARK_AGENTS
+
     at = open_page("vintix", timeout=120)
-    at.button[0].click().run()  # the form's submit: two equal peaks, 64 context tuples
-    assert not at.exception, at.exception
-    assert not at.error, [e.value for e in at.error]
-    r = at.session_state["vintix_result"]["run"]
-    assert r["family"] == "cont" and set(r["heads"]) == {"flow", "gaussian", "mixture"}
-    assert len(at.get("plotly_chart")) == 3  # heads side by side, density vs context, entropy curve
-    assert len(at.get("download_button")) == 2
-    at.radio(key="vintix_task").set_value("karm").run()
     at.select_slider(key="vintix_horizon").set_value(32)
     at.select_slider(key="vintix_replicas").set_value(8)
+    at.button[0].click().run()  # the form's submit: two equal peaks, 64 context tuples, online for 32 rounds
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert not at.warning
+    r = at.session_state["vintix_result"]["run"]
+    assert r["family"] == "cont" and set(r["heads"]) == {"flow", "gaussian", "mixture"}
+    assert set(r["regret"]["agents"]) == set(CONT_AGENTS)
+    assert len(at.get("plotly_chart")) == 5  # heads, density vs context, entropy curve, online regret, ratio
+    assert len(at.get("download_button")) == 2
+    at.radio(key="vintix_task").set_value("karm").run()
     at.button[0].click().run()
     assert not at.exception, at.exception
     r = at.session_state["vintix_result"]["run"]
-    assert r["family"] == "karm" and set(r["regret"]["agents"]) == {"dpt", "ucb", "thompson"}
+    assert r["family"] == "karm" and set(r["regret"]["agents"]) == set(AGENTS)
     assert len(r["regret"]["agents"]["dpt"]["cum_regret"]) == 32
-    assert len(at.get("plotly_chart")) == 3 + 1  # entropy, policy, regret + the run-history chart (2 runs)
+    assert len(at.get("plotly_chart")) == 4 + 1  # entropy, policy, regret, ratio + the run-history chart (2 runs)
+    at.radio(key="vintix_task").set_value("darkroom").run()
+    at.select_slider(key="vintix_horizon").set_value(128)
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    r = at.session_state["vintix_result"]["run"]
+    assert r["family"] == "dark" and set(r["agents"]) == set(DARK_AGENTS) and r["beyond_context"]
+    assert any("training context" in w.value for w in at.warning)
 
 
 def test_upload_and_bad_input() -> None:

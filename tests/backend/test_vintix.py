@@ -131,15 +131,62 @@ def test_demonstrator_noise_rises_and_labels_are_optimal() -> None:
 def test_run_is_seeded_and_summaries_are_small(flow) -> None:  # noqa: ARG001 - loads the model once
     import json
 
+    from backend.icrl.vintix.evaluate import AGENTS
+    from backend.icrl.vintix.online import CONT_AGENTS, DARK_AGENTS
     from backend.icrl.vintix.run import run
 
-    a = run("bimodal", context=16, n_samples=64, seed=2)
-    b = run("bimodal", context=16, n_samples=64, seed=2)
+    a = run("bimodal", context=16, n_samples=64, seed=2, horizon=8, replicas=4)
+    b = run("bimodal", context=16, n_samples=64, seed=2, horizon=8, replicas=4)
     assert a["heads"]["flow"]["density"] == b["heads"]["flow"]["density"]
+    assert a["regret"]["agents"]["dpt_flow"]["final_per_task"] == b["regret"]["agents"]["dpt_flow"]["final_per_task"]
+    assert set(a["regret"]["agents"]) == set(CONT_AGENTS) and not a["beyond_context"]
     assert len(json.dumps(a)) < 200_000
     k = run(T.KArmTask(np.array([0.2, 0.8])), context=8, horizon=8, replicas=4, seed=0)
-    assert set(k["regret"]["agents"]) == {"dpt", "ucb", "thompson"}
+    assert set(k["regret"]["agents"]) == set(AGENTS)
     assert len(k["regret"]["agents"]["dpt"]["cum_regret"]) == 8
+    d = run("darkroom", context=8, horizon=24, replicas=8, seed=0)
+    assert set(d["agents"]) == set(DARK_AGENTS) and len(d["agents"]["dpt"]["returns"]) == 2
+
+
+def test_ad_is_causal_and_sources_learn() -> None:
+    """AD's prediction at a position ignores later tokens; the source histories it distils improve (Thompson
+    sampling pulls the best arm more later than early; goal posterior sampling ends on the goal)."""
+    from backend.icrl.vintix.ad import AD, psrl_dark_actions, source_batch, thompson_karm
+
+    torch.manual_seed(0)
+    model = AD().eval()
+    rng = np.random.default_rng(0)
+    tok, act, mask = source_batch("karm", 4, rng)
+    z1 = model.logits("karm", tok, mask)
+    tok2 = tok.clone()
+    tok2[:, 40:] = torch.randn_like(tok2[:, 40:])
+    z2 = model.logits("karm", tok2, mask)
+    assert torch.allclose(z1[:, :40], z2[:, :40], atol=1e-6) and not torch.allclose(z1[:, 40:], z2[:, 40:])
+    assert act.shape == (4, 64) and tok.shape == (4, 64, 22)
+    tasks = [T.KArmTask(np.array([0.1, 0.9, 0.4]))] * 64
+    arms, _, _ = thompson_karm(tasks, 128, rng)
+    assert (arms[:, 96:] == 1).mean() > 0.95 > (arms[:, :8] == 1).mean()
+    goals = np.array(T.DARK_HELDOUT * 4)
+    states, _, rewards = psrl_dark_actions(goals, 10 * T.DARK_HORIZON, rng)
+    last = rewards[:, -T.DARK_HORIZON :].sum(1)
+    assert (last >= 1).all() and rewards[:, : T.DARK_HORIZON].sum() < last.sum()
+
+
+def test_gp_posterior_and_paired_online_runs() -> None:
+    """GP-UCB's posterior concentrates on repeated observations; every continuous agent meets the same reward noise
+    (uniform actions' regret is the gap to the best value on average)."""
+    from backend.icrl.vintix.online import _gp_posterior, cont_online_regret
+
+    a = np.full((1, 30), 0.3)
+    y = np.full((1, 30), 0.7)
+    grid = np.array([0.3, 0.9])
+    mean, sd = _gp_posterior(a, y, grid, 0.07, 0.0, 0.25)
+    assert abs(mean[0, 0] - 0.7) < 0.01 and sd[0, 0] < 0.03 and abs(mean[0, 1]) < 1e-3 and sd[0, 1] > 0.24
+    task = T.ContTask(np.array([0.0]), np.array([0.2]), np.array([1.0]))
+    res = cont_online_regret([task] * 8, horizon=16, seed=0, agents=["uniform", "gp_ucb"])
+    u = res["agents"]["uniform"]["final"] / 16
+    expect = 1.0 - float(task.mean_reward(np.linspace(-1, 1, 4001)).mean())
+    assert abs(u - expect) < 0.15 and res["agents"]["gp_ucb"]["final"] < res["agents"]["uniform"]["final"]
 
 
 @pytest.mark.parametrize(

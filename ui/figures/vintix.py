@@ -3,7 +3,9 @@
 They read the dictionaries of :func:`backend.icrl.vintix.run.run`: for continuous tasks ``grid`` (histogram edges),
 ``heads[name]["density"]``, ``reward_curve``, ``centers``, ``entropy_curve`` (``lengths``, ``entropy``,
 ``densities``); for K-armed tasks ``entropy_curve`` (``entropy``, ``p_best`` per context length), ``policy``,
-``means`` and ``regret["agents"][name]["cum_regret"]``; for the dark room ``returns`` per episode.
+``means`` and ``regret["agents"][name]["cum_regret"]`` (continuous tasks too, with the agents of
+``online.CONT_AGENTS``); for the dark room ``agents[name]["returns"]`` per episode. Online figures mark the model's
+training context (``training_context``, 64 tuples): past it the DPT acts on its last 64 steps only.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from plotly.subplots import make_subplots
 
 from backend.icrl.vintix.evaluate import AGENTS
 from backend.icrl.vintix.heads import HEADS
+from backend.icrl.vintix.online import CONT_AGENTS, DARK_AGENTS
+from backend.icrl.vintix.tasks import DARK_HORIZON
 
 RADIUS = 0.1
 
@@ -136,24 +140,66 @@ def entropy_curve(res: Mapping) -> go.Figure:
     return fig
 
 
+def _agents(res: Mapping):
+    return CONT_AGENTS if res.get("family") == "cont" else AGENTS
+
+
+def _context_line(fig: go.Figure, res: Mapping, length: int) -> None:
+    cap = res.get("training_context", 64)
+    if length > cap:
+        fig.add_vline(x=cap, line=dict(color="#d62728", dash="dot"), annotation_text="training context (FIFO past it)")
+
+
 def regret(res: Mapping) -> go.Figure:
-    """Mean cumulative regret per round of the DPT, UCB1 and Thompson sampling (same tasks, same reward noise)."""
+    """Mean cumulative regret per round of every online agent (same tasks, same reward noise), i.e. the regret at
+    every horizon up to the run's; a dotted line at the model's training context."""
+    reg = _agents(res)
     fig = go.Figure()
+    n = 0
     for name, v in res["regret"]["agents"].items():
         y = v["cum_regret"]
+        n = len(y)
         fig.add_trace(
             go.Scatter(
                 x=list(range(1, len(y) + 1)),
                 y=y,
-                name=AGENTS.label(name),
-                line=dict(color=AGENTS.color(name), width=3 if AGENTS.kind(name) == "ours" else 2),
+                name=reg.label(name),
+                line=dict(color=reg.color(name), width=3 if reg.kind(name) == "ours" else 2),
             )
         )
+    _context_line(fig, res, n)
     fig.update_layout(
-        title=f"Online cumulative regret (mean of {res['regret']['n_tasks']} runs)",
+        title=f"Online cumulative regret vs horizon (mean of {res['regret']['n_tasks']} runs)",
         height=360,
-        xaxis=dict(title="round"),
+        xaxis=dict(title="round (horizon)"),
         yaxis=dict(title="cumulative regret", rangemode="tozero"),
+    )
+    return fig
+
+
+def regret_ratio(res: Mapping) -> go.Figure:
+    """The DPT's cumulative regret divided by each baseline's at every horizon (1 = equal; the claims' bound 1.5
+    dashed)."""
+    reg = _agents(res)
+    agents = res["regret"]["agents"]
+    ours = next(a for a in agents if reg.kind(a) == "ours")
+    mine = np.asarray(agents[ours]["cum_regret"])
+    fig = go.Figure()
+    for name, v in agents.items():
+        if reg.kind(name) != "baseline":
+            continue
+        other = np.asarray(v["cum_regret"])
+        ratio = np.where(other > 1e-9, mine / np.maximum(other, 1e-9), np.nan)
+        fig.add_trace(go.Scatter(x=list(range(1, len(mine) + 1)), y=ratio.tolist(), name=f"vs {reg.label(name)}",
+                                 line=dict(color=reg.color(name))))
+    fig.add_hline(y=1.0, line=dict(color="#999", dash="dot"))
+    fig.add_hline(y=1.5, line=dict(color="#333", dash="dash"), annotation_text="1.5x")
+    _context_line(fig, res, len(mine))
+    fig.update_layout(
+        title=f"{reg.label(ours)}: regret ratio to each baseline vs horizon",
+        height=320,
+        xaxis=dict(title="round (horizon)"),
+        yaxis=dict(title="regret ratio", type="log"),
     )
     return fig
 
@@ -181,14 +227,24 @@ def policy(res: Mapping) -> go.Figure:
 
 
 def dark_returns(res: Mapping) -> go.Figure:
-    """Return per episode in the dark room (held-out goals), the DPT acting with its own history as context."""
-    y = res["returns"]
-    fig = go.Figure(
-        go.Scatter(
-            x=list(range(1, len(y) + 1)), y=y, mode="lines+markers", name="DPT", line=dict(color=HEADS.color("flow"))
+    """Return per episode in the dark room (held-out goals) of every agent, each acting with its own history."""
+    fig = go.Figure()
+    for name, v in res["agents"].items():
+        y = v["returns"]
+        fig.add_trace(
+            go.Scatter(
+                x=list(range(1, len(y) + 1)),
+                y=y,
+                mode="lines+markers",
+                name=DARK_AGENTS.label(name),
+                line=dict(color=DARK_AGENTS.color(name), width=3 if DARK_AGENTS.kind(name) == "ours" else 2),
+            )
         )
-    )
     fig.add_hline(y=res["optimal"], line=dict(color="#333", dash="dot"), annotation_text="optimal")
+    cap = res.get("training_context", 64)
+    episodes = len(next(iter(res["agents"].values()))["returns"])
+    if episodes * DARK_HORIZON > cap:
+        fig.add_vline(x=cap / DARK_HORIZON + 0.5, line=dict(color="#d62728", dash="dot"), annotation_text="training context")
     fig.update_layout(
         title="Dark room, held-out goals: steps on the goal per episode",
         height=320,

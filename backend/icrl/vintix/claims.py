@@ -19,7 +19,22 @@ from . import evaluate as E
 from .heads import HEADS
 
 CHECK_LENGTHS = (0, 4, 16, 64)
-PARTS = ("entropy", "peak_mass", "regret", "invariance")
+PARTS = ("entropy", "peak_mass", "regret", "cont_online", "dark", "invariance")
+BOUND = 1.5  # "at most 1.5x the strongest baseline's regret"
+
+
+def _paired_vs_best(agents: dict, ours: str, key: str = "final_per_task") -> dict:
+    """``gain`` = BOUND x the strongest baseline's per-task regret - ours (paired), with its interval."""
+    from backend.stats import paired_ci
+
+    from .evaluate import AGENTS
+    from .online import CONT_AGENTS
+
+    reg = AGENTS if ours in AGENTS else CONT_AGENTS
+    base = [a for a in agents if reg.kind(a) == "baseline"]
+    best = min(base, key=lambda a: agents[a]["final"])
+    ci = paired_ci([BOUND * x for x in agents[best][key]], agents[ours][key])
+    return {"strongest": best, **ci.numbers("gain")}
 
 
 def measure(
@@ -60,15 +75,60 @@ def measure(
         out["seconds"]["peak_mass"] = time.perf_counter() - t0
     if "regret" in parts:
         t0 = time.perf_counter()
+        from backend.stats import paired_ci
+
         reg = E.online_regret(flow, E.heldout_karm(n_tasks, seed + 3), horizon=horizon, seed=seed + 4)
+        ag = reg["agents"]
         out["regret"] = {
-            "final": {a: v["final"] for a, v in reg["agents"].items()},
-            "sem": {a: v["final_sem"] for a, v in reg["agents"].items()},
-            "seconds_per_round": {a: v["seconds_per_round"] for a, v in reg["agents"].items()},
+            "final": {a: v["final"] for a, v in ag.items()},
+            "sem": {a: v["final_sem"] for a, v in ag.items()},
+            "at_horizons": {a: v["at_horizons"] for a, v in ag.items()},
+            "seconds_per_round": {a: v["seconds_per_round"] for a, v in ag.items()},
             "ratio_dpt_thompson": reg["ratio_dpt_thompson"],
-            "ratio_dpt_ucb": reg["agents"]["dpt"]["final"] / max(1e-12, reg["agents"]["ucb"]["final"]),
+            "ratio_dpt_ucb": ag["dpt"]["final"] / max(1e-12, ag["ucb"]["final"]),
+            "ratio_dpt_ad": ag["dpt"]["final"] / max(1e-12, ag["ad"]["final"]),
+            **_paired_vs_best(ag, "dpt"),
+            **paired_ci(ag["ad"]["final_per_task"], ag["dpt"]["final_per_task"]).numbers("gain_vs_ad"),
+            "per_task": {a: v["final_per_task"] for a, v in ag.items()},
         }
         out["seconds"]["regret"] = time.perf_counter() - t0
+    if "cont_online" in parts:
+        import numpy as np
+
+        from . import tasks as T
+        from .online import cont_online_regret
+
+        t0 = time.perf_counter()
+        rng = np.random.default_rng(seed + 6)
+        ctasks = [T.draw_cont(rng, heldout=True) for _ in range(n_tasks)]
+        co = cont_online_regret(ctasks, horizon=horizon, seed=seed + 7)
+        ag = co["agents"]
+        out["cont_online"] = {
+            "final": {a: v["final"] for a, v in ag.items()},
+            "sem": {a: v["final_sem"] for a, v in ag.items()},
+            "late_regret_per_round": {a: v["late_regret_per_round"] for a, v in ag.items()},
+            "seconds_per_round": {a: v["seconds_per_round"] for a, v in ag.items()},
+            **_paired_vs_best(ag, "dpt_flow"),
+            "per_task": {a: v["final_per_task"] for a, v in ag.items()},
+        }
+        out["seconds"]["cont_online"] = time.perf_counter() - t0
+    if "dark" in parts:
+        from backend.stats import paired_ci
+
+        from .online import dark_online_agents
+
+        t0 = time.perf_counter()
+        dk = dark_online_agents(episodes=5, replicas=max(1, n_tasks // 8), seed=seed + 8)
+        ag = dk["agents"]
+        out["dark"] = {
+            "total": {a: v["total"] for a, v in ag.items()},
+            "returns": {a: v["returns"] for a, v in ag.items()},
+            "optimal_per_episode": dk["optimal"],
+            **paired_ci(ag["dpt"]["total_per_run"], ag["ad"]["total_per_run"]).numbers("gain_vs_ad"),
+            **paired_ci(ag["dpt"]["total_per_run"], ag["psrl"]["total_per_run"]).numbers("gain_vs_psrl"),
+            "per_run": {a: v["total_per_run"] for a, v in ag.items()},
+        }
+        out["seconds"]["dark"] = time.perf_counter() - t0
     if "invariance" in parts:
         out["invariance"] = E.permutation_gap(flow, length=context, seed=seed + 5)
         out["invariance_float32"] = E.permutation_gap(flow, length=context, seed=seed + 5, double=False)

@@ -2,7 +2,8 @@
 
 Actions:
   run    one task: the heads' action densities given a context (continuous tasks), the entropy curve over context
-         lengths, and for K-armed tasks the online regret of the DPT vs UCB1 and Thompson sampling
+         lengths, and the online regret: the DPT vs UCB1, Thompson sampling and Algorithm Distillation (K-armed),
+         vs GP-UCB and discretised Thompson sampling (continuous), vs AD and goal posterior sampling (dark room)
   eval   the claims' measurements on held-out tasks: entropy vs context length, mass near the peaks of bimodal tasks
          per head, online regret vs Thompson sampling, permutation invariance
 
@@ -36,7 +37,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
         "--task-file", type=Path, default=None, help="a bandit_task CSV (mean | center,width[,height] | a,r)"
     )
     r.add_argument("--context", type=int, default=64, help="context tuples, 0-64 (default 64)")
-    r.add_argument("--horizon", type=int, default=64, help="online rounds of K-armed tasks, 1-256 (default 64)")
+    r.add_argument("--horizon", type=int, default=64,
+                   help="online rounds, 1-256 (default 64; the model's context holds 64: FIFO past it)")
+    r.add_argument("--offline", action="store_true", help="continuous tasks: skip the online bandit run")
     r.add_argument("--samples", type=int, default=512, help="action samples per head (default 512)")
     r.add_argument("--replicas", type=int, default=32, help="reward draws of the online run (default 32)")
     r.add_argument("--seed", type=int, default=0)
@@ -69,7 +72,7 @@ def cmd_run(args: argparse.Namespace) -> Output:
     from .jobs import RunConfig, run_task
 
     cfg = RunConfig(context=args.context, horizon=args.horizon, n_samples=args.samples, replicas=args.replicas,
-                    seed=args.seed)
+                    seed=args.seed, online=not args.offline)
     res = run_task(_task(args), cfg)
     out = res.compact()
     lines = [f"task {out['task']} ({out['family']})"]
@@ -79,8 +82,9 @@ def cmd_run(args: argparse.Namespace) -> Output:
     if "regret" in out:
         for a, v in out["regret"]["agents"].items():
             lines.append(f"{a:9s} cumulative regret {v['final']:.2f}")
-    if "returns" in out:
-        lines.append("returns per episode " + ", ".join(f"{x:.2f}" for x in out["returns"]))
+    if out.get("family") == "dark":
+        for a, v in out["agents"].items():
+            lines.append(f"{a:9s} returns per episode " + ", ".join(f"{x:.2f}" for x in v["returns"]))
     return Output(out, lines=lines)
 
 
@@ -91,7 +95,9 @@ def cmd_eval(args: argparse.Namespace) -> Output:
     lines = [
         f"entropy at context 0 / {args.context}: {res['entropy']['first']:.3f} / {res['entropy']['last']:.3f}",
         "peak mass " + ", ".join(f"{h} {v:.3f}" for h, v in res["peak_mass"].items()),
-        f"regret DPT / Thompson {res['regret']['ratio_dpt_thompson']:.3f}",
+        f"regret DPT / Thompson {res['regret']['ratio_dpt_thompson']:.3f}, DPT / AD {res['regret']['ratio_dpt_ad']:.3f}",
+        "continuous regret " + ", ".join(f"{a} {v:.2f}" for a, v in res["cont_online"]["final"].items()),
+        "dark-room return " + ", ".join(f"{a} {v:.2f}" for a, v in res["dark"]["total"].items()),
         f"permutation gap {res['invariance']['max']:.2e}",
     ]
     return Output(res, lines=lines)

@@ -16,7 +16,8 @@ Shapes: curves are lists of length ``L + 1`` (entropy) or ``horizon`` (cumulativ
 |------|-------|------|----------|
 | dpt | DPT, flow model (ours) | ours | Lee et al. 2023; Vintix II |
 | ucb | UCB1 | baseline | Auer et al. 2002, bonus sigma sqrt(2 ln t / n) |
-| thompson | Thompson sampling | baseline | Gaussian prior N(0.5, 0.5^2), known noise sigma; the posterior sampler the DPT approximates |
+| thompson | Thompson sampling | baseline | Gaussian prior N(0.5, 0.2^2) (the held-out prior), known noise sigma; the posterior sampler the DPT approximates |
+| ad | Algorithm Distillation | baseline | Laskin et al. 2022: causal transformer distilled from Thompson-sampling histories on the training prior (``ad.py``) |
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ from .heads import HEADS
 WEIGHTS = {h: ASSETS / f"vintix_{h}.safetensors" for h in HEADS}
 MADE_BY = "python -m backend.train vintix"
 MAX_HORIZON = 256
-TS_PRIOR = (0.5, 0.5)
+HORIZON_MARKS = (16, 32, 64, 128, 256)  # rounds at which the online results report the cumulative regret
+TS_PRIOR = (0.5, 0.2)  # the held-out prior's mean and sd (its means are clip(N(0.5, 0.2^2), 0, 1))
 
 
 @lru_cache(maxsize=4)
@@ -209,6 +211,18 @@ def _act_ucb(model: DPT, state: dict, t: int, rng: np.random.Generator, g: torch
     return _ucb(state, state["k_mask"], t, rng)
 
 
+def _act_ad(model: DPT, state: dict, t: int, rng: np.random.Generator, g: torch.Generator) -> np.ndarray:  # noqa: ARG001
+    """Algorithm Distillation: an arm sampled from the AD model given its own last ``window`` steps."""
+    from .ad import history_tokens, load_ad
+
+    ad = load_ad()
+    lo = max(0, t + 1 - ad.cfg.window)
+    obs = np.repeat(state["k_mask"].astype(np.float32)[:, None, :], t + 1 - lo, 1)
+    tok = history_tokens("karm", state["arms"], state["rewards"], obs, start=lo)
+    p = ad.action_probs("karm", torch.from_numpy(tok), state["tmask"])
+    return torch.multinomial(p, 1, generator=g)[:, 0].numpy()
+
+
 def _act_thompson(model: DPT, state: dict, t: int, rng: np.random.Generator,
                   g: torch.Generator) -> np.ndarray:  # noqa: ARG001
     return _thompson(state, state["k_mask"], t, rng)
@@ -234,7 +248,9 @@ AGENTS.add("dpt", OnlineAgent(_act_dpt), label="DPT, flow model (ours)", kind="o
            about="posterior sampling from the policy")
 AGENTS.add("ucb", OnlineAgent(_act_ucb), label="UCB1", kind="baseline", about="mean + sigma sqrt(2 ln t / n)")
 AGENTS.add("thompson", OnlineAgent(_act_thompson, posterior_sampling=True), label="Thompson sampling",
-           kind="baseline", about="Gaussian prior N(0.5, 0.5^2)")
+           kind="baseline", about="Gaussian prior N(0.5, 0.2^2), the held-out prior")
+AGENTS.add("ad", OnlineAgent(_act_ad), label="Algorithm Distillation", kind="baseline",
+           about="causal transformer distilled from Thompson-sampling histories on the training prior")
 
 
 def heldout_karm(n_tasks: int, seed: int) -> list[T.KArmTask]:
@@ -272,7 +288,7 @@ def online_regret(
         g = torch.Generator().manual_seed(seed + 1 + ai)
         hist = np.zeros((b, horizon, T.K_MAX + 1), np.float32)
         state = {"n": np.zeros((b, T.K_MAX)), "s": np.zeros((b, T.K_MAX)), "hist": hist, "k_mask": k_mask,
-                 "qry": qry, "tmask": tmask}
+                 "qry": qry, "tmask": tmask, "arms": np.zeros((b, horizon), int), "rewards": np.zeros((b, horizon))}
         regret = np.zeros((b, horizon))
         t0 = time.perf_counter()
         for t in range(horizon):
@@ -281,6 +297,7 @@ def online_regret(
             state["n"][np.arange(b), arm] += 1
             state["s"][np.arange(b), arm] += r
             hist[np.arange(b), t, :] = T.karm_tokens(arm, r)
+            state["arms"][:, t], state["rewards"][:, t] = arm, r
             regret[:, t] = best - means[np.arange(b), arm]
             report(progress, (ai + (t + 1) / horizon) / len(agents), f"{AGENTS.label(name)}: round {t + 1}")
         cum = regret.cumsum(1)
@@ -288,6 +305,8 @@ def online_regret(
             "cum_regret": cum.mean(0).tolist(),
             "final": float(cum[:, -1].mean()),
             "final_sem": float(cum[:, -1].std(ddof=1) / np.sqrt(b)) if b > 1 else 0.0,
+            "final_per_task": cum[:, -1].tolist(),
+            "at_horizons": {str(h): float(cum[:, h - 1].mean()) for h in HORIZON_MARKS if h <= horizon},
             "seconds_per_round": (time.perf_counter() - t0) / horizon,
         }
     ref = [a for a in out["agents"] if AGENTS.get(a).posterior_sampling]

@@ -2,7 +2,9 @@
 
 - :func:`run_task`: one task (a name of ``inputs.PRESETS`` or a task object of ``tasks``: arm means, peaks, a curve,
   a decoded ``bandit_task``): the heads' action densities given a context, the entropy curve over context lengths,
-  and for K-armed tasks the online regret of the DPT vs UCB1 and Thompson sampling (``vintix run``, the page).
+  and the online regret: the DPT vs UCB1, Thompson sampling and Algorithm Distillation on K-armed tasks, the DPT
+  acting from each head vs GP-UCB and discretised Thompson sampling on continuous ones, the DPT vs Algorithm
+  Distillation and posterior sampling in the dark room (``vintix run``, the page).
 - :func:`run_eval`: the claims' measurements on held-out tasks (``vintix eval``).
 
 Configs are frozen dataclasses validated on construction (InputError saying what to change); results are small
@@ -31,14 +33,16 @@ MAX_CONTEXT = DPTConfig().max_context
 
 @dataclass(frozen=True)
 class RunConfig:
-    """``context`` uniformly random tuples (0 to the model's context, ``MAX_CONTEXT``), ``horizon`` online rounds of
-    K-armed tasks, ``n_samples`` action samples per head, ``replicas`` online runs (reward draws), ``seed``."""
+    """``context`` uniformly random tuples (0 to the model's context, ``MAX_CONTEXT``), ``horizon`` online rounds,
+    ``n_samples`` action samples per head, ``replicas`` online runs (reward draws), ``seed``; ``online``: run the online
+    bandit on a continuous task too (K-armed tasks and the dark room always run online)."""
 
     context: int = 64
     horizon: int = 64
     n_samples: int = 512
     replicas: int = 32
     seed: int = 0
+    online: bool = True
 
     def __post_init__(self) -> None:
         check_samples(self.n_samples)
@@ -62,8 +66,8 @@ class RunResult:
         return dict(self.summary)
 
     def compact(self) -> dict[str, Any]:
-        """The summary without long arrays: no densities, samples, grid or context points; regret curves thinned to
-        about 8 points (what ``vintix run --json`` prints)."""
+        """The summary without long arrays: no densities, samples, grid or context points, no per-run finals; regret
+        curves thinned to about 8 points (what ``vintix run --json`` prints)."""
         out = dict(self.summary)
         for key in ("context_points", "reward_curve", "grid"):
             out.pop(key, None)
@@ -72,9 +76,12 @@ class RunResult:
         if "heads" in out:
             out["heads"] = {h: {k: x for k, x in v.items() if k != "density"} for h, v in out["heads"].items()}
         if "regret" in out:
-            agents = {a: {**v, "cum_regret": v["cum_regret"][:: max(1, len(v["cum_regret"]) // 8)]}
+            agents = {a: {**{k: x for k, x in v.items() if k != "final_per_task"},
+                          "cum_regret": v["cum_regret"][:: max(1, len(v["cum_regret"]) // 8)]}
                       for a, v in out["regret"]["agents"].items()}
             out["regret"] = {**out["regret"], "agents": agents}
+        if out.get("family") == "dark":
+            out["agents"] = {a: {k: x for k, x in v.items() if k != "total_per_run"} for a, v in out["agents"].items()}
         return out
 
 
@@ -84,7 +91,7 @@ def run_task(task: Any, config: RunConfig, progress: Progress | None = None,
     if token is not None:
         token.check()
     res = run(task, context=config.context, horizon=config.horizon, n_samples=config.n_samples,
-              replicas=config.replicas, seed=config.seed, progress=checked(progress, token))
+              replicas=config.replicas, seed=config.seed, progress=checked(progress, token), online=bool(config.online))
     return RunResult(res)
 
 

@@ -1,5 +1,6 @@
-"""MCD benchmark: quality and time of MCD (mean of M samples and one sample) against the most correlated channel,
-per-pixel ridge, the per-target U-Nets and the Bayes ceiling on the same test panels and patterns; MCD's sampling time
+"""MCD benchmark: quality and time of MCD (mean of M samples and one sample) against every method of the page (the
+masked regressor, the per-target U-Nets, multi-scale and per-pixel ridge, the most correlated channel) and the Bayes
+ceiling on the same test panels, on near and far held-out, seen and sparse patterns; MCD's sampling time
 and quality vs Heun steps; the training cost of each method (from the shipped files' metadata).
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/mcd.py [--n 16] [--samples 4]
@@ -34,21 +35,22 @@ def main() -> int:
     p = T.generate(args.n, T.TEST_SEED)
     z, mean = std.fwd(p.x).astype(np.float32), std.fwd(p.mean).astype(np.float32)
     E.train_cov()
+    E.train_msr()
     E.load_unets()
     print(f"{args.n} test panels 32 x 32 x 12 (seed {T.TEST_SEED}), M = {args.samples}, 18 Heun steps "
           f"({M.nfe(18)} evaluations per sample); MCD {M.n_params(model):,} parameters\n")
-    print("| pattern | held out | MCD (mean of M) | MCD (1 sample) | most correlated | ridge | U-Net per target | "
-          "Bayes ceiling | MCD / most corr. | MCD / ridge | MCD s | ridge s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    pats = [*M.HELDOUT_PATTERNS, (0, 1, 2, 6, 7, 10), (3, 4, 8, 9), (0, 5)]
+    names = [m for m in E.METHODS if m != "bayes"]
+    print("| pattern | distance to training | " + " | ".join(E.METHODS.label(m) for m in names)
+          + " | Bayes ceiling | best | MCD s | regressor s |")
+    print("|---|---|" + "---|" * (len(names) + 4))
+    pats = [*M.HELDOUT_PATTERNS, *M.FAR_PATTERNS, *E.SEEN_PATTERNS, E.SPARSE_PATTERN]
     for obs in pats:
         res = E.evaluate(z, obs, mean=mean, n_samples=args.samples, steps=18, seed=0)
         mr = {k: res.mean_r(k) for k in res.r}
-        un = f"{mr['unet']:.3f}" if "unet" in mr else "-"
-        print(f"| {','.join(map(str, obs))} | {'yes' if res.heldout else 'no'} | {mr['mcd']:.3f} | "
-              f"{mr['mcd_single']:.3f} | {mr['most_correlated']:.3f} | {mr['ridge']:.3f} | {un} | {mr['bayes']:.3f} | "
-              f"{mr['mcd'] / mr['most_correlated']:.2f}x | {mr['mcd'] / mr['ridge']:.2f}x | "
-              f"{res.seconds['mcd_sampling']:.1f} | {res.seconds['ridge']:.4f} |", flush=True)
+        cells = " | ".join(f"{mr[m]:.3f}" if m in mr else "-" for m in names)
+        print(f"| {','.join(map(str, obs))} | {res.distance} | {cells} | {mr['bayes']:.3f} | "
+              f"{E.METHODS.label(res.ranking()[0])} | {res.seconds['mcd_sampling']:.1f} | "
+              f"{res.seconds['regressor']:.3f} |", flush=True)
     print("\nSampling time vs Heun steps (held-out pattern 0, same panels):\n")
     print("| steps | evaluations | seconds per panel and sample | mean r (mean of M) |")
     print("|---|---|---|---|")
@@ -70,14 +72,17 @@ def main() -> int:
     print("| model | what | seconds | parameters |")
     print("|---|---|---|---|")
     print(f"| MCD tissue | one model, every pattern | {q['train_seconds']} | {q['params']:,} |")
+    rq = weights.read_meta(E.REGRESSOR_FILE).quality
+    print(f"| masked regressor | one model, every pattern | {rq['train_seconds']} | {rq['params']:,} |")
     cq = weights.read_meta(E.CELLS_FILE).quality
     print(f"| MCD cells (H = W = 1) | one model, every pattern | {cq['train_seconds']} | {cq['params']:,} |")
     um = weights.read_meta(E.UNET_FILE)
-    unets, _ = E.load_unets()
     secs = um.quality["train_seconds"]
-    per = M.n_params(next(iter(unets.values())))
-    print(f"| U-Net per target | {len(secs)} networks for ONE pattern | {sum(secs.values()):.0f} "
+    unets = E.load_unets()
+    per = M.n_params(next(iter(next(iter(unets.values())).values())))
+    print(f"| U-Net per target | {len(secs)} networks for {len(unets)} patterns | {sum(secs.values()):.0f} "
           f"({np.mean(list(secs.values())):.0f} each) | {per:,} each |")
+    print("| multi-scale ridge | closed form per pattern (moments of 300 training panels) | about 1 | - |")
     print("| ridge, most correlated | closed form per pattern | < 0.01 | - |")
     return 0
 

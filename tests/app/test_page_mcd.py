@@ -31,15 +31,19 @@ def test_preset_then_upload() -> None:
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     r = at.session_state["mcd_result"]["run"]
-    assert r["heldout_pattern"] and set(r["mean_r"]) >= {"mcd", "mcd_single", "most_correlated", "ridge", "unet",
-                                                         "bayes"}
+    assert r["heldout_pattern"] and r["distance_to_training"] == 1
+    assert set(r["mean_r"]) >= {"mcd", "mcd_single", "regressor", "most_correlated", "ridge", "ridge_ms", "unet", "bayes"}
+    # the page names the run's winner, computed from the run
+    vb = r["versus_best"]
+    assert vb["best"] == r["ranking"][0] == max((m for m in r["mean_r"] if m != "bayes"), key=r["mean_r"].get)
+    assert any("Best on this run" in i.value for i in at.info)
     assert len(at.get("plotly_chart")) == 4  # maps, one-sample bars, mean-of-M bars, mean r
     assert len(at.get("download_button")) == 2
-    at.checkbox(key="mcd_obs2").check()  # a different pattern: no U-Net (trained for pattern 0 only)
+    at.checkbox(key="mcd_obs2").check()  # a pattern without shipped U-Nets
     at.button[0].click().run()
     assert not at.exception and not at.error
     r = at.session_state["mcd_result"]["run"]
-    assert not r["heldout_pattern"] and "unet" not in r["mean_r"]
+    assert not r["heldout_pattern"] and "unet" not in r["mean_r"] and "regressor" in r["mean_r"]
     assert len(at.get("plotly_chart")) == 5  # + the history chart after two runs
     from backend.imputation.mcd.tissue import generate
 

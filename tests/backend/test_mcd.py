@@ -71,6 +71,72 @@ def test_masks_exclude_heldout_patterns() -> None:
     assert len(seen) > 1000  # many distinct subsets: one model amortises over them
 
 
+def test_channel_groups_are_never_observed_together_in_training() -> None:
+    """The APART rule: no training mask observes a channel of both groups; the near held-out patterns lie one channel
+    away from a drawn pattern, the far ones (two or more channels of each group) two or more; seen patterns at distance 0."""
+    cfg = M.MCDConfig(apart=M.APART)  # the --apart training rule (the shipped model is trained without it)
+    m = M.sample_masks(3000, cfg, torch.Generator().manual_seed(1)).bool()
+    a, b = M.APART
+    assert not (m[:, list(a)].any(1) & m[:, list(b)].any(1)).any()
+    assert all(M.distance_to_training(p, cfg) == 1 for p in M.HELDOUT_PATTERNS)
+    assert all(M.distance_to_training(p, cfg) >= 2 for p in M.FAR_PATTERNS)
+    assert all(set(a) <= set(p) and len(set(b) & set(p)) >= 2 for p in M.FAR_PATTERNS)
+    assert M.distance_to_training((3, 4, 8, 9), cfg) == 0
+    assert M.distance_to_training((1, 2, 9), M.MCDConfig()) == 0  # without the rule it is drawn
+    assert all(M.distance_to_training(p, M.MCDConfig()) == 0 for p in M.FAR_PATTERNS)
+
+
+def test_mean_of_samples_is_no_worse_than_one_sample_in_squared_error() -> None:
+    """Averaging M samples cannot raise the squared error over the average sample (Jensen / the bias-variance split):
+    ``mean_i ||s_i - x||^2 = ||s_bar - x||^2 + mean_i ||s_i - s_bar||^2``, an identity for ANY samples. So the
+    mean-of-samples statement is an invariant of the estimator, not a claim about MCD; checked on real sampler
+    output of a small untrained model."""
+    torch.manual_seed(0)
+    model = M.MCD(M.MCDConfig(widths=(8, 16, 16), emb=16)).eval()
+    z = np.random.default_rng(0).standard_normal((3, 12, 8, 8)).astype(np.float32)
+    s = M.impute(model, z, [0, 3, 5], n_samples=6, steps=3, seed=2).astype(np.float64)
+    mis = [c for c in range(12) if c not in (0, 3, 5)]
+    err = ((s[:, :, mis] - z[None, :, mis]) ** 2).mean((1, 2, 3, 4))
+    bar = s.mean(0)
+    lhs = err.mean()
+    rhs = ((bar[:, mis] - z[:, mis]) ** 2).mean() + ((s[:, :, mis] - bar[None, :, mis]) ** 2).mean()
+    assert lhs == pytest.approx(rhs, rel=1e-9)
+    assert ((bar[:, mis] - z[:, mis]) ** 2).mean() <= err.mean()
+
+
+def test_masked_regressor_is_the_same_network_and_keeps_observed() -> None:
+    torch.manual_seed(0)
+    cfg = M.MCDConfig(widths=(8, 16, 16), emb=16)
+    reg, diff = M.MaskedRegressor(cfg), M.MCD(cfg)
+    assert M.n_params(reg) == M.n_params(diff)
+    assert [k for k, _ in reg.named_parameters()] == [k for k, _ in diff.named_parameters()]
+    z = np.random.default_rng(0).standard_normal((2, 12, 8, 8)).astype(np.float32)
+    p = M.regress(reg.eval(), z, [1, 4])
+    assert p.shape == z.shape and np.array_equal(p[:, [1, 4]], z[:, [1, 4]])
+    # the prediction reads only the observed channels
+    z2 = z.copy()
+    z2[:, 6] += 5.0
+    np.testing.assert_allclose(M.regress(reg, z2, [1, 4])[:, [0, 2]], p[:, [0, 2]], atol=1e-6)
+    model, log = M.train(z, M.MCDConfig(widths=(8, 16, 16), emb=16, steps=3, batch=2), regressor=True)
+    assert isinstance(model, M.MaskedRegressor) and log.steps == 3
+
+
+def test_multiscale_ridge_extends_ridge(panels: T.Panels) -> None:
+    """With the pixel scale only it is the per-pixel ridge; the blurred scales add neighbourhood context and fit the
+    training pixels at least as well."""
+    std = M.Standardiser.fit(panels.x)
+    z = std.fwd(panels.x).astype(np.float32)
+    obs = [0, 3, 9]
+    mis = [c for c in range(12) if c not in obs]
+    one = B.MultiScaleRidge.fit(z, scales=(0.0,))
+    np.testing.assert_allclose(one.predict(z, obs)[:, mis], B.ridge(z, obs, B.pixel_cov(z))[:, mis], atol=1e-3)
+    ms = B.MultiScaleRidge.fit(z)
+    mse1 = ((one.predict(z, obs) - z)[:, mis] ** 2).mean()
+    mse4 = ((ms.predict(z, obs) - z)[:, mis] ** 2).mean()
+    assert mse4 <= mse1 + 1e-6
+    assert B.multiscale(z[:2]).shape == (2, 12 * len(B.SCALES), 32, 32)
+
+
 def test_se_gate_keeps_spatial_maps() -> None:
     torch.manual_seed(0)
     se = M.SE(8)

@@ -1,9 +1,16 @@
 """Claims of MCD on the miniature, with the shipped weights (assets/mcd_*.safetensors).
 
-- Mean imputed Pearson r (mean of M = 4 samples) above the most-correlated-channel and ridge baselines, on the four
-  observation patterns never drawn in training and on patterns that were, reported with the Bayes ceiling.
-- One model serves every subset: the same weights file answers every pattern.
-- The H = W = 1 reduction (per-cell vectors) runs through the same network, trainer and sampler.
+Every bound is MCD (mean of M samples) against EVERY method on the page that predicts from the observed channels: the
+deterministic masked regressor (MCD's network and masking, MSE), the per-target U-Nets trained for the pattern, the
+multi-scale and per-pixel ridge and the most correlated channel. Comparisons are paired over (pattern, test panel):
+each pair is one panel's mean Pearson r over the imputed channels; ``gain_vs_<method>`` is MCD minus that method with
+a 95 % t interval (``backend.stats.paired_ci``); an interval containing zero reads "not resolved".
+
+- Near held-out patterns (never drawn in training, each one channel away from a drawn pattern). The far patterns
+  (``FAR_PATTERNS``) need a model trained with ``--apart``; the shipped one draws every other combination, so no
+  pattern is far from its training (the far-pattern claim records why it is not measured).
+- One model serves every subset: a pattern drawn in training and a sparse one, through the same weights file.
+- The H = W = 1 reduction (per-cell vectors) through the same network, trainer and sampler.
 The test panels come from seed range 9,000 (training used 0..1,999).
 """
 
@@ -15,9 +22,10 @@ import pytest
 from backend.imputation.mcd import evaluate as E
 from backend.imputation.mcd import mcd as M
 from backend.imputation.mcd import tissue as T
+from backend.stats import paired_ci
 
 N_TEST, SAMPLES, STEPS = 8, 8, 8
-SEEN = ((0, 1, 2, 6, 7, 10), (3, 4, 8, 9))
+COMPETITORS = [m for m in E.METHODS if E.METHODS.kind(m) in ("baseline", "ablation")]
 
 
 @pytest.fixture(scope="module")
@@ -30,90 +38,140 @@ def test_panels() -> tuple[np.ndarray, np.ndarray]:
 _CACHE: dict = {}
 
 
-def _run(z, mean, obs):  # noqa: ANN001, ANN202
-    """One evaluation per pattern per session (the mean-of-samples claim reuses held-out pattern 0's)."""
-    key = tuple(sorted(obs))
+def _run(z, mean, obs, n_samples: int = SAMPLES, steps: int = STEPS):  # noqa: ANN001, ANN202
+    """One evaluation per pattern and setting per session."""
+    key = (tuple(sorted(obs)), len(z), n_samples, steps)
     if key not in _CACHE:
-        names = ["mcd", "mcd_single", "most_correlated", "ridge", "bayes", "unet"]
-        _CACHE[key] = E.evaluate(z, key, names, mean=mean, n_samples=SAMPLES, steps=STEPS, seed=0)
+        _CACHE[key] = E.evaluate(z, key[0], mean=mean, n_samples=n_samples, steps=steps, seed=0)
     return _CACHE[key]
 
 
-@pytest.mark.parametrize("k", range(len(M.HELDOUT_PATTERNS)))
-def test_claim_heldout_pattern_beats_baselines(k: int, test_panels, record_claim) -> None:
-    obs = M.HELDOUT_PATTERNS[k]
-    res = _run(*test_panels, obs)
-    mr = {m: res.mean_r(m) for m in res.r}
-    record_claim(pattern=list(obs), mcd_mean_r=mr["mcd"], mcd_one_sample_mean_r=mr["mcd_single"],
-                 most_correlated_mean_r=mr["most_correlated"], ridge_mean_r=mr["ridge"], bayes_ceiling_mean_r=mr["bayes"])
-    assert res.heldout
-    assert mr["mcd"] > mr["most_correlated"] and mr["mcd"] > mr["ridge"], mr
-    assert mr["mcd"] < mr["bayes"]
+def compare(results: list[E.EvalResult]) -> tuple[dict, dict]:
+    """Paired comparison of MCD with every competitor, each over the (pattern, panel) pairs where it predicts (the
+    U-Nets exist only for the patterns of ``E.UNET_PATTERNS``): (numbers to record, gains)."""
+    nums: dict = {"patterns": [r.observed for r in results], "distance_to_training": [r.distance for r in results],
+                  "mcd_mean_r": float(np.mean(np.concatenate([r.r_image["mcd"] for r in results])))}
+    gains = {}
+    for m in COMPETITORS:
+        have = [r for r in results if m in r.r_image]
+        if not have:
+            continue
+        ours = np.concatenate([r.r_image["mcd"] for r in have])
+        theirs = np.concatenate([r.r_image[m] for r in have])
+        nums[f"{m}_mean_r"] = float(theirs.mean())
+        gains[m] = paired_ci(ours, theirs)
+        nums.update(gains[m].numbers(f"gain_vs_{m}"))
+        if len(have) < len(results):
+            nums[f"{m}_patterns"] = [r.observed for r in have]
+    nums["not_in_bound"] = [m for m in COMPETITORS if m not in gains]  # no shipped networks for these patterns
+    nums["bayes_ceiling_mean_r"] = float(np.mean([r.mean_r("bayes") for r in results]))
+    nums["strongest_baseline"] = min(gains, key=lambda m: gains[m].mean)  # the smallest gain of MCD
+    nums["per_pattern_mean_r"] = {E.pattern_key(r.observed): {m: round(r.mean_r(m), 4) for m in r.ranking()}
+                                  for r in results}
+    return nums, gains
 
 
-@pytest.mark.parametrize("obs", SEEN, ids=lambda p: "-".join(map(str, p)))
-def test_claim_one_model_serves_every_subset(obs, test_panels, record_claim) -> None:
-    """Patterns drawn in training, through the same file: the model never retrains, and beats both baselines."""
+def brief(nums: dict) -> str:
+    """The recorded means and gains in one line (the failure message)."""
+    out = []
+    for k, v in nums.items():
+        if isinstance(v, dict) or k.endswith("_pairs"):
+            continue
+        if k.endswith("_mean_r") or k.startswith("gain_vs_"):
+            out.append(f"{k} {[round(float(x), 3) for x in v] if isinstance(v, list) else round(float(v), 3)}")
+    return "; ".join(out)
+
+
+@pytest.mark.xfail(strict=True, reason="on the four near held-out patterns (32 pairs) MCD's mean r 0.468 is below the "
+                   "per-target U-Nets 0.579 (gain -0.111, 95 % interval [-0.137, -0.086]) and the masked regressor 0.516 "
+                   "(-0.048 [-0.066, -0.030]); it is above ridge 0.438 (+0.030 [0.008, 0.051]) and the most correlated "
+                   "channel 0.360, and level with multi-scale ridge 0.463 (+0.005 [-0.015, 0.025]); cause: "
+                   "the mean of M = 8 posterior samples keeps part of the samples' spread, while the masked regressor (the same network, initialised from MCD, 120 MSE steps) and the per-target U-Nets estimate the conditional mean directly in one pass; the averaged samples approach it only as M grows")
+def test_claim_heldout_patterns_beat_every_baseline(test_panels, record_claim) -> None:
+    res = [_run(*test_panels, obs) for obs in M.HELDOUT_PATTERNS]
+    nums, gains = compare(res)
+    record_claim(**nums)
+    assert all(r.distance == 1 for r in res)
+    assert min(g.mean for g in gains.values()) > 0, brief(nums)
+    assert nums["mcd_mean_r"] < nums["bayes_ceiling_mean_r"]
+
+
+@pytest.mark.xfail(strict=True, reason="on the seen pattern CD3, CD8, Vimentin, Ki67 (8 panels) the one model's mean r 0.472 "
+                   "is below the U-Nets trained for that pattern 0.661 (gain -0.189 [-0.225, -0.153]) and the masked "
+                   "regressor 0.545 (-0.073 [-0.121, -0.026]), above multi-scale ridge 0.376, ridge 0.315 and the most "
+                   "correlated channel 0.250; cause: the mean of M = 8 posterior samples keeps part of the samples' spread, while the masked regressor (the same network, initialised from MCD, 120 MSE steps) and the per-target U-Nets estimate the conditional mean directly in one pass; the averaged samples approach it only as M grows")
+def test_claim_one_model_serves_every_subset(test_panels, record_claim) -> None:
+    """Patterns drawn in training, through the same file: the model never retrains, and beats every baseline."""
     from backend import weights
 
     before = weights.tensor_hashes(E.TISSUE_FILE)
-    res = _run(*test_panels, obs)
-    mr = {m: res.mean_r(m) for m in res.r}
-    record_claim(pattern=sorted(obs), mcd_mean_r=mr["mcd"], most_correlated_mean_r=mr["most_correlated"],
-                 ridge_mean_r=mr["ridge"], bayes_ceiling_mean_r=mr["bayes"], weights_files=1)
-    assert not res.heldout
+    res = [_run(*test_panels, obs) for obs in E.SEEN_PATTERNS]
+    nums, gains = compare(res)
+    record_claim(**nums, weights_files=1)
+    assert all(r.distance == 0 for r in res)
     assert weights.tensor_hashes(E.TISSUE_FILE) == before
-    assert mr["mcd"] > mr["most_correlated"] and mr["mcd"] > mr["ridge"], mr
+    assert min(g.mean for g in gains.values()) > 0, brief(nums)
 
 
-def test_claim_mean_of_samples_beats_one_sample(test_panels, record_claim) -> None:
-    res = _run(*test_panels, M.HELDOUT_PATTERNS[0])
-    record_claim(mean_of_m=res.mean_r("mcd"), one_sample=res.mean_r("mcd_single"), unet_per_target=res.mean_r("unet"),
-                 samples=SAMPLES)
-    assert res.mean_r("mcd") > res.mean_r("mcd_single")
+@pytest.mark.xfail(strict=True, reason="with only DNA and CD20 observed MCD's mean r 0.164 is below every method: U-Nets "
+                   "0.298 (-0.134 [-0.224, -0.045]), masked regressor 0.254 (-0.091 [-0.152, -0.029]), multi-scale ridge "
+                   "0.239, ridge 0.221, most correlated 0.212: little conditional structure is left and the sample noise "
+                   "of 8 averaged samples dominates")
+def test_claim_sparse_pattern_beats_every_baseline(test_panels, record_claim) -> None:
+    res = [_run(*test_panels, E.SPARSE_PATTERN)]
+    nums, gains = compare(res)
+    record_claim(**nums)
+    assert min(g.mean for g in gains.values()) > 0, brief(nums)
 
 
-def test_claim_single_cell_reduction_runs_through_same_code(record_claim) -> None:
+@pytest.mark.xfail(strict=True, reason="per-cell vectors of 16 panels (604 cells): MCD's mean r 0.492 is below the masked "
+                   "regressor on vectors 0.623 (-0.131 [-0.168, -0.094]), the per-target networks 0.619 (-0.127 "
+                   "[-0.171, -0.083]) and ridge 0.561 (-0.069 [-0.103, -0.035]), level with the most correlated channel "
+                   "0.453 (+0.039 [-0.019, 0.097]); cause: the mean of M = 8 posterior samples keeps part of the samples' spread, while the masked regressor (the same network and masking, MSE) and the per-target U-Nets estimate the conditional mean directly in one pass; the averaged samples approach it only as M grows")
+def test_claim_single_cell_reduction_beats_every_baseline(record_claim) -> None:
+    """Per-cell vectors (H = W = 1) of 16 test panels through the same MCD class; pairs: panels (r over each panel's
+    cells, mean over the imputed channels)."""
     model, std, _ = E.load_model("cells")
     assert type(model) is M.MCD and model.cfg.widths == E.load_model("tissue")[0].cfg.widths
-    v, _ = T.cell_vectors(T.generate(4, T.TEST_SEED))
-    z = std.fwd(v).astype(np.float32)
-    assert z.shape[1:] == (T.C, 1, 1)
+    p = T.generate(16, T.TEST_SEED)
     cov = E.B.pixel_cov(std.fwd(T.cell_vectors(T.generate(40, T.TRAIN_SEED))[0]))
     obs = list(M.HELDOUT_PATTERNS[0])
     mis = [c for c in range(T.C) if c not in obs]
-    s = M.impute(model, z, obs, n_samples=SAMPLES, steps=STEPS, seed=0)
-    r_mcd = float(np.mean(list(T.per_channel_r(s.mean(0), z, mis).values())))
-    r_mc = float(np.mean(list(T.per_channel_r(E.B.most_correlated(z, obs, cov), z, mis).values())))
-    r_ridge = float(np.mean(list(T.per_channel_r(E.B.ridge(z, obs, cov), z, mis).values())))
-    record_claim(cells=len(z), mcd_mean_r=r_mcd, most_correlated_mean_r=r_mc, ridge_mean_r=r_ridge)
-    assert r_mcd > r_mc
+    nets, nets_obs = E.load_cell_unets()
+    assert tuple(obs) == nets_obs
+    reg = E.load_regressor("cells")
+    per: dict[str, list[float]] = {m: [] for m in ("mcd", "regressor", "unet", "ridge", "most_correlated")}
+    n_cells = 0
+    for i in range(len(p.x)):
+        v, _ = T.cell_vectors(T.Panels(p.x[i:i + 1], p.mean[i:i + 1], p.labels[i:i + 1], p.types[i:i + 1]))
+        z = std.fwd(v).astype(np.float32)
+        n_cells += len(z)
+        preds = {"mcd": M.impute(model, z, obs, n_samples=SAMPLES, steps=STEPS, seed=i).mean(0),
+                 "regressor": M.regress(reg, z, obs), "unet": E.B.unet_predict(nets, z, obs),
+                 "ridge": E.B.ridge(z, obs, cov), "most_correlated": E.B.most_correlated(z, obs, cov)}
+        for m, pr in preds.items():
+            per[m].append(float(np.mean(list(T.per_channel_r(pr, z, mis).values()))))
+    nums: dict = {"cells": n_cells, "panels": len(p.x), "mcd_mean_r": float(np.mean(per["mcd"]))}
+    gains = {}
+    for m in ("regressor", "unet", "ridge", "most_correlated"):
+        nums[f"{m}_mean_r"] = float(np.mean(per[m]))
+        gains[m] = paired_ci(per["mcd"], per[m])
+        nums.update(gains[m].numbers(f"gain_vs_{m}"))
+    record_claim(**nums)
+    assert min(g.mean for g in gains.values()) > 0, brief(nums)
+
+
+FULL = {"near": M.HELDOUT_PATTERNS, "seen": E.SEEN_PATTERNS}
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("obs", [*M.HELDOUT_PATTERNS, *SEEN], ids=lambda p: "-".join(map(str, p)))
-def test_claim_full_scale_beats_baselines(obs, record_claim) -> None:
-    """The same claim on 32 test panels with M = 16 samples and 18 Heun steps (held-out and seen patterns)."""
+@pytest.mark.parametrize("group", list(FULL))
+def test_claim_full_scale_beats_every_baseline(group: str, record_claim) -> None:
+    """The same bounds on 32 test panels with M = 16 samples and 18 Heun steps."""
     _, std, _ = E.load_model("tissue")
     p = T.generate(32, T.TEST_SEED)
-    res = E.evaluate(std.fwd(p.x).astype(np.float32), obs, ["mcd", "most_correlated", "ridge", "bayes"],
-                     mean=std.fwd(p.mean).astype(np.float32), n_samples=16, steps=18, seed=0)
-    mr = {m: res.mean_r(m) for m in res.r}
-    record_claim(pattern=sorted(obs), heldout=res.heldout, mcd_mean_r=mr["mcd"],
-                 most_correlated_mean_r=mr["most_correlated"], ridge_mean_r=mr["ridge"], bayes_ceiling_mean_r=mr["bayes"])
-    assert mr["mcd"] > mr["most_correlated"] and mr["mcd"] > mr["ridge"], mr
-
-
-SPARSE = (0, 5)
-
-
-@pytest.mark.xfail(strict=True, reason="with only DNA and CD20 observed, MCD's mean of 8 samples stays below per-pixel "
-                   "ridge and the most correlated channel (ci, 8 panels: r 0.164 vs 0.221 ridge, 0.212 most correlated; "
-                   "benchmark, 16 panels: 0.154 vs 0.208 and 0.192): little conditional structure is left for the small, briefly "
-                   "trained model, whose sample noise then dominates; linear maps of the two channels do better")
-def test_claim_sparse_pattern_beats_baselines(test_panels, record_claim) -> None:
-    res = _run(*test_panels, SPARSE)
-    mr = {m: res.mean_r(m) for m in res.r}
-    record_claim(pattern=list(SPARSE), mcd_mean_r=mr["mcd"], most_correlated_mean_r=mr["most_correlated"],
-                 ridge_mean_r=mr["ridge"], bayes_ceiling_mean_r=mr["bayes"])
-    assert mr["mcd"] > mr["most_correlated"] and mr["mcd"] > mr["ridge"], mr
+    z, mean = std.fwd(p.x).astype(np.float32), std.fwd(p.mean).astype(np.float32)
+    res = [_run(z, mean, obs, 16, 18) for obs in FULL[group]]
+    nums, gains = compare(res)
+    record_claim(**nums)
+    assert min(g.mean for g in gains.values()) > 0, brief(nums)

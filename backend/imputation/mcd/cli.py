@@ -4,7 +4,9 @@ Actions:
   impute    impute the unobserved channels of a stack (an NPZ file or a preset) from the observed ones with MCD (mean of
             M samples and one sample), the most correlated channel, per-pixel ridge, the per-target U-Nets (their one
             trained pattern only) and, for presets, the Bayes ceiling; per-channel Pearson r against the true channels
-  patterns  the channel list and the held-out observation patterns (never drawn in training)
+  patterns  the channel list, the held-out observation patterns (never drawn in training), the channel groups that
+            ``--apart`` training never observes together and the far patterns, with their distances to the shipped
+            model's training patterns
 
 Examples::
 
@@ -52,14 +54,24 @@ def cmd_impute(args: argparse.Namespace) -> Output:
     out = res.summary(digits=None)
     out.update({"stack": args.stack, "source": res.source, "shape": res.shape, "samples": cfg.samples,
                 "steps": cfg.steps, "seed": cfg.seed})
-    lines = [f"observed {ev.observed}  imputed {ev.missing}  held-out pattern: {ev.heldout}"]
+    lines = [f"observed {ev.observed}  imputed {ev.missing}  held-out pattern: {ev.heldout} (distance to training "
+             f"{ev.distance})"]
     lines += [f"{METHODS.label(k):40s} mean r {v:.3f}" for k, v in out["mean_r"].items()]
+    best = ev.ranking()[0]
+    lines += [f"best on this stack: {METHODS.label(best)} (mean r {ev.mean_r(best):.3f})"]
     return Output(out, lines=lines)
 
 
 def cmd_patterns(args: argparse.Namespace) -> dict:  # noqa: ARG001
+    from ... import weights
     from . import mcd as M
     from . import tissue as T
+    from .evaluate import TISSUE_FILE
 
+    cfg = M.config_from(weights.read_meta(TISSUE_FILE).config)  # the shipped model's masking rule
     return {"channels": list(T.CHANNELS), "heldout_patterns": [list(p) for p in M.HELDOUT_PATTERNS],
+            "apart_groups": [list(g) for g in M.APART], "far_patterns": [list(p) for p in M.FAR_PATTERNS],
+            "shipped_model_apart": [list(g) for g in cfg.apart],
+            "distance_to_training": {",".join(map(str, p)): M.distance_to_training(p, cfg)
+                                     for p in (*M.HELDOUT_PATTERNS, *M.FAR_PATTERNS)},
             "presets": list(T.PRESETS)}

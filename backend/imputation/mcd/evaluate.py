@@ -4,9 +4,11 @@
 |------|------|--------|
 | ``mcd`` | MCD any-subset diffusion, mean of M posterior samples (ours) | :mod:`.mcd` |
 | ``mcd_single`` | MCD, one posterior sample (ours) | :mod:`.mcd` |
+| ``regressor`` | the deterministic masked regressor: MCD's network and masking, MSE, one pass | :mod:`.mcd` |
 | ``most_correlated`` | the observed channel of largest training |r|, affinely mapped | :mod:`.baselines` |
 | ``ridge`` | per-pixel ridge regression from the observed channels | :mod:`.baselines` |
-| ``unet`` | a U-Net regressor trained per target (shipped for held-out pattern 0 only) | :mod:`.baselines` |
+| ``ridge_ms`` | ridge on the observed channels blurred at sigma 0, 1, 2, 4 px | :mod:`.baselines` |
+| ``unet`` | a U-Net regressor trained per (pattern, target), for the patterns of ``UNET_PATTERNS`` | :mod:`.baselines` |
 | ``bayes`` | the generator's noise-free mean (ceiling; synthetic panels only) | :mod:`.tissue` |
 
 Shapes: panels ``x`` (N, C, H, W) in intensity units; the evaluation works on standardised panels.
@@ -33,6 +35,20 @@ ASSETS = Path(__file__).resolve().parents[3] / "assets"
 TISSUE_FILE = ASSETS / "mcd_tissue.safetensors"
 CELLS_FILE = ASSETS / "mcd_cells.safetensors"
 UNET_FILE = ASSETS / "mcd_unet.safetensors"
+REGRESSOR_FILE = ASSETS / "mcd_regressor.safetensors"
+CELLS_BASELINES_FILE = ASSETS / "mcd_cells_baselines.safetensors"
+
+# observation patterns the claims evaluate besides the held-out ones: drawn in training, and a sparse one
+SEEN_PATTERNS: tuple[tuple[int, ...], ...] = ((3, 4, 8, 9),)
+SPARSE_PATTERN: tuple[int, ...] = (0, 5)
+# the patterns with shipped per-target U-Nets (in training order)
+UNET_PATTERNS: tuple[tuple[int, ...], ...] = (*M.HELDOUT_PATTERNS, *SEEN_PATTERNS, SPARSE_PATTERN)
+
+
+def pattern_key(observed: Sequence[int]) -> str:
+    """``(0, 1, 3)`` -> ``"0-1-3"`` (the U-Net file's key of a pattern)."""
+    return "-".join(str(int(o)) for o in sorted(set(observed)))
+
 
 @lru_cache(maxsize=2)
 def load_model(which: str = "tissue") -> tuple[M.MCD, M.Standardiser, dict]:
@@ -59,27 +75,70 @@ def standardised_input(src: str | np.ndarray) -> tuple[np.ndarray, np.ndarray | 
     return M.Standardiser.fit(x).fwd(x), None, "upload"
 
 
+def _unets_from(state: dict, prefix: str, n_in: int, widths: tuple[int, ...]) -> dict[int, B.UNetRegressor]:
+    models = {}
+    for t in sorted({int(k[len(prefix):].split(".")[0][1:]) for k in state if k.startswith(prefix)}):
+        net = B.UNetRegressor(n_in, widths)
+        head = f"{prefix}t{t}."
+        net.load_state_dict({k[len(head):]: v.float() for k, v in state.items() if k.startswith(head)})
+        models[t] = net.eval()
+    return models
+
+
 @lru_cache(maxsize=1)
-def load_unets() -> tuple[dict[int, B.UNetRegressor], tuple[int, ...]]:
-    """The shipped per-target U-Net regressors ``{target: model}`` and the observed pattern they were trained for."""
+def load_unets() -> dict[str, dict[int, B.UNetRegressor]]:
+    """The shipped per-target U-Net regressors: ``{pattern_key: {target: model}}`` (see :data:`UNET_PATTERNS`)."""
     from backend import weights
 
     state, meta = weights.load(UNET_FILE, made_by="python -m backend.train mcd --part unet")
-    obs = tuple(meta.config["observed"])
-    models = {}
-    for t in sorted({int(k.split(".")[0][1:]) for k in state}):
-        net = B.UNetRegressor(len(obs), tuple(meta.config["widths"]))
-        net.load_state_dict({k.split(".", 1)[1]: v for k, v in state.items() if k.startswith(f"t{t}.")})
-        net.eval()
-        models[t] = net
-    return models, obs
+    widths = tuple(meta.config["widths"])
+    return {key: _unets_from(state, f"p{key}.", len(key.split("-")), widths) for key in meta.config["patterns"]}
+
+
+@lru_cache(maxsize=2)
+def load_regressor(which: str = "tissue") -> M.MaskedRegressor:
+    """The shipped deterministic masked regressor (``tissue`` panels, or ``cells`` vectors)."""
+    from backend import weights
+
+    if which == "tissue":
+        state, meta = weights.load(REGRESSOR_FILE, made_by="python -m backend.train mcd --part regressor")
+        cfg = meta.config
+    else:
+        state, meta = weights.load(CELLS_BASELINES_FILE, made_by="python -m backend.train mcd --part cellsbase")
+        cfg = meta.config["regressor"]
+        state = {k[4:]: v for k, v in state.items() if k.startswith("reg.")}
+    model = M.MaskedRegressor(M.config_from(cfg))
+    model.load_state_dict({k: v.float() for k, v in state.items()})
+    return model.eval()
+
+
+@lru_cache(maxsize=1)
+def load_cell_unets() -> tuple[dict[int, B.UNetRegressor], tuple[int, ...]]:
+    """The per-target regressor networks on per-cell vectors and the pattern they were trained for."""
+    from backend import weights
+
+    state, meta = weights.load(CELLS_BASELINES_FILE, made_by="python -m backend.train mcd --part cellsbase")
+    obs = tuple(meta.config["unet"]["observed"])
+    return _unets_from(state, "unet.", len(obs), tuple(meta.config["unet"]["widths"])), obs
+
+
+@lru_cache(maxsize=1)
+def train_z() -> np.ndarray:
+    """The first 300 training panels, standardised with the shipped model's statistics."""
+    _, std, _ = load_model("tissue")
+    return std.fwd(T.generate(300, T.TRAIN_SEED).x).astype(np.float32)
 
 
 @lru_cache(maxsize=1)
 def train_cov() -> np.ndarray:
-    """Pixel covariance of the first 300 training panels (standardised with the shipped model's statistics)."""
-    _, std, _ = load_model("tissue")
-    return B.pixel_cov(std.fwd(T.generate(300, T.TRAIN_SEED).x))
+    """Pixel covariance of the first 300 training panels."""
+    return B.pixel_cov(train_z())
+
+
+@lru_cache(maxsize=1)
+def train_msr() -> B.MultiScaleRidge:
+    """The multi-scale ridge's moments over the first 300 training panels."""
+    return B.MultiScaleRidge.fit(train_z())
 
 
 def parse_observed(text: str | Sequence[int], channels: int = T.C) -> list[int]:
@@ -144,6 +203,15 @@ def mcd_single(run: Panels) -> Imputer:
     return partial(_mcd_first, run)
 
 
+def _regress(run: Panels) -> np.ndarray:
+    return M.regress(load_regressor("tissue" if run.z.shape[-1] > 1 else "cells"), run.z, run.observed)
+
+
+def regressor(run: Panels) -> Imputer:
+    """The deterministic masked regressor: the same network and masking as MCD, MSE, one forward pass."""
+    return partial(_regress, run)
+
+
 def most_correlated(run: Panels) -> Imputer:
     return partial(B.most_correlated, run.z, run.observed, train_cov())
 
@@ -152,10 +220,18 @@ def ridge(run: Panels) -> Imputer:
     return partial(B.ridge, run.z, run.observed, train_cov())
 
 
+def ridge_ms(run: Panels) -> Imputer | None:
+    """Ridge on the observed channels at several blur scales; None for H = W = 1 vectors (no neighbourhood)."""
+    return None if run.z.shape[-1] * run.z.shape[-2] == 1 else partial(train_msr().predict, run.z, run.observed)
+
+
 def unet(run: Panels) -> Imputer | None:
-    """The per-target U-Nets; None unless the observed pattern is the one they were trained for (that is their cost)."""
-    unets, unet_obs = load_unets()
-    return partial(B.unet_predict, unets, run.z, run.observed) if tuple(run.observed) == tuple(unet_obs) else None
+    """The per-target U-Nets; None unless the observed pattern is one they were trained for (that is their cost)."""
+    if run.z.shape[-1] * run.z.shape[-2] == 1:
+        nets, obs = load_cell_unets()
+        return partial(B.unet_predict, nets, run.z, run.observed) if tuple(run.observed) == obs else None
+    nets = load_unets().get(pattern_key(run.observed))
+    return None if nets is None else partial(B.unet_predict, nets, run.z, run.observed)
 
 
 def bayes(run: Panels) -> Imputer | None:
@@ -168,8 +244,10 @@ def bayes(run: Panels) -> Imputer | None:
 METHODS: Registry[Callable[[Panels], Imputer | None]] = Registry("imputation method")
 METHODS.add("mcd", mcd, label="MCD, mean of M samples (ours)", kind="ours", color="#d62728")
 METHODS.add("mcd_single", mcd_single, label="MCD, one sample (ours)", kind="ours", color="#ff9896")
+METHODS.add("regressor", regressor, label="Masked regressor (same network, MSE)", kind="ablation", color="#9467bd")
 METHODS.add("most_correlated", most_correlated, label="Most correlated observed channel", kind="baseline")
 METHODS.add("ridge", ridge, label="Per-pixel ridge", kind="baseline")
+METHODS.add("ridge_ms", ridge_ms, label="Multi-scale ridge", kind="baseline")
 METHODS.add("unet", unet, label="U-Net per target", kind="baseline")
 METHODS.add("bayes", bayes, label="Bayes ceiling (generator mean)", kind="reference", color="#7f7f7f")
 
@@ -183,9 +261,32 @@ class EvalResult:
     heldout: bool
     n_images: int
     preds: dict[str, np.ndarray] = field(default_factory=dict)  # method -> (N, C, H, W) standardised
+    r_image: dict[str, list[float]] = field(default_factory=dict)  # method -> per image: mean r over the channels
+    distance: int = 0  # Hamming distance of the pattern to the nearest pattern drawn in training
 
     def mean_r(self, method: str) -> float:
         return float(np.mean(list(self.r[method].values())))
+
+    def ranking(self) -> list[str]:
+        """The methods that predict from the observed channels (no ceiling), best mean r first."""
+        names = [m for m in self.r if METHODS.kind(m) != "reference"]
+        return sorted(names, key=self.mean_r, reverse=True)
+
+    def versus_best(self) -> dict:
+        """MCD (mean of M) against the best other method of this run: the best's name, MCD's rank among the
+        predicting methods, and the paired difference over the imputed channels (``backend.stats.paired_ci``)."""
+        from backend.stats import paired_ci
+
+        rank = self.ranking()
+        ours = next(m for m in METHODS if METHODS.kind(m) == "ours")  # the first entry: MCD, mean of M samples
+        others = [m for m in rank if METHODS.kind(m) != "ours"]
+        if ours not in self.r or not others:
+            return {}
+        best = others[0]
+        ci = paired_ci([self.r[ours][c] for c in self.missing], [self.r[best][c] for c in self.missing])
+        return {"best": rank[0], "best_other": best, "mcd_rank": rank.index(ours) + 1, "methods": len(rank),
+                "gain": float(ci.mean), "gain_ci": [float(ci.low), float(ci.high)], "pairs": int(ci.n),
+                "resolved": bool(ci.resolved)}
 
     def summary(self, digits: int | None = 4) -> dict:
         """JSON-able summary; ``digits=None`` keeps full precision (the CLI)."""
@@ -194,7 +295,9 @@ class EvalResult:
             return float(v) if digits is None else round(float(v), digits)
 
         return {"observed": self.observed, "missing": self.missing, "heldout_pattern": self.heldout,
-                "n_images": self.n_images,
+                "distance_to_training": self.distance, "n_images": self.n_images, "ranking": self.ranking(),
+                "versus_best": {k: (rd(v) if isinstance(v, float) else [rd(x) for x in v] if isinstance(v, list) else v)
+                                for k, v in self.versus_best().items()},
                 "mean_r": {k: rd(self.mean_r(k)) for k in self.r},
                 "per_channel_r": {k: {T.CHANNELS[c]: rd(v) for c, v in d.items()} for k, d in self.r.items()},
                 "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
@@ -213,7 +316,7 @@ def evaluate(z: np.ndarray, observed: Sequence[int], methods: Sequence[str] | No
     names = [METHODS.key(n) for n in methods] if methods is not None else METHODS.names()
     run = Panels(z, obs, mean, n_samples, steps, seed)
     plan = {n: fn for n in names if (fn := METHODS.get(n)(run)) is not None}
-    r, secs, preds = {}, {}, {}
+    r, secs, preds, r_img = {}, {}, {}, {}
     for i, (name, fn) in enumerate(plan.items()):
         if token is not None:
             token.check()
@@ -226,10 +329,12 @@ def evaluate(z: np.ndarray, observed: Sequence[int], methods: Sequence[str] | No
             preds["mcd_samples"] = run.samples
         secs[name] = time.perf_counter() - t0
         r[name] = T.per_channel_r(p, z, mis)
+        r_img[name] = T.per_image_r(p, z, mis).mean(1).tolist()
         if keep_preds:
             preds[name] = p
     report(progress, 1.0, "done")
     if not keep_preds:
         preds = {}
-    held = tuple(obs) in {tuple(h) for h in M.HELDOUT_PATTERNS}
-    return EvalResult(obs, mis, r, secs, held, len(z), preds)
+    model, _, _ = load_model("tissue" if z.shape[-1] > 1 else "cells")
+    dist = M.distance_to_training(obs, model.cfg)
+    return EvalResult(obs, mis, r, secs, dist > 0, len(z), preds, r_img, dist)

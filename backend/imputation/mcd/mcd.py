@@ -4,7 +4,11 @@ Paper: "Controllable diffusion for multi-channel biological data" (MCD; tansey-l
 
 - Random channel masking: at every training step each sample draws its observed set ``S_o`` with one Bernoulli(p) per
   channel (p itself uniform in [0.25, 0.75] per sample), keeping at least one observed and one missing channel. The
-  observation patterns of :data:`HELDOUT_PATTERNS` are rejected and redrawn, so they are never seen in training. The
+  observation patterns of :data:`HELDOUT_PATTERNS` are rejected and redrawn, so they are never seen in training; they
+  lie one channel away from a drawn pattern (:func:`distance_to_training`). With ``MCDConfig.apart = APART`` (the
+  trainer's ``--apart``), every set that observes a channel of both groups (the epithelial and the cell-state markers)
+  is redrawn too, and the patterns of :data:`FAR_PATTERNS` (two or more channels of each group) lie two or more
+  channels away from every training pattern. The shipped model is trained without that rule. The
   condition is ``c = x * m`` (zeros off ``S_o``) together with the mask ``m`` itself (zero is a valid standardised value,
   so the network is told which zeros are missing); the target is the full panel.
 - EDM (Karras et al. 2022): log-normal sigma (P_std 1.2, P_mean -0.4 instead of the image default -1.2: the
@@ -32,6 +36,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -40,6 +45,11 @@ from torch.nn import functional as F
 
 # observed-channel sets never drawn in training (indices into tissue.CHANNELS)
 HELDOUT_PATTERNS: tuple[tuple[int, ...], ...] = ((0, 1, 3, 5, 7), (0, 2, 6, 8), (0, 3, 9, 10, 11), (0, 1, 2, 3, 4, 5))
+# two channel groups never observed together in training: epithelial (panCK, E-cadherin) and cell state (Ki67,
+# PD-L1, HLA-DR)
+APART: tuple[tuple[int, ...], tuple[int, ...]] = ((1, 2), (9, 10, 11))
+# observed sets holding two or more channels of each group: far from every training pattern
+FAR_PATTERNS: tuple[tuple[int, ...], ...] = ((0, 1, 2, 9, 10, 11), (1, 2, 10, 11))
 
 
 @dataclass
@@ -58,12 +68,14 @@ class MCDConfig:
     lr: float = 2e-3
     seed: int = 0
     heldout: tuple[tuple[int, ...], ...] = field(default_factory=lambda: HELDOUT_PATTERNS)
+    apart: tuple[tuple[int, ...], ...] = ()  # channel groups never observed together (APART); () = no rule
 
 
 def config_dict(cfg: MCDConfig) -> dict:
     d = asdict(cfg)
     d["widths"] = list(cfg.widths)
     d["heldout"] = [list(p) for p in cfg.heldout]
+    d["apart"] = [list(p) for p in cfg.apart]
     return d
 
 
@@ -71,6 +83,7 @@ def config_from(d: dict) -> MCDConfig:
     d = dict(d)
     d["widths"] = tuple(d["widths"])
     d["heldout"] = tuple(tuple(p) for p in d["heldout"])
+    d["apart"] = tuple(tuple(p) for p in d.get("apart", ()))  # files trained without the group rule
     return MCDConfig(**d)
 
 
@@ -208,6 +221,22 @@ class MCD(nn.Module):
         return c_skip * x + c_out * f
 
 
+class MaskedRegressor(nn.Module):
+    """The deterministic counterpart of :class:`MCD`: the same :class:`MCDNet` (same condition path, injection and
+    attention), fed a zero panel at a fixed noise level, trained with MSE on the missing channels under the same random
+    masking. ``forward(cond, mask)`` returns the predicted full panel (B, C, H, W)."""
+
+    def __init__(self, cfg: MCDConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.net = MCDNet(cfg)
+
+    def forward(self, cond: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        m = mask[:, :, None, None].expand_as(cond)
+        zero = torch.zeros_like(cond)
+        return self.net(zero, torch.zeros(len(cond)), torch.cat([cond * m, m], 1))
+
+
 def n_params(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
@@ -219,17 +248,41 @@ def pattern_mask(observed: Sequence[int], channels: int) -> np.ndarray:
     return m
 
 
+def allowed(mask: Sequence[bool], cfg: MCDConfig) -> bool:
+    """Whether an observation mask (C booleans) can be drawn in training: 1..C-1 observed, not a held-out pattern,
+    and not observing a channel of every group of ``cfg.apart``."""
+    m = tuple(bool(v) for v in mask)
+    k = sum(m)
+    if not 0 < k < cfg.channels:
+        return False
+    if m in {tuple(pattern_mask(p, cfg.channels).astype(bool).tolist()) for p in cfg.heldout}:
+        return False
+    return not (cfg.apart and all(any(m[i] for i in g) for g in cfg.apart))
+
+
+@lru_cache(maxsize=8)
+def _allowed_codes(channels: int, heldout: tuple, apart: tuple) -> np.ndarray:
+    cfg = MCDConfig(channels=channels, heldout=heldout, apart=apart)
+    codes = (np.arange(2**channels)[:, None] >> np.arange(channels)[None] & 1).astype(bool)
+    return codes[np.array([allowed(row, cfg) for row in codes])]
+
+
+def distance_to_training(observed: Sequence[int], cfg: MCDConfig) -> int:
+    """Hamming distance from the observed set to the nearest mask that training can draw (0 = drawn in training)."""
+    target = pattern_mask(observed, cfg.channels).astype(bool)
+    ok = _allowed_codes(cfg.channels, tuple(cfg.heldout), tuple(cfg.apart))
+    return int((ok != target[None]).sum(1).min())
+
+
 def sample_masks(n: int, cfg: MCDConfig, gen: torch.Generator) -> torch.Tensor:
-    """(n, C) training masks: Bernoulli(p) per channel, >= 1 observed and >= 1 missing, held-out patterns redrawn."""
+    """(n, C) training masks: Bernoulli(p) per channel, redrawn until :func:`allowed`."""
     c = cfg.channels
-    banned = {tuple(pattern_mask(p, c).astype(bool).tolist()) for p in cfg.heldout}
     out = torch.empty(n, c)
     for i in range(n):
         while True:
             p = cfg.p_low + (cfg.p_high - cfg.p_low) * torch.rand((), generator=gen)
             m = torch.rand(c, generator=gen) < p
-            k = int(m.sum())
-            if 0 < k < c and tuple(m.tolist()) not in banned:
+            if allowed(m.tolist(), cfg):
                 break
         out[i] = m.float()
     return out
@@ -269,13 +322,18 @@ def _augment(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     return x.flip(-1) if bool(torch.rand((), generator=gen) < 0.5) else x
 
 
-def train(z: np.ndarray, cfg: MCDConfig, progress=None, log_every: int = 100) -> tuple[MCD, TrainLog]:
-    """EDM training on standardised panels ``z`` (N, C, H, W) with random channel masking; returns (model, log)."""
+def train(z: np.ndarray, cfg: MCDConfig, progress=None, log_every: int = 100, regressor: bool = False,
+          init: dict | None = None) -> tuple[MCD | MaskedRegressor, TrainLog]:
+    """EDM training on standardised panels ``z`` (N, C, H, W) with random channel masking; returns (model, log).
+    ``regressor=True`` trains :class:`MaskedRegressor` instead: the same data, masks and optimiser, MSE on the
+    missing channels. ``init``: a state dict to start from (e.g. a trained MCD's, whose keys the regressor shares)."""
     from backend.runtime import report
 
     torch.manual_seed(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
-    model = MCD(cfg)
+    model = MaskedRegressor(cfg) if regressor else MCD(cfg)
+    if init is not None:
+        model.load_state_dict({k: v.float() for k, v in init.items()})
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, cfg.lr, total_steps=max(cfg.steps, 40),
                                                 pct_start=0.05)
@@ -285,12 +343,16 @@ def train(z: np.ndarray, cfg: MCDConfig, progress=None, log_every: int = 100) ->
         idx = torch.randint(len(data), (cfg.batch,), generator=gen)
         x0 = _augment(data[idx], gen)
         m = sample_masks(cfg.batch, cfg, gen)
-        sigma = (cfg.p_mean + cfg.p_std * torch.randn(cfg.batch, generator=gen)).exp()
-        xt = x0 + sigma[:, None, None, None] * torch.randn(x0.shape, generator=gen)
-        den = model(xt, sigma, x0, m)
-        sd = cfg.sigma_data
-        w = (sigma**2 + sd**2) / (sigma * sd) ** 2
-        loss = (w[:, None, None, None] * (den - x0) ** 2).mean()
+        if regressor:
+            miss = (1 - m)[:, :, None, None]
+            loss = (miss * (model(x0, m) - x0) ** 2).sum() / (miss.sum() * x0.shape[-1] * x0.shape[-2])
+        else:
+            sigma = (cfg.p_mean + cfg.p_std * torch.randn(cfg.batch, generator=gen)).exp()
+            xt = x0 + sigma[:, None, None, None] * torch.randn(x0.shape, generator=gen)
+            den = model(xt, sigma, x0, m)
+            sd = cfg.sigma_data
+            w = (sigma**2 + sd**2) / (sigma * sd) ** 2
+            loss = (w[:, None, None, None] * (den - x0) ** 2).mean()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -350,6 +412,20 @@ def impute(model: MCD, z: np.ndarray, observed: Sequence[int], n_samples: int = 
         out[a:a + batch] = xi
     out = out.reshape(n_samples, *x.shape)
     out[:, :, obs] = x[None, :, obs]
+    return out.numpy()
+
+
+@torch.no_grad()
+def regress(model: MaskedRegressor, z: np.ndarray, observed: Sequence[int], batch: int = 64) -> np.ndarray:
+    """The masked regressor's prediction ``(N, C, H, W)`` (standardised) from the observed channels of ``z``; observed
+    channels are copied into the output."""
+    c = model.cfg.channels
+    obs = sorted(set(int(o) for o in observed))
+    mask = torch.as_tensor(pattern_mask(obs, c))
+    x = torch.as_tensor(z, dtype=torch.float32)
+    batch = batch if z.shape[-1] * z.shape[-2] > 1 else max(batch, 4096)
+    out = torch.cat([model(x[a:a + batch], mask.expand(len(x[a:a + batch]), c)) for a in range(0, len(x), batch)])
+    out[:, obs] = x[:, obs]
     return out.numpy()
 
 

@@ -206,6 +206,13 @@ def per_channel_r(pred: np.ndarray, true: np.ndarray, channels: list[int]) -> di
     return {c: float(np.mean([pearson(pred[i, c], true[i, c]) for i in range(len(pred))])) for c in channels}
 
 
+def per_image_r(pred: np.ndarray, true: np.ndarray, channels: list[int]) -> np.ndarray:
+    """(N, len(channels)) per-image Pearson r; with H = W = 1 one row over the N vectors."""
+    if pred.shape[-1] * pred.shape[-2] == 1:
+        return np.array([[pearson(pred[:, c], true[:, c]) for c in channels]])
+    return np.array([[pearson(pred[i, c], true[i, c]) for c in channels] for i in range(len(pred))])
+
+
 def bayes_ceiling(p: Panels, channels: list[int]) -> dict[int, float]:
     """Pearson r of the noise-free mean (Bayes-optimal given the latent cell map and states) with the noisy panel."""
     return per_channel_r(p.mean, p.x, channels)

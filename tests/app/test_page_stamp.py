@@ -40,7 +40,14 @@ def test_small_run_draws_results(ran) -> None:
     assert not at.error, [e.value for e in at.error]
     r = at.session_state["stamp_result"]["last"]
     ppl = {x["method"]: x["ppl"] for x in r["rows"]}
-    assert set(ppl) == {"dense", "a4", "a4_first_k", "stamp"}
+    assert set(ppl) == {"dense", "a4", "a4_tok0", "a4_first_k", "stamp"}
+    bits = {x["method"]: x["avg_bits"] for x in r["rows"]}
+    assert bits["a4_tok0"] == 4 + 4 / 128 and bits["a4_first_k"] == bits["stamp"]
+    gains = jobs.gain_table(r["rows"])  # the comparison table: STaMP against its three controls, one window
+    assert [g["control"] for g in gains] == ["A4 per token (RTN)", "A4, token 0 at 8 bits",
+                                             "A4, first k raw tokens at 8 bits"]
+    assert all(g["windows"] == 1 and not g["resolved"] for g in gains)
+    assert any(o.startswith("Built-in: software licences") for o in at.radio(key="stamp_src").options)
     assert r["config"]["seqlen"] == 128 and r["tokens"] == 128
     assert abs(next(x["avg_bits"] for x in r["rows"] if x["method"] == "stamp") - (4 + 4 * 4 / 128)) < 1e-12
     keys = {c.key for c in at.get("plotly_chart")} if hasattr(at.get("plotly_chart")[0], "key") else set()

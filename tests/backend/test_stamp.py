@@ -185,3 +185,80 @@ def test_evaluate_leaves_the_callers_config_unchanged_on_a_short_text() -> None:
     res = sh.evaluate(model, _CharTokenizer(), text, cfg, source="the text")
     assert res.config["n_windows"] == 2 and res.tokens == 64
     assert cfg.n_windows == 8 and cfg == sh.EvalConfig(seqlen=32, n_windows=8, methods=("a4",), stats=False)
+
+
+def test_token0_and_first_k_controls_are_at_their_own_average_bits():
+    from backend.compression.stamp import hooks as sh
+
+    cfg = sh.EvalConfig(seqlen=256)
+    bits = {m: cfg.spec(sh.METHODS[m]).average_bits(256) for m in ("a4", "a4_tok0", "hadamard_tok0", "a4_first_k",
+                                                                      "hadamard_first_k", "stamp", "hadamard_stamp")}
+    assert bits["a4"] == 4.0 and bits["a4_tok0"] == bits["hadamard_tok0"] == 4 + 4 / 256  # 4.016
+    assert bits["a4_first_k"] == bits["hadamard_first_k"] == bits["stamp"] == bits["hadamard_stamp"] == 4.125
+    spec = cfg.spec(sh.METHODS["hadamard_tok0"])
+    assert spec.transform == "identity" and spec.sink_tokens == 0 and spec.hp_tokens == 1
+    x = torch.randn(2, 256, 8, generator=torch.Generator().manual_seed(0))
+    x[:, 0] *= 1000  # a sink token: at 8 bits on its own scale, the rest unchanged by it
+    out = st.stamp_quantize(x, spec)
+    assert torch.equal(out.x_hat[:, 1:], st.quantize_tokens(x[:, 1:], 4))
+    assert torch.equal(out.x_hat[:, :1], st.quantize_tokens(x[:, :1], 8))
+
+
+def test_paired_gain_and_gain_table():
+    from backend.compression.stamp import jobs
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(3.0, 0.3, 16)
+    rows = [{"method": "dense", "label": "d", "ppl": 10.0, "avg_bits": 32.0, "window_nll": list(base)},
+            {"method": "hadamard", "ppl": 30.0, "avg_bits": 4.0, "window_nll": list(base + 1.0)},
+            {"method": "hadamard_tok0", "ppl": 20.0, "avg_bits": 4.016, "window_nll": list(base + 0.4)},
+            {"method": "hadamard_stamp", "ppl": 15.0, "avg_bits": 4.125,
+             "window_nll": list(base + 0.4 + rng.normal(0, 0.05, 16))}]
+    g = jobs.paired_gain(rows, "hadamard_stamp", "hadamard", "g")
+    assert g["g_pairs"] == 16 and g["g_ci"][0] > 0.5 and abs(g["g_ppl_ratio"] - math.exp(g["g"])) < 1e-12
+    tie = jobs.paired_gain(rows, "hadamard_stamp", "hadamard_tok0", "t")
+    assert tie["t_ci"][0] < 0 < tie["t_ci"][1]  # no difference: the interval holds zero
+    one = jobs.paired_gain([{**r, "window_nll": r["window_nll"][:1]} for r in rows], "hadamard_stamp", "hadamard")
+    assert one["gain_ci"] == [-math.inf, math.inf]
+    table = jobs.gain_table(rows)
+    assert [t["control"] for t in table] == ["Hadamard (QuaRot-style)", "Hadamard, token 0 at 8 bits"]
+    assert table[0]["resolved"] and not table[1]["resolved"] and not table[0]["both collapsed"]
+    collapsed = jobs.gain_table([{**r, "ppl": r["ppl"] * 10} if r["method"] != "dense" else r for r in rows])
+    assert all(t["both collapsed"] for t in collapsed)
+
+
+def test_window_nll_per_window_and_cached(tmp_path, monkeypatch):
+    from backend.compression.stamp import hooks as sh
+
+    monkeypatch.setenv("METHOD_LAB_CACHE", str(tmp_path))
+
+    class Tiny(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = torch.nn.Embedding(11, 11)
+            self.calls = 0
+
+        def forward(self, input_ids, use_cache=False):
+            self.calls += 1
+            return type("Out", (), {"logits": self.emb(input_ids)})()
+
+    torch.manual_seed(0)
+    m = Tiny()
+    ids = torch.randint(0, 11, (5, 9), generator=torch.Generator().manual_seed(1))
+    logits = m.emb(ids)[:, :-1]
+    want = torch.nn.functional.cross_entropy(logits.transpose(1, 2), ids[:, 1:], reduction="none").mean(1)
+    got = sh.window_nll(m, ids, batch_size=2, key=lambda x: f"k{int(x.sum())}-{x.shape[0]}")
+    assert m.calls == 3 and np.allclose(got, want.tolist(), atol=1e-6)
+    again = sh.window_nll(m, ids, batch_size=2, key=lambda x: f"k{int(x.sum())}-{x.shape[0]}")
+    assert m.calls == 3 and again == got  # read back from the cache, no forward
+    assert len(list((tmp_path / "stamp").glob("*.json"))) == 3
+
+
+def test_licence_text_is_a_fixed_second_text():
+    from backend.compression.stamp import inputs
+
+    text = inputs.licence_text()
+    if text is None:
+        pytest.skip("Debian's /usr/share/common-licenses is missing on this machine.")
+    assert text == inputs.licence_text() and len(text) > 150_000
+    assert text.startswith("GNU GENERAL PUBLIC LICENSE") and "Mozilla Public License" in text

@@ -24,7 +24,9 @@ quantization of its activations) and sequence transforms (:data:`~.stamp.TRANSFO
 | ``a4`` | A4 per token (RTN) | baseline | Q4(X) per token, no transform |
 | ``hadamard`` | Hadamard (QuaRot-style) | baseline | Q4(X R) R^T, R a randomized block Hadamard of 64 |
 | ``smoothquant`` | SmoothQuant (alpha 0.5) | baseline | Q4(X / s) s, scales from calibration windows |
+| ``a4_tok0`` | A4, token 0 at 8 bits | ablation | the sink rule alone, no transform (4 + 4 / s bits) |
 | ``a4_first_k`` | A4, first k raw tokens at 8 bits | ablation | the same average bits without a transform |
+| ``hadamard_tok0`` | Hadamard, token 0 at 8 bits | ablation | as ``a4_tok0`` after R |
 | ``hadamard_first_k`` | Hadamard, first k raw tokens at 8 bits | ablation | as ``a4_first_k`` after R |
 | ``dense`` | Dense (fp32 activations) | reference | X |
 | ``a8`` | A8 per token | reference | Q8(X) per token |
@@ -38,9 +40,10 @@ Shapes: activations ``[..., s, d]`` (tokens on dim -2, features on dim -1); bit 
 ``ids`` [M, s] int64.
 
 Modules: :mod:`.stamp` (the tensor maths and the transform registry), :mod:`.hooks` (the fake-quantization hooks in a
-causal LM, the methods, the evaluation), :mod:`.jobs` (``run_evaluate``, ``run_synthetic``: what the page and the
-CLI call), :mod:`.inputs` (the page's presets; the text kind is the family's shared one), :mod:`.cli`
-(``python -m backend stamp ...``).
+causal LM, the methods, the evaluation), :mod:`.losses` (the per-window losses and their cache), :mod:`.jobs`
+(``run_evaluate``, ``run_synthetic``: what the page and the CLI call; ``paired_gain``, ``gain_table``: ours against
+its controls paired over windows), :mod:`.inputs` (the page's presets and the second built-in text, Debian's licence
+texts; the text kind is the family's shared one), :mod:`.cli` (``python -m backend stamp ...``).
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ __getattr__, __dir__, __all__ = lazy_api(__name__, {
                      "ar1_sequence", "block_rotation", "check_bits"), "stamp"),
     **dict.fromkeys(("METHODS", "Method", "EvalConfig", "StampResult", "evaluate", "quantized", "transform_flops",
                      "DEFAULT_METHODS", "HEADLINE"), "hooks"),
-    **dict.fromkeys(("EvaluateConfig", "run_evaluate", "SyntheticConfig", "run_synthetic", "page_methods"), "jobs"),
-    "PRESETS": "inputs",
+    **dict.fromkeys(("window_nll", "cache_key"), "losses"),
+    **dict.fromkeys(("EvaluateConfig", "run_evaluate", "SyntheticConfig", "run_synthetic", "page_methods",
+                     "paired_gain", "gain_table", "CONTROLS"), "jobs"),
+    **dict.fromkeys(("PRESETS", "licence_text"), "inputs"),
 })

@@ -2,8 +2,10 @@
 
 Actions:
   eval       perplexity of SmolLM2 (or any Llama-family causal LM) with fake-quantized linear-layer inputs: A4, A4 +
-             STaMP, Hadamard, Hadamard + STaMP, SmoothQuant, A8, dense, at matched average bits; SQNR and the
-             Theorem 1 bound ratio per method
+             STaMP, Hadamard, Hadamard + STaMP, SmoothQuant, A8, dense, and the controls (token 0 at 8 bits,
+             the first k raw tokens at 8 bits, with and without Hadamard), each at its own average bits; SQNR, the
+             Theorem 1 bound ratio and the per-window NLL per method, and ours against the controls paired over
+             the windows (``gains``)
   synthetic  the Theorem 1 bound vs the measured error and the MSE gain over plain per-token quantization on AR(1)
              sequences, for every sequence transform (no model)
 
@@ -62,7 +64,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
 def cmd_eval(args: argparse.Namespace) -> Output:
     from ...io.registry import read_path
     from .hooks import DEFAULT_METHODS, EvalConfig
-    from .jobs import EvaluateConfig, run_evaluate
+    from .jobs import EvaluateConfig, gain_table, run_evaluate
 
     methods = DEFAULT_METHODS if args.methods is None else tuple(m.strip() for m in args.methods.split(",") if
                                                                   m.strip())
@@ -77,6 +79,7 @@ def cmd_eval(args: argparse.Namespace) -> Output:
     if res["energy"]:
         out["energy_first_eighth_mean"] = {t: {lin: sum(v) / len(v) for lin, v in per.items()}
                                            for t, per in res["energy"].items()}
+    out["gains"] = gain_table(res["rows"])
     lines = [f"{r['label']:<42} ppl {r['ppl']:9.3f}  avg bits {r['avg_bits']:6.3f}" for r in res["rows"]]
     return Output(out, lines=lines)
 

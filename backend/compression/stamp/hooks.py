@@ -13,9 +13,11 @@ layer really multiplies: W, W R for the Hadamard rotation, W diag(s) for SmoothQ
 | ``dense`` | X | reference |
 | ``a8`` | Q8(X) per token | reference |
 | ``a4`` | Q4(X) per token (RTN, no transform) | baseline |
+| ``a4_tok0`` | token 0 (the sink tokens) at 8 bits, the rest at 4, no transform (4 + 4 / s bits) | ablation |
 | ``a4_first_k`` | the first k raw tokens at 8 bits, the rest at 4 (same average bits, no transform) | ablation |
 | ``stamp`` | L^-1 Q(L X), first k transformed rows at 8 bits | ours |
 | ``hadamard`` | Q4(X R) R^T, R a randomized block Hadamard of 64 (QuaRot-style) | baseline |
+| ``hadamard_tok0`` | as ``a4_tok0`` after R: the sink rule alone, without the sequence transform | ablation |
 | ``hadamard_first_k`` | as ``a4_first_k`` after R | ablation |
 | ``hadamard_stamp`` | L^-1 Q(L X R) R^T | ours |
 | ``smoothquant`` | Q4(X / s) s, s = max|X|^0.5 / max|W|^0.5 from calibration windows | baseline |
@@ -25,9 +27,18 @@ massive activations in some linear inputs (in the down_proj inputs its largest v
 median token's, see :func:`sink_profile`); STaMP keeps it at the high bit-width outside
 the sequence transform (as the spec does for a vision model's CLS token) and counts it among the k high-precision
 tokens, so the average stays 4 + 4 k / s. Without the rule the Haar detail coefficients that touch token 0 are
-quantized at 4 bits on the sink's scale and their error lands on the tokens of its block. Measured (8 held-out windows
-of 256 tokens, k = 8, 4.125 bits; ``tests/backend/test_stamp_claims.py::test_claim_full_table``): Hadamard + STaMP
-22.1 with the rule vs 260 without it (Hadamard alone 65.8, dense 17.4); A4 + STaMP 162 vs 9,570 (A4 32,993).
+quantized at 4 bits on the sink's scale and their error lands on the tokens of its block. Measured on 8 held-out
+windows of 256 tokens (k = 8, 4.125 bits; ``test_full_references_and_sink_ablation`` in
+``tests/backend/test_stamp_claims.py``): Hadamard + STaMP 22.9 with the rule vs 180 without it (Hadamard alone 64.2,
+dense 17.4); A4 + STaMP 175 vs 3,880 (A4 37,157).
+The rule alone carries much of that gain, which is why ``hadamard_tok0`` / ``a4_tok0`` (token 0 at 8 bits, no
+sequence transform, 4.016 bits at s = 256) and ``hadamard_first_k`` / ``a4_first_k`` (the first k raw tokens at 8
+bits, STaMP's 4.125 bits) are the controls that decide whether the transform itself helps.
+
+Per-window losses: every row carries ``window_nll`` (the mean next-token NLL of each window), so two methods can be
+compared paired over windows (:func:`backend.stats.block_bootstrap_mean` of the differences); with
+``EvalConfig(cache=True)`` they are kept in the user cache (:mod:`.losses`), keyed by the token windows, the model and
+everything that sets the method's quantization.
 
 Causal caveat: mixing tokens along the sequence lets token i's quantization noise depend on later tokens of its block,
 so this is a prefill measure; decoding (one token at a time) has no sequence axis and stays at 8-bit activations.
@@ -46,9 +57,12 @@ from ...errors import InputError
 from ...registry import Registry
 from ...runtime import CancelToken, Progress, report, sub_progress
 from . import stamp as st
+from .losses import cache_key, window_nll
 
 if TYPE_CHECKING:
     import torch
+
+    from ..corpus import TextSplit
 
 LINEARS = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
            "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")
@@ -60,19 +74,23 @@ class Method:
     """One activation-quantization configuration: ``seq`` = sequence transform or None (no mixing); ``first_k`` =
     the first k rows (raw or transformed) at the high bit-width; ``feature`` = none | rotation (the randomized block
     Hadamard) | smooth (SmoothQuant's scales); ``bits`` = low (the low bit-width everywhere), high (all at the high
-    bit-width) or none (dense). Called with an :class:`EvalConfig`, it gives the :class:`~.stamp.QuantSpec` of its
+    bit-width) or none (dense); ``sink_only``: only the leading sink tokens (``max(1, sink_tokens)``, token 0 by
+    default) at the high bit-width, no sequence transform (the sink rule as a control). Called with an :class:`EvalConfig`, it gives the :class:`~.stamp.QuantSpec` of its
     activations under that config (None: not quantized)."""
 
     seq: str | None
     first_k: bool
     feature: str
     bits: str = "low"
+    sink_only: bool = False
 
     def __call__(self, cfg: EvalConfig) -> st.QuantSpec | None:
         if self.bits == "none":
             return None
         if self.bits == "high":
             return st.QuantSpec("identity", cfg.high_bits, cfg.high_bits, cfg.seqlen, 0)
+        if self.sink_only:
+            return st.QuantSpec("identity", cfg.low_bits, cfg.high_bits, max(1, cfg.sink_tokens), 0)
         k = cfg.k() if self.first_k else 0
         seq = cfg.transform if self.seq else "identity"
         sink = cfg.sink_tokens if self.seq else 0
@@ -84,11 +102,16 @@ METHODS.add("dense", Method(None, False, "none", "none"), label="Dense (fp32 act
             color="#000000")
 METHODS.add("a8", Method(None, False, "none", "high"), label="A8 per token", kind="reference", color="#7f7f7f")
 METHODS.add("a4", Method(None, False, "none"), label="A4 per token (RTN)", kind="baseline", color="#1f77b4")
+METHODS.add("a4_tok0", Method(None, False, "none", sink_only=True), label="A4, token 0 at 8 bits", kind="ablation",
+            color="#c5b0d5", about="the sink rule alone: token 0 at the high bits, no sequence transform")
 METHODS.add("a4_first_k", Method(None, True, "none"), label="A4, first k raw tokens at 8 bits", kind="ablation",
             color="#9edae5")
 METHODS.add("stamp", Method("haar", True, "none"), label="A4 + STaMP", kind="ours", color="#d62728")
 METHODS.add("hadamard", Method(None, False, "rotation"), label="Hadamard (QuaRot-style)", kind="baseline",
             color="#2ca02c")
+METHODS.add("hadamard_tok0", Method(None, False, "rotation", sink_only=True), label="Hadamard, token 0 at 8 bits",
+            kind="ablation", color="#bcbd22",
+            about="the sink rule alone after the rotation: token 0 at the high bits, no sequence transform")
 METHODS.add("hadamard_first_k", Method(None, True, "rotation"), label="Hadamard, first k raw tokens at 8 bits",
             kind="ablation", color="#98df8a")
 METHODS.add("hadamard_stamp", Method("haar", True, "rotation"), label="Hadamard + STaMP", kind="ours",
@@ -111,7 +134,8 @@ class EvalConfig:
     to change).
 
     ``hp_tokens=None`` means s / 32. ``transform`` replaces Haar in the STaMP methods. ``sink_tokens``: leading raw
-    tokens kept at high bits outside the transform (counted in k). ``allocation``: ``first`` (paper) or ``energy``."""
+    tokens kept at high bits outside the transform (counted in k). ``allocation``: ``first`` (paper) or ``energy``.
+    ``cache``: keep the per-window losses in the user cache (:func:`.losses.window_nll`)."""
 
     seqlen: int = 256
     n_windows: int = 4
@@ -130,6 +154,7 @@ class EvalConfig:
     energy_transforms: tuple[str, ...] = ENERGY_TRANSFORMS
     batch_size: int = 4
     seed: int = 0
+    cache: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "methods", tuple(self.methods))
@@ -400,7 +425,9 @@ def token_energy(x: torch.Tensor, transform: str, k: int) -> dict[str, list[floa
 # ------------------------------------------------------------------------------------------------ evaluation
 @dataclass
 class StampResult:
-    """Rows per method (perplexity, average bits, seconds, extra FLOPs), per-layer statistics, the bit allocation."""
+    """Rows per method (perplexity, per-window NLL, average bits, seconds, extra FLOPs), per-layer statistics, the
+    energy concentration (``energy``: whole windows; ``energy_body``: without the sink tokens, as STaMP transforms
+    them), the bit allocation."""
 
     rows: list[dict[str, Any]]
     layers: int
@@ -413,6 +440,7 @@ class StampResult:
     tokens: int
     source: str
     seconds: float
+    energy_body: dict[str, dict[str, list[float]]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -445,17 +473,17 @@ def transform_flops(model: Any, cfg: EvalConfig, method: Method) -> tuple[float,
 
 def evaluate(model: Any, tokenizer: Any, text: str | None = None, cfg: EvalConfig | None = None,
              source: str | None = None, progress: Progress | None = None,
-             cancel: CancelToken | None = None) -> StampResult:
+             cancel: CancelToken | None = None, split: TextSplit | None = None) -> StampResult:
     """Perplexity of every method of ``cfg.methods`` on the held-out windows of ``text`` (None: the built-in Python
-    reference text), plus per-layer error / Theorem 1 bound / SQNR per method and the energy concentration of the
-    dense inputs (when ``cfg.stats``)."""
+    reference text; ``split``: an already tokenised calibration / held-out pair, used instead of ``text``), plus
+    per-layer error / Theorem 1 bound / SQNR per method and the energy concentration of the dense inputs (when
+    ``cfg.stats``)."""
     from ..corpus import tokenize_split
-    from ..lm import perplexity
 
     cfg = cfg or EvalConfig()
     decoder_linears(model)
     t0 = time.perf_counter()
-    split = tokenize_split(tokenizer, text, source)
+    split = split if split is not None else tokenize_split(tokenizer, text, source)
     ids = split.heldout_segments(cfg.n_windows, cfg.seqlen)
     if ids.shape[0] < cfg.n_windows:  # a short text: the windows it has (the caller's config stays as it is)
         cfg = replace(cfg, n_windows=int(ids.shape[0]))
@@ -474,16 +502,18 @@ def evaluate(model: Any, tokenizer: Any, text: str | None = None, cfg: EvalConfi
         stats = LayerStats() if cfg.stats and method.bits != "none" else None
         t = time.perf_counter()
         grab = capturing(model, inputs) if cfg.stats and method.bits == "none" and not inputs else nullcontext()
+        key = cache_key(model, cfg, name) if cfg.cache and stats is None and isinstance(grab, nullcontext) else None
         with quantized(model, cfg, name, smooth, stats), grab:
-            ppl = perplexity(model, ids, cfg.batch_size, sub_progress(progress, j / (len(cfg.methods) + 1),
-                                                                      (j + 1) / (len(cfg.methods) + 1)))
+            nll = window_nll(model, ids, cfg.batch_size, sub_progress(progress, j / (len(cfg.methods) + 1),
+                                                                      (j + 1) / (len(cfg.methods) + 1)), key)
+        ppl = math.exp(sum(nll) / len(nll))
         secs = time.perf_counter() - t
         spec = cfg.spec(method)
         extra, mm = transform_flops(model, cfg, method)
         row = {"method": name, "label": METHODS.label(name), "kind": METHODS.kind(name), "ppl": ppl,
                "avg_bits": spec.average_bits(cfg.seqlen) if spec else 32.0,
                "weight_bits": cfg.weight_bits if (cfg.weight_bits and spec) else 32,
-               "seconds": secs, "extra_flops_pct": 100.0 * extra / mm}
+               "seconds": secs, "extra_flops_pct": 100.0 * extra / mm, "window_nll": nll}
         if stats is not None:
             err, en = sum(stats.err.values()), sum(stats.energy.values())
             row["sqnr_db"] = 10 * math.log10(en / max(err, 1e-300))
@@ -493,6 +523,7 @@ def evaluate(model: Any, tokenizer: Any, text: str | None = None, cfg: EvalConfi
             per_layer[name] = _per_layer(stats, n_layers)
         rows.append(row)
     energy: dict[str, dict[str, list[float]]] = {}
+    body: dict[str, dict[str, list[float]]] = {}
     sink: dict[str, dict[str, list[float]]] = {}
     tok: dict[str, list[float]] = {}
     if cfg.stats:
@@ -501,6 +532,9 @@ def evaluate(model: Any, tokenizer: Any, text: str | None = None, cfg: EvalConfi
             inputs = capture_inputs(model, ids[: min(cfg.batch_size, ids.shape[0])], cfg.batch_size)
         names = tuple(n for n in cfg.energy_transforms if st.TRANSFORMS[n].fits(cfg.seqlen - cfg.sink_tokens))
         energy = energy_concentration(inputs, names, cfg.k(), 1 / 8, 0)
+        if cfg.sink_tokens:
+            names_b = tuple(n for n in names if st.TRANSFORMS[n].fits(cfg.seqlen - cfg.sink_tokens))
+            body = energy_concentration(inputs, names_b, cfg.k() - cfg.sink_tokens, 1 / 8, cfg.sink_tokens)
         sink = sink_profile(inputs)
         mid = n_layers // 2
         tok = token_energy(inputs[f"{mid}.q"][0], cfg.transform, cfg.k())
@@ -509,7 +543,7 @@ def evaluate(model: Any, tokenizer: Any, text: str | None = None, cfg: EvalConfi
     bvec = st.bit_vector(cfg.seqlen, spec.hp_tokens, spec.low_bits, spec.high_bits).tolist()
     return StampResult(rows, n_layers, per_layer, energy, sink, tok, bvec,
                        {**asdict(cfg), "hp_tokens": cfg.k(), "methods": list(cfg.methods)},
-                       int(ids.numel()), split.source, time.perf_counter() - t0)
+                       int(ids.numel()), split.source, time.perf_counter() - t0, body)
 
 
 def _per_layer(stats: LayerStats, n_layers: int) -> dict[str, list[float]]:

@@ -6,6 +6,9 @@
   activation-quantization method of :data:`~.hooks.METHODS` at matched average bits, per-layer error against
   Theorem 1's bound, SQNR, and the energy concentration of the dense inputs (``stamp eval``, the page's run). A loaded
   model may be handed in (the page's cached one), else the job loads it by the config's name.
+- :func:`paired_gain` / :func:`gain_table`: one method against its controls paired over the evaluated windows (the
+  mean per-window NLL difference, a moving-block bootstrap interval, the perplexity ratio), what the page's
+  comparison table and the claim tests report.
 - :func:`run_synthetic`: Theorem 1's bound against the measured error and the error gain over plain per-token
   quantization on AR(1) sequences, for every sequence transform of :data:`~.stamp.TRANSFORMS` (``stamp synthetic``;
   no model).
@@ -13,6 +16,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +43,60 @@ BOUND_ROWS: tuple[str, ...] = tuple(m for m in METHODS if METHODS.kind(m) in ("b
 def page_methods(rotation: bool, extra: bool) -> tuple[str, ...]:
     """The methods of the page's run: the A4 rows, the Hadamard rows if ``rotation``, the references if ``extra``."""
     return (*A4_ROWS, *(ROTATION_ROWS if rotation else ()), *(EXTRA_ROWS if extra else ()))
+
+
+# the controls each of ours is compared with: the baseline, the sink rule alone (token 0 at the high bits) and the
+# first k raw tokens at the high bits (the same average bits without the sequence transform)
+# (the low-bit methods with the same feature transform and no sequence transform, in registry order)
+CONTROLS: dict[str, tuple[str, ...]] = {
+    ours: tuple(m for m in METHODS if METHODS[m].seq is None and METHODS[m].bits == "low"
+                and METHODS[m].feature == METHODS[ours].feature)
+    for ours in METHODS.names("ours")}
+BLOCK_WINDOWS = 4  # consecutive windows of a text share a topic: the bootstrap resamples blocks of 4
+COLLAPSE = 5.0  # a configuration whose perplexity is above 5x dense is a collapsed model
+
+
+def paired_gain(rows: Sequence[Mapping[str, Any]], ours: str, control: str, name: str = "gain",
+                block: int = BLOCK_WINDOWS) -> dict[str, Any]:
+    """``ours`` against ``control`` over the same windows: ``name`` = the mean per-window NLL difference (control -
+    ours; > 0: ours is better; the log of the perplexity ratio), ``name_ci`` its 95 % moving-block bootstrap interval
+    (blocks of ``block`` consecutive windows), ``name_pairs`` the windows, ``name_ppl_ratio`` (control / ours) and
+    ``name_ppl_ratio_range``. One window gives an infinite interval."""
+    import numpy as np
+
+    from ...stats import block_bootstrap_mean
+
+    nll = {r["method"]: np.asarray(r["window_nll"], dtype=float) for r in rows}
+    d = nll[control] - nll[ours]
+    if d.size < 2:
+        lo, hi, mean = -math.inf, math.inf, float(d.mean())
+    else:
+        ci = block_bootstrap_mean(d, block)
+        lo, hi, mean = ci.low, ci.high, ci.mean
+    return {name: mean, f"{name}_ci": [lo, hi], f"{name}_pairs": int(d.size), f"{name}_ppl_ratio": math.exp(mean),
+            f"{name}_ppl_ratio_range": [math.exp(lo), math.exp(hi)]}
+
+
+def gain_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (ours, control) pair present in ``rows``: both perplexities and average bits, the perplexity
+    ratio control / ours with its interval over the windows, and whether each model collapsed (above ``COLLAPSE``
+    times dense; a comparison between two collapsed models tells little)."""
+    by = {r["method"]: r for r in rows}
+    dense = next((r["ppl"] for r in rows if METHODS[r["method"]].bits == "none"), None)
+    out = []
+    for ours, controls in CONTROLS.items():
+        for c in controls:
+            if ours not in by or c not in by:
+                continue
+            g = paired_gain(rows, ours, c)
+            lo, hi = g["gain_ppl_ratio_range"]
+            both = dense is not None and min(by[ours]["ppl"], by[c]["ppl"]) > COLLAPSE * dense
+            out.append({"ours": METHODS.label(ours), "control": METHODS.label(c), "ours ppl": by[ours]["ppl"],
+                        "ours bits": by[ours]["avg_bits"], "control ppl": by[c]["ppl"],
+                        "control bits": by[c]["avg_bits"], "ppl ratio control / ours": g["gain_ppl_ratio"],
+                        "95 % interval": f"[{lo:.3g}, {hi:.3g}]", "windows": g["gain_pairs"],
+                        "resolved": bool(lo > 1.0 or hi < 1.0), "both collapsed": both})
+    return out
 
 
 @dataclass(frozen=True)
@@ -119,5 +178,6 @@ def run_synthetic(config: SyntheticConfig, progress: Progress | None = None,
             "rows": rows}
 
 
-__all__ = ["A4_ROWS", "BOUND_ROWS", "EXTRA_ROWS", "ROTATION_ROWS", "EvaluateConfig", "SyntheticConfig", "page_methods",
-           "run_evaluate", "run_synthetic"]
+__all__ = ["A4_ROWS", "BLOCK_WINDOWS", "BOUND_ROWS", "COLLAPSE", "CONTROLS", "EXTRA_ROWS", "ROTATION_ROWS",
+           "EvaluateConfig", "SyntheticConfig", "gain_table", "page_methods", "paired_gain", "run_evaluate",
+           "run_synthetic"]

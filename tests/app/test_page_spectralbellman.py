@@ -21,7 +21,8 @@ def test_page_opens_without_running_anything() -> None:
     at = open_page("spectralbellman", timeout=60)
     assert not at.exception
     assert not at.session_state["spectralbellman_result"]
-    assert not at.get("plotly_chart")
+    assert len(at.get("plotly_chart")) == 1  # the shipped DeepSea runs, read from their log
+    assert not at.warning, [w.value for w in at.warning]
 
 
 def test_representation_agents_and_sweep() -> None:
@@ -33,7 +34,8 @@ def test_representation_agents_and_sweep() -> None:
     assert not at.error, [e.value for e in at.error]
     rep = at.session_state["spectralbellman_result"]["rep"]
     assert rep["sbm"]["final_max_angle"] < 1e-3 and rep["sbm"]["d"] == 8
-    assert len(at.get("plotly_chart")) == 2  # spectra, angles
+    assert len(at.get("plotly_chart")) == 3  # spectra, angles, the shipped DeepSea runs
+    assert rep["capture"]["residual"] < 1e-6  # held-out backups of the rank-8 MDP lie in the learned span
 
     at.selectbox(key="spectralbellman_env").set_value("deepsea").run()
     at.select_slider(key="spectralbellman_n").set_value(6)
@@ -41,10 +43,11 @@ def test_representation_agents_and_sweep() -> None:
     at.button[1].click().run()  # "Run the agents"
     assert not at.exception, at.exception
     rows = at.session_state["spectralbellman_result"]["agents"]["rows"]
-    assert {r["agent"] for r in rows} == {"ts_sbm", "ts_sbm_model", "ts_random", "ts_true", "rnd", "egreedy"}
-    # spectra, angles, returns, visitation + the run-history chart (two runs recorded)
-    assert len(at.get("plotly_chart")) == 5
-    assert len(at.get("download_button")) == 4  # representation JSON, agents CSV, run history CSV and JSON
+    assert {r["agent"] for r in rows} == {"ts_sbm", "ts_random", "ts_true", "rlsvi", "ucbvi", "rnd", "egreedy"}
+    # spectra, angles, returns, visitation, the shipped runs + the run-history chart (two runs recorded)
+    assert len(at.get("plotly_chart")) == 6
+    # representation JSON, agents CSV, the shipped runs' JSON, run history CSV and JSON
+    assert len(at.get("download_button")) == 5
 
     at.multiselect(key="spectralbellman_sizes").set_value([4])
     at.select_slider(key="spectralbellman_seeds").set_value(2)
@@ -75,8 +78,8 @@ def test_upload_runs_and_bad_file_is_refused() -> None:
 
 def test_page_job_equals_cli_golden(monkeypatch: pytest.MonkeyPatch) -> None:
     """The page builds the environment of ``tests/cli_golden/spectralbellman.json`` (DeepSea(6)) and the agents'
-    config, and hands them to the job the CLI runs. The page offers 50 episodes at least and every agent by default,
-    so the captured config runs with the golden's 40 episodes and four agents."""
+    config, and hands them to the job the CLI runs. The page offers 50 episodes at least and seven agents by default,
+    so the captured config runs with the golden's 40 episodes and agents."""
     golden = json.loads((ROOT / "tests" / "cli_golden" / "spectralbellman.json").read_text())
     assert golden["argv"][:8] == ["spectralbellman", "run", "--env", "deepsea", "--size", "6", "--episodes", "40"]
     calls = []

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from backend.rl.spectralbellman.agents import AGENTS
+from backend.rl.spectralbellman.explore_log import FAMILIES
 
 
 def spectra(curves: Mapping[str, Sequence[float]], d: int | None = None, top: int = 40) -> go.Figure:
@@ -161,4 +162,26 @@ def solve_vs_size(sweep: Mapping[str, object]) -> go.Figure:
         height=400,
         margin=dict(t=50, b=40),
     )
+    return fig
+
+
+def shipped_log(ev: Mapping[str, object]) -> go.Figure:
+    """Episodes to solve per seed on the shipped DeepSea(N) log: one panel per N, one column of points per agent
+    (ours, its ablations and each reference at its tuned setting), the median as a bar; log axis, the same for every
+    panel. Input: :func:`backend.rl.spectralbellman.jobs.shipped_log`."""
+    sizes: Mapping[str, Mapping] = ev["sizes"]  # type: ignore[assignment]
+    order = list(FAMILIES)  # ours, its ablations, the references, the weak baselines
+    fig = make_subplots(rows=1, cols=len(sizes), subplot_titles=[f"DeepSea({N})" for N in sizes], shared_yaxes=True)
+    for j, per in enumerate(sizes.values(), start=1):
+        fams = [f for f in order if f in per["tuned"]]
+        for f in fams:
+            var = per["tuned"][f]
+            v = per["variants"][var]
+            label = AGENTS.label(f)
+            fig.add_trace(go.Box(y=v["values"], name=label, marker_color=AGENTS.color(f), boxpoints="all",
+                                 jitter=0.4, pointpos=0, hovertext=[f"{var}, seed {i}" for i in range(len(v["values"]))],
+                                 showlegend=False), row=1, col=j)
+    fig.update_yaxes(type="log", title_text="episodes to solve (budget + 1 = not solved)", row=1, col=1)
+    fig.update_layout(title=f"Episodes to solve per seed ({ev['seeds']} seeds, budget {ev['budget']}); references "
+                            "at their tuned setting", height=430, margin=dict(t=60, b=40))
     return fig

@@ -3,11 +3,21 @@
 | name | what | citation |
 |------|------|----------|
 | ``ts_sbm`` | Thompson sampling with SBM-learned features (ours) | Nabati et al., arXiv 2507.13181 |
+| ``ts_sbm_zero`` | the same with the features of never-visited pairs set to zero (no optimism from initial features) | ablation |
+| ``ts_sbm_mixed`` | the same with nu centred on the normalised features' fit applied to the raw features | ablation |
 | ``ts_sbm_model`` | the same with SBM features learned beforehand from the simulator's backups, reward included | ablation |
 | ``ts_random`` | the same agent with Gaussian random features of the same dimension | baseline |
 | ``ts_true`` | the same agent with the true zero-IBE features ``phi*`` | reference |
+| ``rlsvi`` | the same agent with one-hot features: randomised least-squares value iteration | Osband et al. 2016 |
+| ``ucbvi`` | value iteration on the empirical model, bonus ``beta k rmax / sqrt(n(s, a))``, Q_k clipped at ``k rmax`` | Azar et al. 2017 |
 | ``rnd`` | greedy LSVI on one-hot features plus a random-network-distillation novelty bonus on Q | Burda et al. 2018 |
 | ``egreedy`` | LSVI on one-hot features, epsilon-greedy actions (epsilon = 0.1) | baseline |
+
+Online SBM keeps a feature table over state-action pairs. Two details are settings: ``unvisited`` ("random": a
+never-visited pair keeps its random initial row, as an untrained network would give it some feature; "zero": its row
+is zero, so it adds no direction of uncertainty) and ``centre`` ("consistent": nu = N(theta_hat, sigma_rep^2 I) with
+theta_hat the fit expressed in the learner's raw feature scale; "mixed": the fit on the normalised features used as
+the centre for the raw features).
 
 Thompson sampling: ``Sigma = lambda I + sum_i phi_i phi_i^T`` over the transitions seen; once per episode and per
 steps-to-go k, ``theta_TS,k ~ N(theta_hat_k, sigma_exp Sigma^{-1})`` with ``theta_hat_k`` the least-squares fit of
@@ -23,13 +33,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 
 from ...errors import InputError
-from ...registry import Registry
+from ...registry import Registry, choose
 from ...runtime import Progress, report
 from .mdps import MDP, optimal_return
 
@@ -40,12 +50,16 @@ class AgentConfig:
     lam: float = 1.0  # ridge of Sigma
     sigma_exp: float = 0.1  # Thompson-sampling scale sigma_exp
     epsilon: float = 0.1  # epsilon-greedy
+    ucb_beta: float = 0.01  # weight of the UCB-VI count bonus (the best of {0.01, 0.1, 1} on the shipped DeepSea log)
+    rmax: float = 1.0  # the reward bound UCB-VI's optimism assumes (DeepSea's treasure)
     rnd_beta: float = 0.5  # weight of the RND bonus
     d: int | None = None  # feature dimension of ts_sbm / ts_random (default: the rank of the stacked backups)
     sbm_iters: int = 200  # ts_sbm_model: iterations on the simulator's backups
     sbm_every: int = 5  # ts_sbm: episodes between feature updates
     sbm_steps: int = 10  # ts_sbm: SBM iterations per update
     sigma_rep: float = 1.0
+    unvisited: str = "random"  # ts_sbm: features of never-visited pairs, "random" (initial rows) or "zero"
+    centre: str = "consistent"  # ts_sbm: nu's centre in the raw feature scale ("consistent") or not ("mixed")
     solve_fraction: float = 0.9  # solved: an episode return >= this x the optimal return
     stop_when_solved: bool = False
     seed: int = 0
@@ -79,11 +93,16 @@ class AgentRun:
         return out
 
 
+def feature_scale(phi: np.ndarray) -> float:
+    """The root mean squared feature norm over non-zero rows (1 when every row is zero)."""
+    live = np.linalg.norm(phi, axis=1) > 0
+    scale = float(np.sqrt(np.mean(np.sum(phi[live] ** 2, axis=1)))) if live.any() else 1.0
+    return max(scale, 1e-12)
+
+
 def normalise(phi: np.ndarray) -> np.ndarray:
     """Scale so that the mean squared feature norm over non-zero rows is 1."""
-    live = np.linalg.norm(phi, axis=1) > 0
-    scale = np.sqrt(np.mean(np.sum(phi[live] ** 2, axis=1))) if live.any() else 1.0
-    return phi / max(scale, 1e-12)
+    return phi / feature_scale(phi)
 
 
 def one_hot(mdp: MDP) -> np.ndarray:
@@ -156,6 +175,25 @@ class LinearLSVI:
         return self.solve_steps(rng, sigma_exp, q_bonus)[1]
 
 
+def ucbvi_steps(model: LinearLSVI, beta: float, rmax: float) -> list[np.ndarray]:
+    """UCB-VI (Azar et al. 2017, Hoeffding form) on the empirical model of the counts: for k = 1..H,
+    ``Q_k = min(k rmax, R_hat + P_hat V_{k-1} + beta k rmax / sqrt(n))`` and ``Q_k = k rmax`` on never-tried pairs
+    (the largest value k steps can hold). Returns ``[Q_1, ..., Q_H]`` (each (S, A))."""
+    P, R, _ = model.empirical_model()
+    n = model.N.sum(axis=2)
+    term = model.mdp.terminal
+    V = np.zeros(model.S)
+    out = []
+    for k in range(1, model.mdp.horizon + 1):
+        cap = k * rmax
+        Q = R + model.mdp.gamma * np.einsum("sat,t->sa", P, V) + beta * cap / np.sqrt(np.maximum(n, 1))
+        Q = np.where(n > 0, np.minimum(Q, cap), cap)
+        Q[term] = 0.0
+        out.append(Q)
+        V = np.where(term, 0.0, Q.max(axis=1))
+    return out
+
+
 def _greedy(q_row: np.ndarray, rng: np.random.Generator) -> int:
     best = np.flatnonzero(q_row >= q_row.max() - 1e-12)
     return int(best[0] if len(best) == 1 else rng.choice(best))
@@ -220,6 +258,8 @@ def _run(
             online += time.perf_counter() - t1
         if mode == "ts":
             Qs = model.solve_steps(rng, cfg.sigma_exp)[0]
+        elif mode == "count":
+            Qs = ucbvi_steps(model, cfg.ucb_beta, cfg.rmax)
         elif mode == "novelty":
             b = rnd.bonus()
             bonus = (cfg.rnd_beta * b / max(float(b.max()), 1e-12)).reshape(mdp.n_states, mdp.n_actions)
@@ -293,25 +333,47 @@ def run_ts_sbm_model(mdp: MDP, cfg: AgentConfig, progress: Progress | None = Non
     return run
 
 
-def run_ts_sbm(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None) -> AgentRun:
+def run_ts_sbm(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None, name: str = "ts_sbm") -> AgentRun:
     """Online SBM: every ``sbm_every`` episodes, ``sbm_steps`` iterations on the replay buffer's empirical model
-    (visited pairs only), nu = N(theta_hat, sigma_rep^2 I) around the agent's current fit; unvisited pairs keep
-    their initial random features."""
+    (visited pairs only), nu = N(theta_hat, sigma_rep^2 I) around the agent's current fit. ``cfg.unvisited``: the
+    never-visited pairs keep their initial random rows ("random") or have zero rows ("zero"); ``cfg.centre``: the
+    agent's fit on the normalised features is rescaled to the learner's raw features ("consistent") or used as it is
+    ("mixed")."""
     from .spectral_bellman import SBMConfig, SBMLearner
 
+    unvisited = choose(cfg.unvisited, ("random", "zero"), "unvisited-feature rule")
+    centre = choose(cfg.centre, ("consistent", "mixed"), "centring of nu")
     d = _default_d(mdp, cfg)
     learner = SBMLearner(
         mdp.n_states, mdp.n_actions, SBMConfig(d=d, seed=cfg.seed, sigma_rep=cfg.sigma_rep), None, mdp.terminal
     )
 
+    def shown(phi: np.ndarray, visited: np.ndarray) -> np.ndarray:
+        return phi if unvisited == "random" else phi * visited[:, None]
+
+    phi0 = shown(learner.phi(), np.zeros(mdp.n_states * mdp.n_actions, bool))
+    state = {"scale": feature_scale(phi0)}  # the agent's features are the learner's divided by this scale
+
     def refresh(model: LinearLSVI) -> None:
         P, R, mask = model.empirical_model()
-        learner.step(mdp.gamma, P, R, mask, iters=cfg.sbm_steps, theta_hat=model.solve(None, 0.0))
-        phi = learner.phi()
+        theta_hat = model.solve(None, 0.0)
+        if centre == "consistent":  # phi_agent theta = phi_raw (theta / scale)
+            theta_hat = theta_hat / state["scale"]
+        learner.step(mdp.gamma, P, R, mask, iters=cfg.sbm_steps, theta_hat=theta_hat)
+        phi = shown(learner.phi(), mask)
         if np.isfinite(phi).all():
-            model.set_features(normalise(phi))
+            state["scale"] = feature_scale(phi)
+            model.set_features(phi / state["scale"])
 
-    return _run(mdp, "ts_sbm", learner.phi(), cfg, "ts", progress, refresh=refresh)
+    return _run(mdp, name, phi0, cfg, "ts", progress, refresh=refresh)
+
+
+def run_ts_sbm_zero(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None) -> AgentRun:
+    return run_ts_sbm(mdp, replace(cfg, unvisited="zero"), progress, name="ts_sbm_zero")
+
+
+def run_ts_sbm_mixed(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None) -> AgentRun:
+    return run_ts_sbm(mdp, replace(cfg, centre="mixed"), progress, name="ts_sbm_mixed")
 
 
 def run_ts_random(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None) -> AgentRun:
@@ -326,6 +388,14 @@ def run_ts_true(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None) ->
     return _run(mdp, "ts_true", phi, cfg, "ts", progress)
 
 
+def run_rlsvi(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None) -> AgentRun:
+    return _run(mdp, "rlsvi", one_hot(mdp), cfg, "ts", progress)
+
+
+def run_ucbvi(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None) -> AgentRun:
+    return _run(mdp, "ucbvi", one_hot(mdp), cfg, "count", progress)
+
+
 def run_rnd(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None) -> AgentRun:
     return _run(mdp, "rnd", one_hot(mdp), cfg, "novelty", progress)
 
@@ -336,11 +406,15 @@ def run_egreedy(mdp: MDP, cfg: AgentConfig, progress: Progress | None = None) ->
 
 AGENTS: Registry[Callable[..., AgentRun]] = Registry("exploration agent")
 AGENTS.add("ts_sbm", run_ts_sbm, label="TS + SBM features (ours)", kind="ours")
+AGENTS.add("ts_sbm_zero", run_ts_sbm_zero, label="TS + SBM, unvisited pairs zeroed", kind="ablation")
+AGENTS.add("ts_sbm_mixed", run_ts_sbm_mixed, label="TS + SBM, nu centred on the normalised fit", kind="ablation")
 AGENTS.add(
     "ts_sbm_model", run_ts_sbm_model, label="TS + SBM features from the simulator (reward known)", kind="ablation"
 )
 AGENTS.add("ts_random", run_ts_random, label="TS + random features", kind="baseline")
 AGENTS.add("ts_true", run_ts_true, label="TS + true features", kind="reference")
+AGENTS.add("rlsvi", run_rlsvi, label="RLSVI (one-hot features)", kind="baseline")
+AGENTS.add("ucbvi", run_ucbvi, label="UCB-VI (count bonus)", kind="baseline")
 AGENTS.add("rnd", run_rnd, label="RND bonus", kind="baseline")
 AGENTS.add("egreedy", run_egreedy, label="epsilon-greedy", kind="baseline")
 

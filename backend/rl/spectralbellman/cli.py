@@ -1,12 +1,15 @@
 """``python -m backend spectralbellman <action>``: Spectral Bellman features and Thompson-sampling exploration.
 
 Actions:
-  run        the agents (TS with SBM / random / true features, RND, epsilon-greedy) on one environment: episodes to
+  run        the agents (TS with SBM / random / true / one-hot features, UCB-VI, RND, epsilon-greedy) on one
+             environment: episodes to
              solve, returns, visitation, time per episode
   spectrum   singular values of stacked Bellman backups of random Q tables (cut at d for a low-rank MDP)
   represent  the SBM iterations: largest principal angle to the true span and the Bellman-closure residual per
              iteration
   sweep      episodes to solve DeepSea(N) (or the chain) per agent over sizes and seeds: medians and quartiles
+  log        the shipped DeepSea(N) log (N in {10, 20}, 10 seeds, tuned references): medians, the tuned settings and
+             paired intervals of the log-ratio of episodes (TS + SBM / reference)
 
 Examples::
 
@@ -15,6 +18,7 @@ Examples::
     python -m backend spectralbellman represent --env lowrank --iters 200 --json
     python -m backend spectralbellman run --mdp my_mdp.json --episodes 200 --json
     python -m backend spectralbellman sweep --sizes 6,10 --seeds 3 --json
+    python -m backend spectralbellman log --json
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     r.add_argument("--agents", type=_agents, default=None, help="comma-separated agents (default all)")
     r.add_argument("--episodes", type=int, default=200, help="episodes per agent (default 200)")
     r.add_argument("--sigma-exp", type=float, default=0.1, help="Thompson-sampling scale (default 0.1)")
+    r.add_argument("--lam", type=float, default=1.0, help="prior weight lambda of Sigma (default 1)")
     r.add_argument("--d", type=int, default=None, help="feature dimension (default: rank of the stacked backups)")
     r.add_argument("--stop-when-solved", action="store_true", help="stop each agent at its first solving episode")
 
@@ -87,6 +92,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     w.add_argument("--seeds", type=int, default=3, help="seeds per size (default 3)")
     w.add_argument("--episodes", type=int, default=400, help="episode budget per run (default 400)")
     w.add_argument("--agents", type=_agents, default=None, help="comma-separated agents (default all)")
+
+    add_action(acts, "log", cmd_log, "the shipped DeepSea(N) log: tuned references and paired intervals")
     return acts
 
 
@@ -95,8 +102,8 @@ def cmd_run(args: argparse.Namespace) -> Output:
     from .jobs import ExploreConfig, run_explore
 
     env, mdp = _env(args)
-    config = ExploreConfig(args.agents, episodes=args.episodes, sigma_exp=args.sigma_exp, d=args.d, seed=args.seed,
-                           stop_when_solved=args.stop_when_solved)
+    config = ExploreConfig(args.agents, episodes=args.episodes, sigma_exp=args.sigma_exp, lam=args.lam, d=args.d,
+                           seed=args.seed, stop_when_solved=args.stop_when_solved)
     res = run_explore(env, config, mdp)
     rows, e = res["rows"], res["env"]
     lines = [f"{e['name']}: {e['states']} states, {e['actions']} actions, horizon {e['horizon']}"]
@@ -132,13 +139,17 @@ def cmd_represent(args: argparse.Namespace) -> Output:
     env, mdp = _env(args)
     res = run_represent(env, config, mdp)
     sbm = res["sbm"]
-    out = {"method": "spectralbellman", "action": "represent", "env": res["env"], "features": res["features"], **sbm}
+    out = {"method": "spectralbellman", "action": "represent", "env": res["env"], "features": res["features"], **sbm,
+           "capture": res["capture"]}
+    cap = res["capture"]
     return Output(
         out,
         lines=[
             f"d = {res['d']}, {args.iters} iterations ({sbm['seconds']:.2f} s): largest principal angle "
             f"{sbm['final_max_angle']:.2e} rad to the {sbm['reference']}, closure residual "
-            f"{sbm['final_closure']:.2e}"
+            f"{sbm['final_closure']:.2e}",
+            f"held-out backups: residual {cap['residual']:.3f} vs {cap['optimum']:.3f} for the best {cap['d']}-dim "
+            f"subspace (ratio {cap['ratio']:.3f})",
         ],
         compact=True,
     )
@@ -154,3 +165,20 @@ def cmd_sweep(args: argparse.Namespace) -> Output:
         for n, a in out["agents"].items()
     ]
     return Output({"method": "spectralbellman", "action": "sweep", **out}, lines=lines)
+
+
+def cmd_log(args: argparse.Namespace) -> Output:  # noqa: ARG001 - every action takes its arguments
+    from .jobs import shipped_log
+
+    ev = shipped_log()
+    ev.pop("variants")
+    lines = []
+    for N, per in ev["sizes"].items():
+        lines.append(f"DeepSea({N}), {ev['seeds']} seeds, budget {ev['budget']}: strongest reference {per['strongest']}")
+        for var in per["tuned"].values():
+            v = per["variants"][var]
+            lines.append(f"  {var}: median {v['median']:g} [{v['q25']:g}, {v['q75']:g}], solved {v['solved']}/{v['runs']}")
+        for lr in per["log_ratio"].values():
+            lines.append(f"  {lr['ours']} / {lr['other']}: x{lr['ratio_geomean']:.2f} (log-ratio 95 % CI "
+                         f"[{lr['ci'][0]:.2f}, {lr['ci'][1]:.2f}], {lr['pairs']} seeds)")
+    return Output({"method": "spectralbellman", "action": "log", **ev}, lines=lines)

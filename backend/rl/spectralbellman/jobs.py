@@ -5,6 +5,8 @@
   with the spectra of the reference low-rank and full-rank MDPs beside the environment's.
 - :func:`run_explore`: the exploration agents of :data:`backend.rl.spectralbellman.agents.AGENTS` side by side.
 - :func:`run_sweep`: episodes to solve DeepSea(N) / chain(N) per agent over sizes and seeds.
+- :func:`shipped_log`: the evaluation of the shipped DeepSea(N) log (N in {10, 20}, 10 seeds, tuned references;
+  :mod:`backend.rl.spectralbellman.explore_log`), read from ``assets/spectralbellman_deepsea_log.json``: instant.
 
 Configs are frozen dataclasses validated on construction (InputError saying what to change); results are small
 JSON-able dicts. An uploaded MDP (decoded by the ``mdp_json`` input kind) is passed beside the configs and replaces
@@ -20,7 +22,7 @@ from ...registry import choose
 from ...runtime import CancelToken, Progress, checked, sub_progress
 from .agents import AGENTS, AgentConfig, run_agents, solve_sweep
 from .mdps import ENVS, MDP, full_rank_mdp, low_rank_mdp, make_env, spectrum
-from .spectral_bellman import SBMConfig, backup_rank, learn_features
+from .spectral_bellman import SBMConfig, backup_rank, capture, learn_features
 
 SWEEP_ENVS = ("deepsea", "chain")
 FEATURES = ("table", "network")
@@ -95,6 +97,7 @@ class ExploreConfig:
     agents: tuple[str, ...] | None = None
     episodes: int = 200
     sigma_exp: float = 0.1
+    lam: float = 1.0
     d: int | None = None
     seed: int = 0
     stop_when_solved: bool = False
@@ -103,9 +106,11 @@ class ExploreConfig:
         object.__setattr__(self, "agents", _agents(None if self.agents is None else tuple(self.agents)))
         if not 1 <= int(self.episodes) <= 5000:
             raise InputError(f"Episodes {self.episodes} out of range; choose 1..5,000.")
+        if not 1e-6 <= float(self.lam) <= 1e3:
+            raise InputError(f"lambda {self.lam} is out of range; choose a prior weight in 1e-6..1,000.")
 
     def agent_config(self) -> AgentConfig:
-        return AgentConfig(episodes=int(self.episodes), sigma_exp=float(self.sigma_exp), d=self.d,
+        return AgentConfig(episodes=int(self.episodes), sigma_exp=float(self.sigma_exp), lam=float(self.lam), d=self.d,
                            seed=int(self.seed), stop_when_solved=bool(self.stop_when_solved))
 
 
@@ -164,6 +169,19 @@ def run_represent(env: EnvConfig, config: RepresentConfig, mdp: MDP | None = Non
     res = learn_features(m, SBMConfig(d=d, iters=int(config.iters), features=feats, seed=int(config.seed)),
                          progress=progress)
     out["sbm"] = res.summary()
+    out["capture"] = capture(m, res.phi)
+    return out
+
+
+def shipped_log() -> dict:
+    """The shipped DeepSea(N) log's evaluation (:func:`backend.rl.spectralbellman.explore_log.evaluate`) with the
+    variants' labels; WeightsError naming the command when the file is missing or altered."""
+    from ... import weights
+    from .explore_log import LOG_NAME, evaluate, load
+
+    log = load(weights.check(weights.ASSETS / LOG_NAME))
+    out = evaluate(log)
+    out["variants"] = log["variants"]
     return out
 
 

@@ -302,6 +302,25 @@ def learn_features(
     return out
 
 
+def capture(mdp: MDP, phi: np.ndarray, n: int = 512, seed: int = 999) -> dict:
+    """How well span(phi) captures held-out Bellman backups: ``n`` random Q tables (N(0, 1) entries, generator
+    ``seed``, independent of the learner's draws) are backed up through the simulator, ``Y`` (S*A, n); ``residual`` is
+    ``||Y - P_phi Y|| / ||Y||`` and ``optimum`` the same for the best d-dimensional subspace (Eckart-Young: the tail
+    singular values of ``Y``), so ``ratio = residual / optimum >= 1`` and 1 is the best any d features can do. The
+    measure does not need the top-d subspace to be well separated (a flat spectrum makes the principal angle to it
+    meaningless, not this ratio)."""
+    from .mdps import stacked_backups
+
+    Y = stacked_backups(mdp, n, seed)
+    d = phi.shape[1]
+    Q, _ = np.linalg.qr(phi)
+    norm = float(np.linalg.norm(Y))
+    residual = float(np.linalg.norm(Y - Q @ (Q.T @ Y))) / norm
+    s = np.linalg.svd(Y, compute_uv=False)
+    optimum = float(np.sqrt(np.sum(s[d:] ** 2))) / norm
+    return {"residual": residual, "optimum": optimum, "ratio": residual / max(optimum, 1e-300), "d": int(d)}
+
+
 def backup_rank(mdp: MDP, tol: float = 1e-10, n: int = 256, seed: int = 0) -> int:
     """Numerical rank of the stacked backups (singular values above ``tol`` x the largest)."""
     from .mdps import spectrum

@@ -502,7 +502,7 @@ def evaluate(model: Any, tokenizer: Any, text: str | None = None, cfg: EvalConfi
         stats = LayerStats() if cfg.stats and method.bits != "none" else None
         t = time.perf_counter()
         grab = capturing(model, inputs) if cfg.stats and method.bits == "none" and not inputs else nullcontext()
-        key = cache_key(model, cfg, name) if cfg.cache and stats is None and isinstance(grab, nullcontext) else None
+        key = cache_key(model, cfg, method) if cfg.cache and stats is None and isinstance(grab, nullcontext) else None
         with quantized(model, cfg, name, smooth, stats), grab:
             nll = window_nll(model, ids, cfg.batch_size, sub_progress(progress, j / (len(cfg.methods) + 1),
                                                                       (j + 1) / (len(cfg.methods) + 1)), key)

@@ -19,21 +19,17 @@ from ...runtime import Progress, report
 if TYPE_CHECKING:
     import torch
 
-    from .hooks import EvalConfig
-
 
 CACHE_VERSION = 1  # part of every per-window cache key: change it when the quantization's arithmetic changes
 
 
-def cache_key(model: Any, cfg: EvalConfig, method_name: str) -> Callable[[torch.Tensor], str] | None:
-    """The per-window cache key of ``method_name`` under ``cfg`` on ``model`` (a function of the windows [B, s]);
-    None for a method whose activations depend on calibration data (SmoothQuant)."""
+def cache_key(model: Any, cfg: Any, method: Any) -> Callable[[torch.Tensor], str] | None:
+    """The per-window cache key of ``method`` (an entry of :data:`.hooks.METHODS`) under ``cfg`` (an
+    :class:`~.hooks.EvalConfig`) on ``model`` (a function of the windows [B, s]); None for a method whose activations
+    depend on calibration data (SmoothQuant)."""
     import hashlib
     import json
 
-    from .hooks import METHODS
-
-    method = METHODS[method_name]
     if method.feature == "smooth":
         return None
     spec = cfg.spec(method)

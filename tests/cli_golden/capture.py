@@ -1,6 +1,7 @@
 """Write a golden for one CLI group from the current code: ``python tests/cli_golden/capture.py GROUP ARGV... --json``.
 
-Keys listed with ``--volatile a.b,c`` are removed before saving (see tests/test_cli.py for the path syntax)."""
+Keys listed with ``--volatile a.b,c`` are removed before saving (see tests/test_cli.py for the path syntax). The other
+keys of an existing golden (``file_options``, ``bad_argv``: written by hand) are kept."""
 
 from __future__ import annotations
 
@@ -32,8 +33,9 @@ def main() -> int:
     got = json.loads(buf.getvalue())
     for path in volatile:
         got = strip(got, path.split("."))
-    spec = {"argv": args, "volatile": volatile, "expected": got}
     out = ROOT / "tests" / "cli_golden" / f"{args[0]}.json"
+    kept = json.loads(out.read_text()) if out.is_file() else {}
+    spec = {**kept, "argv": args, "volatile": volatile, "expected": got}
     out.write_text(json.dumps(spec, indent=1) + "\n")
     print(f"wrote {out.relative_to(ROOT)} ({len(json.dumps(got))} chars)")
     return 0

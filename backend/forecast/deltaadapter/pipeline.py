@@ -127,11 +127,15 @@ def versus_lora(series: dt.Series, backbone: torch.nn.Module, delta: float = 0.1
     k_ada = ad.adapter_params(model)
     rank = bl.matched_rank(backbone, k_ada)
     low, _, k_lora = bl.lora(backbone, xa, ya, xv, yv, rank=rank, cfg=fit_cfg, seed=seed)
+    from .interface import lora as lora_fit
+
+    ours = METHODS.names("ours")[0]  # Ada-X+Y
+    base = next(n for n in METHODS if METHODS[n] is lora_fit)
     err = {name: ((_predict(m, xt) - w.y["test"]) ** 2).reshape(len(xt), -1).mean(axis=1)
-           for name, m in (("ada_xy", model), ("lora", low))}
+           for name, m in ((ours, model), (base, low))}
     block = max(2 * int(w.horizon), 24)
-    ci = block_bootstrap_mean(err["lora"] - err["ada_xy"], block, confidence=confidence, seed=seed)
-    return {"rank": int(rank), "params": {"ada_xy": int(k_ada), "lora": int(k_lora)},
+    ci = block_bootstrap_mean(err[base] - err[ours], block, confidence=confidence, seed=seed)
+    return {"rank": int(rank), "params": {ours: int(k_ada), base: int(k_lora)},
             "mse": {k: float(v.mean()) for k, v in err.items()}, "gain": ci.mean, "gain_ci": [ci.low, ci.high],
             "block": block, "windows": int(len(xt))}
 

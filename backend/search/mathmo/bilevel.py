@@ -309,14 +309,17 @@ def search(space: Space, strategy: str = "pareto-ucb", cfg: MathmoConfig | None 
     ucb = ParetoUCB(space.frameworks, len(OBJECTIVES), cfg.c, cfg.d)
     done: list[int] = []
     res = SearchResult(key, "none" if strat.whole else cfg.operator, [], [], [])
+    def record(pick: int) -> None:
+        done.append(pick)
+        res.chosen.append(pick)
+        res.frameworks.append(space.models[pick][0])
+        objs_m = Space.normalise(np.asarray([space.objectives(i) for i in done]), lo, hi)
+        res.hv.append(hypervolume(objs_m, np.full(3, REF)) / grid_hv if grid_hv > 0 else 0.0)
+
     if strat.whole is not None:
         for pick in strat.whole(space, cfg.rounds, rng, cancel):
             res.sources.append("strategy")
-            done.append(pick)
-            res.chosen.append(pick)
-            res.frameworks.append(space.models[pick][0])
-            objs_m = Space.normalise(np.asarray([space.objectives(i) for i in done]), lo, hi)
-            res.hv.append(hypervolume(objs_m, np.full(3, REF)) / grid_hv if grid_hv > 0 else 0.0)
+            record(pick)
         res.rows = [{**space.evaluate(i), "round": r + 1} for r, i in enumerate(res.chosen)]
         return res
     for _r in range(cfg.rounds):
@@ -337,11 +340,7 @@ def search(space: Space, strategy: str = "pareto-ucb", cfg: MathmoConfig | None 
             pick = cands[int(rng.integers(len(cands)))]
         else:
             pick = _surrogate_pick(space, done, cands, cfg.neighbours)
-        done.append(pick)
-        res.chosen.append(pick)
-        res.frameworks.append(space.models[pick][0])
-        objs_m = Space.normalise(np.asarray([space.objectives(i) for i in done]), lo, hi)
-        res.hv.append(hypervolume(objs_m, np.full(3, REF)) / grid_hv if grid_hv > 0 else 0.0)
+        record(pick)
     res.rows = [{**space.evaluate(i), "round": r + 1} for r, i in enumerate(res.chosen)]
     return res
 

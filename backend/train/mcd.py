@@ -3,10 +3,12 @@
 - ``mcd_tissue.safetensors``: the any-subset MCD diffusion model on 2,000 synthetic 32 x 32 panels of 12 channels (data
   seed 0), random channel masking with the held-out observation patterns excluded, 3,500 AdamW steps (about 16
   minutes on one core). ``--apart`` adds the group rule of ``mcd.APART`` (no epithelial and cell-state marker observed
-  together), which makes ``mcd.FAR_PATTERNS`` far from training; the shipped file is trained without it.
+  together), which makes ``mcd.FAR_PATTERNS`` far from training, and writes ``mcd_tissue_apart.safetensors`` instead
+  (the far-pattern claim's model; the page's default model is trained without the rule).
 - ``mcd_regressor.safetensors``: the deterministic masked regressor: the same network (initialised from the shipped
   MCD weights), data, masking rule and optimiser, then ``--steps`` (default 120) steps of MSE on the missing channels
-  (``mcd.train(..., regressor=True)``).
+  (``mcd.train(..., regressor=True)``); with ``--apart`` from ``mcd_tissue_apart.safetensors`` into
+  ``mcd_regressor_apart.safetensors``.
 - ``mcd_cells.safetensors``: the same network and trainer on per-cell vectors ``(N, 12, 1, 1)`` (H = W = 1).
 - ``mcd_cells_baselines.safetensors``: on the same per-cell vectors, the masked regressor (same network, masking and
   steps as the cells model) and a per-target regressor network for held-out pattern 0.
@@ -97,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         return cache["d"]
 
     seeds = {"train": [T.TRAIN_SEED, N_TRAIN]}
+    flag = " --apart" if args.apart else ""
     q = {"command": "python -m pytest tests/backend/test_mcd_claims.py -m 'not full'"}
 
     def prog(f: float, msg: str) -> None:
@@ -109,19 +112,21 @@ def main(argv: list[str] | None = None) -> int:
             model, log = M.train(z, cfg, progress=prog)
             quality = {"train_seconds": round(log.seconds, 1), "params": M.n_params(model)} | q
             print(f"{part}: {quality}", flush=True)
-            weights.save(ASSETS / "mcd_tissue.safetensors", model, config=M.config_dict(cfg),
-                         command=f"{COMMAND} --part tissue", data_seeds=seeds, quality=quality,
+            weights.save(E.TISSUE_APART_FILE if args.apart else E.TISSUE_FILE, model, config=M.config_dict(cfg),
+                         command=f"{COMMAND} --part tissue{flag}", data_seeds=seeds, quality=quality,
                          extra={"mean": std.mean.tolist(), "std": std.std.tolist(), "loss": log.loss})
         elif part == "regressor":
             _, std, z = data()
-            init, meta = weights.load(E.TISSUE_FILE)
+            source, target = (E.TISSUE_APART_FILE, E.REGRESSOR_APART_FILE) if args.apart else (E.TISSUE_FILE,
+                                                                                               E.REGRESSOR_FILE)
+            init, meta = weights.load(source)
             cfg = M.config_from(meta.config | {"steps": args.steps or REGRESSOR_STEPS})
             model, log = M.train(z, cfg, progress=prog, regressor=True, init=init)
             quality = {"train_seconds": round(log.seconds, 1), "params": M.n_params(model),
-                       "init": "mcd_tissue.safetensors"} | q
+                       "init": source.name} | q
             print(f"{part}: {quality}", flush=True)
-            weights.save(ASSETS / "mcd_regressor.safetensors", half(model.state_dict()), config=M.config_dict(cfg),
-                         command=f"{COMMAND} --part regressor", data_seeds=seeds, quality=quality,
+            weights.save(target, half(model.state_dict()), config=M.config_dict(cfg),
+                         command=f"{COMMAND} --part regressor{flag}", data_seeds=seeds, quality=quality,
                          extra={"mean": std.mean.tolist(), "std": std.std.tolist(), "loss": log.loss})
         elif part in ("cells", "cellsbase"):
             v, _ = T.cell_vectors(data()[0])

@@ -6,9 +6,10 @@ multi-scale and per-pixel ridge and the most correlated channel. Comparisons are
 each pair is one panel's mean Pearson r over the imputed channels; ``gain_vs_<method>`` is MCD minus that method with
 a 95 % t interval (``backend.stats.paired_ci``); an interval containing zero reads "not resolved".
 
-- Near held-out patterns (never drawn in training, each one channel away from a drawn pattern). The far patterns
-  (``FAR_PATTERNS``) need a model trained with ``--apart``; the shipped one draws every other combination, so no
-  pattern is far from its training (the far-pattern claim records why it is not measured).
+- Near held-out patterns (never drawn in training, each one channel away from a drawn pattern), with the page's model.
+- Far patterns (``FAR_PATTERNS``, two or more channels from every training pattern), with MCD and the regressor
+  trained with the group rule (``--apart``); the page's model draws every other combination, so no pattern is far from
+  its training.
 - One model serves every subset: a pattern drawn in training and a sparse one, through the same weights file.
 - The H = W = 1 reduction (per-cell vectors) through the same network, trainer and sampler.
 The test panels come from seed range 9,000 (training used 0..1,999).
@@ -96,6 +97,27 @@ def test_claim_heldout_patterns_beat_every_baseline(test_panels, record_claim) -
     assert nums["mcd_mean_r"] < nums["bayes_ceiling_mean_r"]
 
 
+@pytest.mark.xfail(strict=True, reason="on the two far patterns (two or more channels from every training pattern, 16 pairs) "
+                   "MCD trained with the group rule reaches mean r 0.328, below the per-target U-Nets trained for these "
+                   "patterns 0.550 (gain -0.222 [-0.271, -0.173]), the masked regressor trained with the same rule 0.418 "
+                   "(-0.090 [-0.127, -0.053]) and level with multi-scale ridge 0.350 (-0.022 [-0.056, 0.013]) and ridge "
+                   "0.310 (+0.018 [-0.027, 0.064]); above the most correlated channel 0.261; near held-out patterns give "
+                   "MCD 0.468: imputing from channel groups never observed together costs the diffusion model more than "
+                   "the per-pattern regressors, which are trained on exactly these patterns; cause of the gap to the "
+                   "regressor as on the near patterns: the mean of M = 8 samples keeps part of their spread")
+def test_claim_far_patterns_beat_every_baseline(test_panels, record_claim) -> None:
+    """Patterns two or more channels from every training pattern: MCD and the masked regressor trained with the group
+    rule (``mcd_tissue_apart`` / ``mcd_regressor_apart``: no epithelial marker ever observed with a cell-state
+    marker), against every method on the page (the U-Nets are trained for these very patterns)."""
+    z, mean = test_panels
+    res = [E.evaluate(z, obs, mean=mean, n_samples=SAMPLES, steps=STEPS, seed=0, weights="tissue_apart")
+           for obs in M.FAR_PATTERNS]
+    nums, gains = compare(res)
+    record_claim(**nums)
+    assert all(r.distance >= 2 for r in res)
+    assert min(g.mean for g in gains.values()) > 0, brief(nums)
+
+
 @pytest.mark.xfail(strict=True, reason="on the seen pattern CD3, CD8, Vimentin, Ki67 (8 panels) the one model's mean r 0.472 "
                    "is below the U-Nets trained for that pattern 0.661 (gain -0.189 [-0.225, -0.153]) and the masked "
                    "regressor 0.545 (-0.073 [-0.121, -0.026]), above multi-scale ridge 0.376, ridge 0.315 and the most "
@@ -164,8 +186,21 @@ def test_claim_single_cell_reduction_beats_every_baseline(record_claim) -> None:
 FULL = {"near": M.HELDOUT_PATTERNS, "seen": E.SEEN_PATTERNS}
 
 
+_FULL_CAUSE = ("the mean of M = 16 posterior samples keeps part of the samples' spread, while the masked regressor and the "
+               "per-target U-Nets estimate the conditional mean directly in one pass")
+
+
 @pytest.mark.full
-@pytest.mark.parametrize("group", list(FULL))
+@pytest.mark.parametrize("group", [
+    pytest.param("near", marks=pytest.mark.xfail(strict=True, reason=(
+        "32 panels, M = 16, 18 steps, the four near held-out patterns: MCD 0.494 below the per-target U-Nets 0.580 "
+        "(gain -0.086 [-0.094, -0.078]) and the masked regressor 0.514 (-0.019 [-0.026, -0.013]); above multi-scale "
+        "ridge 0.458 (+0.037 [0.028, 0.045]), ridge 0.423 and the most correlated channel 0.342; cause: " + _FULL_CAUSE))),
+    pytest.param("seen", marks=pytest.mark.xfail(strict=True, reason=(
+        "32 panels, M = 16, 18 steps, the seen pattern: MCD 0.470 below the U-Nets 0.616 (-0.147 [-0.163, -0.130]) "
+        "and the masked regressor 0.493 (-0.024 [-0.039, -0.008]); above multi-scale ridge 0.355, ridge 0.309 and the "
+        "most correlated channel 0.249; cause: " + _FULL_CAUSE))),
+])
 def test_claim_full_scale_beats_every_baseline(group: str, record_claim) -> None:
     """The same bounds on 32 test panels with M = 16 samples and 18 Heun steps."""
     _, std, _ = E.load_model("tissue")

@@ -36,13 +36,18 @@ TISSUE_FILE = ASSETS / "mcd_tissue.safetensors"
 CELLS_FILE = ASSETS / "mcd_cells.safetensors"
 UNET_FILE = ASSETS / "mcd_unet.safetensors"
 REGRESSOR_FILE = ASSETS / "mcd_regressor.safetensors"
+# trained with the group rule (``--apart``): the far-pattern claim's MCD and masked regressor
+TISSUE_APART_FILE = ASSETS / "mcd_tissue_apart.safetensors"
+REGRESSOR_APART_FILE = ASSETS / "mcd_regressor_apart.safetensors"
+WEIGHTS = {"tissue": (TISSUE_FILE, REGRESSOR_FILE, ""), "tissue_apart": (TISSUE_APART_FILE, REGRESSOR_APART_FILE,
+                                                                          " --apart")}
 CELLS_BASELINES_FILE = ASSETS / "mcd_cells_baselines.safetensors"
 
 # observation patterns the claims evaluate besides the held-out ones: drawn in training, and a sparse one
 SEEN_PATTERNS: tuple[tuple[int, ...], ...] = ((3, 4, 8, 9),)
 SPARSE_PATTERN: tuple[int, ...] = (0, 5)
 # the patterns with shipped per-target U-Nets (in training order)
-UNET_PATTERNS: tuple[tuple[int, ...], ...] = (*M.HELDOUT_PATTERNS, *SEEN_PATTERNS, SPARSE_PATTERN)
+UNET_PATTERNS: tuple[tuple[int, ...], ...] = (*M.HELDOUT_PATTERNS, *SEEN_PATTERNS, SPARSE_PATTERN, *M.FAR_PATTERNS)
 
 
 def pattern_key(observed: Sequence[int]) -> str:
@@ -52,13 +57,15 @@ def pattern_key(observed: Sequence[int]) -> str:
 
 @lru_cache(maxsize=2)
 def load_model(which: str = "tissue") -> tuple[M.MCD, M.Standardiser, dict]:
-    """The shipped MCD model (``tissue`` 32 x 32 panels or ``cells`` H = W = 1 vectors) and its standardiser."""
+    """The shipped MCD model (``tissue`` 32 x 32 panels, ``tissue_apart`` the same trained with the group rule, or
+    ``cells`` H = W = 1 vectors) and its standardiser."""
     from backend import weights
 
-    path = TISSUE_FILE if which == "tissue" else CELLS_FILE
+    path, _, flag = WEIGHTS.get(which, (CELLS_FILE, None, ""))
     meta = weights.read_meta(path)
     model = M.MCD(M.config_from(meta.config))
-    weights.load_into(model, path, made_by=f"python -m backend.train mcd --part {which}")
+    part = "cells" if path == CELLS_FILE else "tissue"
+    weights.load_into(model, path, made_by=f"python -m backend.train mcd --part {part}{flag}")
     return model, M.Standardiser(meta.extra["mean"], meta.extra["std"]), meta.quality
 
 
@@ -97,11 +104,13 @@ def load_unets() -> dict[str, dict[int, B.UNetRegressor]]:
 
 @lru_cache(maxsize=2)
 def load_regressor(which: str = "tissue") -> M.MaskedRegressor:
-    """The shipped deterministic masked regressor (``tissue`` panels, or ``cells`` vectors)."""
+    """The shipped deterministic masked regressor (``tissue`` panels, ``tissue_apart`` from the model trained with
+    the group rule, or ``cells`` vectors)."""
     from backend import weights
 
-    if which == "tissue":
-        state, meta = weights.load(REGRESSOR_FILE, made_by="python -m backend.train mcd --part regressor")
+    if which in WEIGHTS:
+        _, path, flag = WEIGHTS[which]
+        state, meta = weights.load(path, made_by=f"python -m backend.train mcd --part regressor{flag}")
         cfg = meta.config
     else:
         state, meta = weights.load(CELLS_BASELINES_FILE, made_by="python -m backend.train mcd --part cellsbase")
@@ -169,13 +178,19 @@ class Panels:
     n_samples: int
     steps: int
     seed: int
+    weights: str = "tissue"  # the panels' MCD and regressor: "tissue" or "tissue_apart" (see WEIGHTS)
     samples: np.ndarray | None = None
     sampling_s: float = 0.0
+
+    @property
+    def which(self) -> str:
+        """The weights for these inputs: ``weights`` for panels, ``cells`` for H = W = 1 vectors."""
+        return self.weights if self.z.shape[-1] > 1 else "cells"
 
     def mcd_samples(self) -> np.ndarray:
         if self.samples is None:
             t0 = time.perf_counter()
-            model, _, _ = load_model("tissue" if self.z.shape[-1] > 1 else "cells")
+            model, _, _ = load_model(self.which)
             self.samples = M.impute(model, self.z, self.observed, n_samples=self.n_samples, steps=self.steps,
                                     seed=self.seed)
             self.sampling_s = time.perf_counter() - t0
@@ -204,7 +219,7 @@ def mcd_single(run: Panels) -> Imputer:
 
 
 def _regress(run: Panels) -> np.ndarray:
-    return M.regress(load_regressor("tissue" if run.z.shape[-1] > 1 else "cells"), run.z, run.observed)
+    return M.regress(load_regressor(run.which), run.z, run.observed)
 
 
 def regressor(run: Panels) -> Imputer:
@@ -305,16 +320,17 @@ class EvalResult:
 
 def evaluate(z: np.ndarray, observed: Sequence[int], methods: Sequence[str] | None = None, *,
              mean: np.ndarray | None = None, n_samples: int = 4, steps: int = 18, seed: int = 0,
-             keep_preds: bool = False, progress=None, token=None) -> EvalResult:
+             keep_preds: bool = False, weights: str = "tissue", progress=None, token=None) -> EvalResult:
     """Run ``methods`` (default: all of :data:`METHODS`) on standardised panels ``z`` (N, C, H, W) with ``observed``
     channels given; ``mean`` (the generator's noise-free mean, standardised) enables the ``bayes`` ceiling. A method
-    that does not apply to these inputs (``bayes`` without ``mean``, ``unet`` for another pattern) is left out."""
+    that does not apply to these inputs (``bayes`` without ``mean``, ``unet`` for another pattern) is left out.
+    ``weights``: the MCD and regressor weights of panels (:data:`WEIGHTS`)."""
     from backend.runtime import report
 
     obs = parse_observed(list(observed), z.shape[1])
     mis = [c for c in range(z.shape[1]) if c not in obs]
     names = [METHODS.key(n) for n in methods] if methods is not None else METHODS.names()
-    run = Panels(z, obs, mean, n_samples, steps, seed)
+    run = Panels(z, obs, mean, n_samples, steps, seed, weights)
     plan = {n: fn for n in names if (fn := METHODS.get(n)(run)) is not None}
     r, secs, preds, r_img = {}, {}, {}, {}
     for i, (name, fn) in enumerate(plan.items()):
@@ -335,6 +351,6 @@ def evaluate(z: np.ndarray, observed: Sequence[int], methods: Sequence[str] | No
     report(progress, 1.0, "done")
     if not keep_preds:
         preds = {}
-    model, _, _ = load_model("tissue" if z.shape[-1] > 1 else "cells")
+    model, _, _ = load_model(run.which)
     dist = M.distance_to_training(obs, model.cfg)
     return EvalResult(obs, mis, r, secs, dist > 0, len(z), preds, r_img, dist)

@@ -203,7 +203,7 @@ def test_csv_with_a_nul_byte_is_refused_with_an_input_error(data: bytes) -> None
     from backend.io.registry import decode
 
     for options in ({}, {"lookback": 24, "horizon": 6}):
-        with pytest.raises(InputError, match="looks binary; upload a CSV") as err:
+        with pytest.raises(InputError, match="looks binary .*Upload a UTF-8 CSV") as err:
             decode("multiseries", data, name="s.csv", **options)
         assert type(err.value) is InputError
 

@@ -219,7 +219,7 @@ def test_bad_settings_are_refused_with_a_message(flow, kwargs, match) -> None:  
         (b"a,r\n" + b"".join(f"{x:.2f},0.5\n".encode() for x in np.linspace(-1, 1, 10)), "flat"),
         (b"a,r\n" + b"".join(f"{x:.2f},{x}\n".encode() for x in np.linspace(1, -1, 10)), "strictly increasing"),
         (b"x,y\n1,2\n", "header 'x,y' not understood"),
-        (b"\xff\xfe\x00m", "not UTF-8"),
+        (b"\xff\xfe m", "not valid UTF-8"),
     ],
 )
 def test_bad_task_files_are_refused_with_a_message(data, match) -> None:

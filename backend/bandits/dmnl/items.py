@@ -201,14 +201,10 @@ def read_choice_log(data: bytes, name: str = "the choice log") -> ChoiceLog:
     import csv
     import io
 
-    if len(data) > MAX_BYTES:
-        raise InputError(f"{name} is {len(data) / 2**20:.1f} MB; the limit is {MAX_BYTES // 2**20} MB.")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError(f"{name} is not UTF-8 text; save it as a UTF-8 CSV.") from None
-    if "\x00" in text:
-        raise InputError(f"{name} looks binary; upload a CSV with the columns 'shown' and 'chosen'.")
+    from ...io.text import decode_text
+
+    text = decode_text(data, max_bytes=MAX_BYTES, name=name,
+                       hint="Upload a UTF-8 CSV with the columns 'shown' and 'chosen'.")
     try:
         rows = list(csv.DictReader(io.StringIO(text)))
     except csv.Error as err:

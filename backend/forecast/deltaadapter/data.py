@@ -134,12 +134,9 @@ def read_frame(data: bytes, name: str, what: str, max_rows: int):  # noqa: ANN20
     hold) for other encodings, binary data and unreadable CSV."""
     import pandas as pd
 
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError(f"{name} is not UTF-8 text; upload a CSV ({what}).") from None
-    if "\x00" in text:
-        raise InputError(f"{name} looks binary; upload a CSV ({what}).")
+    from ...io.text import decode_text
+
+    text = decode_text(data, max_bytes=len(data) + 1, name=name, hint=f"Upload a UTF-8 CSV ({what}).")
     try:
         return pd.read_csv(io.StringIO(text), nrows=max_rows + 1)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as err:

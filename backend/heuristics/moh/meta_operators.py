@@ -15,14 +15,12 @@ selection, variation pipeline and acceptance, and every setting; :mod:`backend.h
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...errors import InputError
 from ...registry import Registry
-from .operators import OPS, balanced
+from .operators import OPS, LMCalls, balanced
 from .optimiser import ACCEPT, EDITS, MAX_STAGES, MAX_VARY, SELECT, EditOperator, Optimiser, parse_optimiser
 
 PROMPT = """An optimiser program evolves scoring rules. It is an s-expression:
@@ -43,43 +41,22 @@ def first_program(text: str) -> str | None:
 
 
 @dataclass
-class LMMetaOperator:
+class LMMetaOperator(LMCalls):
     """A language model writes optimiser programs (parsed, or a failed proposal); capped calls, then edits."""
 
-    generate: Callable[[str], str]
-    max_calls: int = 20
-    name: str = "lm"
-    source: str = ""
-    calls: int = 0
-    parsed: int = 0
     new: int = 0
-    failed: int = 0
     fallback: EditOperator = field(default_factory=EditOperator)
-    samples: list[dict] = field(default_factory=list)
     gaps: dict = field(default_factory=dict)  # program text -> training gap, shown in the prompt when known
-
-    def fresh(self) -> LMMetaOperator:
-        return LMMetaOperator(self.generate, max_calls=self.max_calls, source=self.source)
 
     def propose(self, op: str, parents: list[Optimiser], rng: np.random.Generator) -> Optimiser | None:
         if self.calls >= self.max_calls:
             return self.fallback.propose(op, parents, rng)
-        self.calls += 1
         a, b = parents[0], parents[1] if len(parents) > 1 else parents[0]
-        reply = str(self.generate(self.prompt(op, a, b)))
-        prog, err = None, None
-        try:
-            prog = parse_optimiser(first_program(reply) or reply[:300])
-        except InputError as e:
-            err = str(e)
+        reply, prog, err = self.ask(self.prompt(op, a, b),
+                                    lambda r: parse_optimiser(first_program(r) or r[:300]))
         is_new = prog is not None and prog.text() not in (a.text(), b.text())
-        if len(self.samples) < 8:
-            self.samples.append({"reply": reply[:400], "parsed": prog is not None, "new": is_new, "why": err,
-                                 "program": prog.text() if prog is not None else None})
-        if prog is None:
-            self.failed += 1
-            return None
-        self.parsed += 1
+        self.keep({"reply": reply[:400], "parsed": prog is not None, "new": is_new, "why": err,
+                   "program": prog.text() if prog is not None else None})
         self.new += int(is_new)
         return prog if is_new else None
 
@@ -93,10 +70,8 @@ class LMMetaOperator:
                              how=EDITS.get(op, "changes A"))
 
     def stats(self) -> dict:
-        return {"operator": "lm", "source": self.source, "lm_calls": self.calls, "parsed": self.parsed,
-                "new": self.new, "failed": self.failed, "max_calls": self.max_calls,
-                "valid_new_per_call": self.new / self.calls if self.calls else None,
-                "edit_fallback_proposals": self.fallback.calls, "samples": self.samples}
+        return {**self.counts(), "new": self.new, "valid_new_per_call": self.new / self.calls if self.calls else None,
+                "edit_fallback_proposals": self.fallback.calls}
 
 
 def lm_meta_operator(lm, max_calls: int = 20, max_new_tokens: int = 120) -> LMMetaOperator:  # noqa: ANN001

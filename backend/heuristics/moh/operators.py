@@ -143,8 +143,10 @@ def first_sexpr(text: str) -> str | None:
 
 
 @dataclass
-class LMOperator:
-    """A language model as the proposal operator (parsed into the language or a failed proposal)."""
+class LMCalls:
+    """What every language-model operator shares: the model (``generate``: prompt -> reply), the call cap and the
+    counts of calls, parsed replies and failed proposals, and the first 8 replies kept as samples. Subclasses add
+    their prompt, parser and fallback operator."""
 
     generate: Callable[[str], str]
     max_calls: int = 20
@@ -153,44 +155,64 @@ class LMOperator:
     calls: int = 0
     parsed: int = 0
     failed: int = 0
-    fallback: GPOperator = field(default_factory=GPOperator)
     samples: list[dict] = field(default_factory=list)
 
-    def fresh(self) -> LMOperator:
+    def fresh(self):  # noqa: ANN201 - the same class
         """The same model with its own counts and call cap."""
-        return LMOperator(self.generate, max_calls=self.max_calls, source=self.source)
+        return type(self)(self.generate, max_calls=self.max_calls, source=self.source)
 
     @property
     def parse_rate(self) -> float | None:
         return self.parsed / self.calls if self.calls else None
 
+    def ask(self, prompt: str, read: Callable[[str], object]) -> tuple[str, object, str | None]:
+        """One counted call: ``(reply, read(reply) or None, the parse error or None)``; counts the reply as parsed or
+        failed."""
+        self.calls += 1
+        reply = str(self.generate(prompt))
+        try:
+            got, err = read(reply), None
+        except InputError as e:
+            got, err = None, str(e)
+        if got is None:
+            self.failed += 1
+        else:
+            self.parsed += 1
+        return reply, got, err
+
+    def keep(self, sample: dict) -> None:
+        if len(self.samples) < 8:
+            self.samples.append(sample)
+
+    def counts(self) -> dict:
+        return {"operator": "lm", "source": self.source, "lm_calls": self.calls, "parsed": self.parsed,
+                "failed": self.failed, "parse_rate": self.parse_rate, "max_calls": self.max_calls,
+                "samples": self.samples}
+
+
+@dataclass
+class LMOperator(LMCalls):
+    """A language model as the proposal operator (parsed into the language or a failed proposal)."""
+
+    fallback: GPOperator = field(default_factory=GPOperator)
+
     def propose(self, op: str, parents: list[Node], grammar: Grammar, rng: np.random.Generator) -> Node | None:
         if self.calls >= self.max_calls:
             return self.fallback.propose(op, parents, grammar, rng)
-        self.calls += 1
         prompt = PROMPT.format(decision=grammar.decision, ops=", ".join(BINARY + UNARY + ("ifgt",)),
                                features=grammar.describe(), a=to_text(parents[0]),
                                b=to_text(parents[1] if len(parents) > 1 else parents[0]), how=HOW.get(op, "improves A"))
-        reply = str(self.generate(prompt))
-        expr = first_sexpr(reply)
-        err = None
-        node = None
-        try:
-            node = parse(expr if expr is not None else reply.strip().split("\n")[0][:200], grammar)
-        except InputError as e:
-            err = str(e)
-        if len(self.samples) < 8:
-            self.samples.append({"reply": reply[:300], "parsed": node is not None, "why": err})
-        if node is None:
-            self.failed += 1
-            return None
-        self.parsed += 1
+
+        def read(reply: str) -> Node:
+            expr = first_sexpr(reply)
+            return parse(expr if expr is not None else reply.strip().split("\n")[0][:200], grammar)
+
+        reply, node, err = self.ask(prompt, read)
+        self.keep({"reply": reply[:300], "parsed": node is not None, "why": err})
         return node
 
     def stats(self) -> dict:
-        return {"operator": "lm", "source": self.source, "lm_calls": self.calls, "parsed": self.parsed,
-                "failed": self.failed, "parse_rate": self.parse_rate, "max_calls": self.max_calls,
-                "gp_fallback_proposals": self.fallback.calls, "samples": self.samples}
+        return {**self.counts(), "gp_fallback_proposals": self.fallback.calls}
 
 
 def lm_operator(lm, max_calls: int = 20, max_new_tokens: int = 48) -> LMOperator:  # noqa: ANN001 - a CausalLM

@@ -45,6 +45,16 @@ HORIZON_MARKS = (16, 32, 64, 128, 256)  # rounds at which the online results rep
 TS_PRIOR = (0.5, 0.2)  # the held-out prior's mean and sd (its means are clip(N(0.5, 0.2^2), 0, 1))
 
 
+def regret_summary(regret: np.ndarray, seconds: float) -> dict:
+    """An agent's per-round regret ``[tasks, horizon]`` summarised: the mean cumulative curve, the final mean with its
+    standard error, the final regret per task (for paired statistics) and the seconds per round."""
+    cum = regret.cumsum(1)
+    b, horizon = regret.shape
+    return {"cum_regret": cum.mean(0).tolist(), "final": float(cum[:, -1].mean()),
+            "final_sem": float(cum[:, -1].std(ddof=1) / np.sqrt(b)) if b > 1 else 0.0,
+            "final_per_task": cum[:, -1].tolist(), "seconds_per_round": seconds / horizon}
+
+
 @lru_cache(maxsize=4)
 def load_model(head: str = "flow") -> DPT:
     from backend import weights
@@ -302,12 +312,8 @@ def online_regret(
             report(progress, (ai + (t + 1) / horizon) / len(agents), f"{AGENTS.label(name)}: round {t + 1}")
         cum = regret.cumsum(1)
         out["agents"][name] = {
-            "cum_regret": cum.mean(0).tolist(),
-            "final": float(cum[:, -1].mean()),
-            "final_sem": float(cum[:, -1].std(ddof=1) / np.sqrt(b)) if b > 1 else 0.0,
-            "final_per_task": cum[:, -1].tolist(),
+            **regret_summary(regret, time.perf_counter() - t0),
             "at_horizons": {str(h): float(cum[:, h - 1].mean()) for h in HORIZON_MARKS if h <= horizon},
-            "seconds_per_round": (time.perf_counter() - t0) / horizon,
         }
     ref = [a for a in out["agents"] if AGENTS.get(a).posterior_sampling]
     for ours in (a for a in out["agents"] if AGENTS.kind(a) == "ours"):

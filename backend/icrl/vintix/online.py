@@ -169,7 +169,7 @@ def cont_online_regret(tasks: list, horizon: int = 64, seed: int = 0, agents: li
     last quarter of the rounds, and the seconds per round."""
     from backend.runtime import report
 
-    from .evaluate import check_horizon, load_model
+    from .evaluate import check_horizon, load_model, regret_summary
 
     horizon = check_horizon(horizon)
     agents = agents or list(CONT_AGENTS)
@@ -192,15 +192,8 @@ def cont_online_regret(tasks: list, horizon: int = 64, seed: int = 0, agents: li
             state["a"][:, t], state["r"][:, t] = a, mean_r + noise[:, t]
             regret[:, t] = best - mean_r
             report(progress, (ai + (t + 1) / horizon) / len(agents), f"{CONT_AGENTS.label(name)}: round {t + 1}")
-        cum = regret.cumsum(1)
-        out["agents"][name] = {
-            "cum_regret": cum.mean(0).tolist(),
-            "final": float(cum[:, -1].mean()),
-            "final_sem": float(cum[:, -1].std(ddof=1) / np.sqrt(b)) if b > 1 else 0.0,
-            "final_per_task": cum[:, -1].tolist(),
-            "late_regret_per_round": float(regret[:, -max(1, horizon // 4) :].mean()),
-            "seconds_per_round": (time.perf_counter() - t0) / horizon,
-        }
+        out["agents"][name] = {**regret_summary(regret, time.perf_counter() - t0),
+                               "late_regret_per_round": float(regret[:, -max(1, horizon // 4) :].mean())}
     return out
 
 

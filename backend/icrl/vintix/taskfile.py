@@ -41,12 +41,9 @@ def _floats(rows: list[list[str]], col: int, name: str, what: str) -> np.ndarray
 
 def read_task_csv(data: bytes, name: str = "the upload"):
     """Decode a task CSV (see the module docstring) into a task object."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError(f"{name} is not UTF-8 text; save it as a UTF-8 CSV.") from None
-    if "\x00" in text:
-        raise InputError(f"{name} looks binary (it holds NUL bytes); save it as a UTF-8 CSV with {LAYOUTS}.")
+    from ...io.text import decode_text
+
+    text = decode_text(data, max_bytes=len(data) + 1, name=name, hint=f"Save it as a UTF-8 CSV with {LAYOUTS}.")
     try:
         rows = [r for r in csv.reader(io.StringIO(text)) if any(c.strip() for c in r)]
     except csv.Error as err:

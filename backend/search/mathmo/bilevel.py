@@ -407,14 +407,12 @@ def nsga2_search(space: Space, rounds: int, rng: np.random.Generator, cancel: Ca
     model runs; an individual that decodes to a model already run costs nothing. Returns the models in the order
     they ran."""
     from pymoo.algorithms.moo.nsga2 import NSGA2
-    from pymoo.core.evaluator import Evaluator
     from pymoo.core.problem import Problem
     from pymoo.core.termination import NoTermination
     from pymoo.operators.crossover.sbx import SBX
     from pymoo.operators.mutation.pm import PM
     from pymoo.operators.repair.rounding import RoundingRepair
     from pymoo.operators.sampling.rnd import IntegerRandomSampling
-    from pymoo.problems.static import StaticProblem
 
     slots = max(len(F.KNOBS[f]) for f in space.frameworks)
     problem = Problem(n_var=1 + slots, n_obj=len(OBJECTIVES), xl=np.zeros(1 + slots),
@@ -444,7 +442,7 @@ def nsga2_search(space: Space, rounds: int, rng: np.random.Generator, cancel: Ca
                 done.append(i)
             o = space.objectives(i)
             objs.append(np.where(np.isfinite(o), o, 1e30))
-        Evaluator().eval(StaticProblem(problem, F=np.asarray(objs)), pop)
+        pop.set("F", np.asarray(objs, dtype=float))  # the objectives are the logged models': told, not computed
         algo.tell(infills=pop)
     if len(done) < rounds:  # the population converged on models already run: random unrun models fill the budget
         rest = [i for i in rng.permutation(len(space.models)) if i not in done]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from backend.bandits.dmnl import items
 from backend.bandits.dmnl import model as M
 from backend.errors import InputError
 from backend.stats import paired_bootstrap
+from tests.bench_tables import keyed_rows
 
 
 def _div(kind: str, n: int = 8, k: int = 3, seed: int = 0) -> M.Diversity:
@@ -246,18 +246,11 @@ def test_greedy_scores_a_linear_number_of_sets() -> None:
         assert ev[("exhaustive", n)] == math.comb(n, 5)
 
 
-def _benchmark_cost_table() -> dict[int, list[str]]:
-    text = (Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "dmnl.md").read_text(encoding="utf-8")
-    table = text.split("Per-round cost vs N", 1)[1].split("\n\n", 2)[1]
-    rows = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()[2:]]
-    return {int(r[0]): r[1:] for r in rows}
-
-
 def test_claim_runtime_from_the_benchmark(record_claim) -> None:
     """Wall-clock cost per round as measured by ``benchmarks/dmnl.py`` (K = 5, one thread; read from its results,
     not timed here): greedy's time grows at most linearly from N = 10 to 100, and enumeration costs more than greedy
     from N = 20 on."""
-    rows = _benchmark_cost_table()
+    rows = keyed_rows("dmnl", "Per-round cost vs N")
     ours = {n: float(r[0]) for n, r in rows.items()}
     full = {n: float(r[2]) for n, r in rows.items() if r[2] != "-"}
     growth = ours[100] / ours[10]

@@ -273,16 +273,9 @@ def test_decode_step_reads_under_half_the_bytes_at_32k(ci_run, record_claim) -> 
 def _benchmark_speed() -> dict[int, float]:
     """Context length -> full / Tactic decode-attention time (median of paired step ratios) from section 3 of
     benchmarks/results/tactic.md."""
-    from pathlib import Path
+    from tests.bench_tables import keyed_rows
 
-    text = (Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "tactic.md").read_text(encoding="utf-8")
-    section = text.split("## 3.", 1)[1]
-    out = {}
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) > 2 and cells[0].replace(",", "").isdigit():
-            out[int(cells[0].replace(",", ""))] = float(cells[1].strip("*").rstrip("x"))
-    return out
+    return {n: float(r[0].strip("*").rstrip("x")) for n, r in keyed_rows("tactic", "## 3.").items()}
 
 
 @pytest.mark.xfail(strict=True, reason=(

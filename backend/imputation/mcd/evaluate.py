@@ -55,7 +55,7 @@ def pattern_key(observed: Sequence[int]) -> str:
     return "-".join(str(int(o)) for o in sorted(set(observed)))
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=3)
 def load_model(which: str = "tissue") -> tuple[M.MCD, M.Standardiser, dict]:
     """The shipped MCD model (``tissue`` 32 x 32 panels, ``tissue_apart`` the same trained with the group rule, or
     ``cells`` H = W = 1 vectors) and its standardiser."""
@@ -102,7 +102,7 @@ def load_unets() -> dict[str, dict[int, B.UNetRegressor]]:
     return {key: _unets_from(state, f"p{key}.", len(key.split("-")), widths) for key in meta.config["patterns"]}
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=3)
 def load_regressor(which: str = "tissue") -> M.MaskedRegressor:
     """The shipped deterministic masked regressor (``tissue`` panels, ``tissue_apart`` from the model trained with
     the group rule, or ``cells`` vectors)."""

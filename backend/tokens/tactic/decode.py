@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .sparse_attention import TacticConfig, TacticIndex, build_index, inverse_tail
+from .sparse_attention import TacticConfig, TacticIndex, build_index, inverse_tail, segment_ranges
 
 
 @dataclass
@@ -85,14 +85,8 @@ def build_layout(k: torch.Tensor, v: torch.Tensor, n0: int, cfg: TacticConfig,
 def fit_segments(ranks: torch.Tensor, cfg: TacticConfig
                  ) -> tuple[tuple[tuple[int, int], tuple[int, int]], tuple[float, float]]:
     """The index ranges of the two fit segments of ``fit_inverse`` over S sorted samples and their mean 1/rank."""
-    s = ranks.shape[0]
-    idx, us = [], []
-    for f in cfg.segments:
-        lo = int(round((f - cfg.segment_width / 2) * s))
-        hi = int(round((f + cfg.segment_width / 2) * s))
-        lo, hi = max(0, min(lo, s - 2)), max(lo + 2, min(hi, s))
-        idx.append((lo, min(hi, s)))
-        us.append(float((1.0 / ranks[lo:min(hi, s)]).mean()))
+    idx = segment_ranges(ranks.shape[0], cfg.segments, cfg.segment_width)
+    us = [float((1.0 / ranks[lo:hi]).mean()) for lo, hi in idx]
     return (idx[0], idx[1]), (us[0], us[1])
 
 

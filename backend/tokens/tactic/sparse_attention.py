@@ -316,19 +316,24 @@ def select_oracle_top_p(q: torch.Tensor, pos: torch.Tensor, cache: LayerCache, p
                    cache.cfg.bytes_per_element)
 
 
-def fit_inverse(x: torch.Tensor, y: torch.Tensor, segments: tuple[float, float] = (0.1, 0.6),
-                width: float = 0.1) -> tuple[torch.Tensor, torch.Tensor]:
-    """Fit y = a / x + b from two segment means of a sorted curve. ``x`` (S,) ranks (ascending), ``y`` (..., S)
-    values at those ranks. Segment j holds the points whose index fraction lies within ``width``/2 of
-    ``segments[j]`` (at least two points). Returns (a, b) of shape (...). Two means give the line through
-    (mean 1/x, mean y) of both segments, exact on exact curves."""
-    s = x.shape[0]
-    idx = []
+def segment_ranges(s: int, segments: tuple[float, ...], width: float) -> list[tuple[int, int]]:
+    """Index ranges ``[lo, hi)`` of the fit segments over ``s`` sorted points: the points whose index fraction lies
+    within ``width``/2 of each of ``segments`` (at least two points each)."""
+    out = []
     for f in segments:
         lo = int(round((f - width / 2) * s))
         hi = int(round((f + width / 2) * s))
         lo, hi = max(0, min(lo, s - 2)), max(lo + 2, min(hi, s))
-        idx.append(torch.arange(lo, min(hi, s)))
+        out.append((lo, min(hi, s)))
+    return out
+
+
+def fit_inverse(x: torch.Tensor, y: torch.Tensor, segments: tuple[float, float] = (0.1, 0.6),
+                width: float = 0.1) -> tuple[torch.Tensor, torch.Tensor]:
+    """Fit y = a / x + b from two segment means of a sorted curve. ``x`` (S,) ranks (ascending), ``y`` (..., S)
+    values at those ranks. Segment j holds the points of :func:`segment_ranges`. Returns (a, b) of shape (...). Two
+    means give the line through (mean 1/x, mean y) of both segments, exact on exact curves."""
+    idx = [torch.arange(lo, hi) for lo, hi in segment_ranges(x.shape[0], segments, width)]
     u1, u2 = ((1.0 / x[i].double()).mean() for i in idx)
     y1, y2 = (y[..., i].double().mean(-1) for i in idx)
     a = (y1 - y2) / (u1 - u2)

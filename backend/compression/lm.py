@@ -49,21 +49,25 @@ def check_llama_family(model: Any) -> None:
             raise InputError(f"This model has no linear layer '{name}' in its decoder layers; it is not Llama-like.")
 
 
-def perplexity(model: Any, ids: torch.Tensor, batch_size: int = 4, progress: Progress | None = None) -> float:
-    """exp(mean next-token NLL) of ``model`` over the windows ``ids`` [M, T] (each window scored on its own)."""
+def batch_nll(model: Any, x: torch.Tensor) -> list[float]:
+    """Mean next-token NLL of each window of one batch ``x`` [B, T] (each window scored on its own)."""
     import torch
     import torch.nn.functional as F
 
-    total, count = 0.0, 0
     with torch.inference_mode():
-        for i in range(0, ids.shape[0], batch_size):
-            x = ids[i : i + batch_size]
-            logits = model(input_ids=x, use_cache=False).logits[:, :-1].float()
-            nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1), reduction="sum")
-            total += float(nll)
-            count += x[:, 1:].numel()
-            report(progress, min(1.0, (i + batch_size) / ids.shape[0]), "perplexity")
-    return math.exp(total / max(count, 1))
+        logits = model(input_ids=x, use_cache=False).logits[:, :-1].float()
+        nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1), reduction="none")
+    return nll.view(x.shape[0], -1).double().mean(1).tolist()
 
 
-__all__ = ["SUPPORTED_MODEL_TYPES", "check_llama_family", "has_submodule", "perplexity"]
+def perplexity(model: Any, ids: torch.Tensor, batch_size: int = 4, progress: Progress | None = None) -> float:
+    """exp(mean next-token NLL) of ``model`` over the windows ``ids`` [M, T] (each window scored on its own; the
+    windows have one length, so the mean over windows is the mean over tokens)."""
+    vals: list[float] = []
+    for i in range(0, ids.shape[0], batch_size):
+        vals += batch_nll(model, ids[i : i + batch_size])
+        report(progress, min(1.0, (i + batch_size) / ids.shape[0]), "perplexity")
+    return math.exp(sum(vals) / max(len(vals), 1))
+
+
+__all__ = ["SUPPORTED_MODEL_TYPES", "batch_nll", "check_llama_family", "has_submodule", "perplexity"]

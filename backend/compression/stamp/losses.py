@@ -56,10 +56,8 @@ def window_nll(model: Any, ids: torch.Tensor, batch_size: int = 4, progress: Pro
     cache (``<cache_dir>/stamp/<key>.json``)."""
     import json
 
-    import torch
-    import torch.nn.functional as F
-
     from ...runtime import cache_dir
+    from ..lm import batch_nll
 
     out: list[float] = []
     folder = cache_dir() / "stamp" if key is not None else None
@@ -69,10 +67,7 @@ def window_nll(model: Any, ids: torch.Tensor, batch_size: int = 4, progress: Pro
         if f is not None and f.is_file():
             out.extend(float(v) for v in json.loads(f.read_text()))
         else:
-            with torch.inference_mode():
-                logits = model(input_ids=x, use_cache=False).logits[:, :-1].float()
-                nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1), reduction="none")
-            vals = nll.view(x.shape[0], -1).double().mean(1).tolist()
+            vals = batch_nll(model, x)
             if f is not None:
                 f.parent.mkdir(parents=True, exist_ok=True)
                 tmp = f.with_suffix(".tmp")

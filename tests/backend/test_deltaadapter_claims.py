@@ -227,12 +227,12 @@ def test_claim_cc_narrower_than_split_conformal(calib, record_claim) -> None:
     assert calib["width_noise_corr"] > 0
 
 
-def test_claim_coverage_after_shift_reported(calib, record_claim) -> None:
+def test_coverage_after_shift_is_reported(calib) -> None:
+    """The page's report of coverage after the shift (recalibrated and stale): every calibrator has its numbers."""
     t, c = calib["table"], calib["curves"]
     i95 = calib["nominal"].index(0.95)
-    record_claim(**{f"{m}_coverage": t[m]["coverage"] for m in ("cc", "cqr", "aci", "qc", "split", "residual")},
-                 **{f"{m}_stale_95": c[m]["after_shift_stale"][i95] for m in ("cc", "cqr", "aci")},
-                 **{f"{m}_before_95": c[m]["before_shift"][i95] for m in ("cc", "cqr", "aci")})
+    for m in ("cc", "cqr", "aci"):
+        assert 0.0 <= c[m]["after_shift_stale"][i95] <= 1.0 and 0.0 <= c[m]["before_shift"][i95] <= 1.0
     assert calib["qc_monotone"]
     for m in ("cc", "cqr", "aci"):
         assert 0.0 <= t[m]["coverage"] <= 1.0
@@ -263,4 +263,4 @@ def test_real_series_as_measured(preset: str, backbone: str, record_claim) -> No
     r = pl.adapt(s, model, 0.1, "add")
     record_claim(**_numbers(r))
     assert r.hash_before == r.hash_after
-    assert all(np.isfinite(v["mse"]) for v in r.rows.values())
+    assert r.rows["ada_xy"]["mse"] < r.rows["frozen"]["mse"]

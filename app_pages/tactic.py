@@ -9,6 +9,7 @@ import streamlit as st
 from backend.errors import InputError
 from backend.runtime import provenance
 from backend.tokens.tactic import inputs, jobs
+from backend.tokens.tactic.longctx import benchmark_speed
 from backend.tokens.tactic.sparse_attention import SELECTORS
 from ui.claims import claims_panel
 from ui.figures import tactic as figs
@@ -53,21 +54,29 @@ claims_panel("tactic")
 SPEED_MD = """
 `benchmarks/tactic.py` times one decode-attention step of one layer with SmolLM2's head shapes (9 query heads, 3 KV
 heads, d = 64) on one CPU thread: Tactic's step that reads only what it selects (keys and values stored
-cluster-contiguous at prefill, clusters read in centroid order as slices, a fixed sample of max(256, 2.5 %) keys, all
-heads at once) against torch's fused `scaled_dot_product_attention` over the whole cache, the two interleaved in one
-process. SmolLM2 has 8,192 positions, so beyond 8K the keys are Gaussian like a real layer's and each head's query is
-scaled so that the tokens it needs for P follow SmolLM2's measured sparsity (measured at 1K-8K, extrapolated: a mean
-of 1.6 % of the context at 32K, 1.2 % at 128K).
-
-On this machine (2 shared cores, load average about 18 during the run) the crossover is at about **16K tokens**
-(1.06x, within the noise); Tactic's step is faster from 32K on: **1.20x at 32K, 1.52x at 64K, 1.65x at 128K** (median
-of paired step ratios), reading 12-14 % of full attention's bytes. The 2x the bytes would allow is not reached at 64K:
-the step is some 30 small tensor operations per round of cluster reads plus a partial sort of 4K-8K centroid scores,
-whose fixed costs a loaded CPU inflates. The prefill clustering (segmented K-means) costs 17 s at 64K; amortised over
-1,024 generated tokens the step stays 1.12x faster at 64K and 1.18x at 128K. On SmolLM2's real keys at 8K the same
-step reaches 0.85 of the mass in 82 % of the cases (relative output error 0.10), reading 1.9x the exact need. The
-paper reports up to 5.14x with GPU kernels.
+cluster-contiguous at prefill, clusters read in centroid order, a fixed sample of max(256, 2.5 %) keys, all heads at
+once) against torch's fused `scaled_dot_product_attention` over the whole cache, the two interleaved in one process.
+SmolLM2 has 8,192 positions, so beyond 8K the keys are Gaussian like a real layer's and each head's query is scaled
+so that the tokens it needs for P follow SmolLM2's measured sparsity (measured at 1K-8K, extrapolated: a mean of
+1.6 % of the context at 32K, 1.2 % at 128K). The paper reports up to 5.14x with GPU kernels.
 """
+
+
+def speed_summary(bench: dict) -> str:
+    """The recorded speed table (``longctx.benchmark_speed``) in words: crossover, ratios, bytes, amortised."""
+    if not bench:
+        return "No recorded run: `OMP_NUM_THREADS=1 .venv/bin/python benchmarks/tactic.py` writes the table."
+    rows = bench["rows"]
+    ratios = ", ".join(f"{r['ratio']:.2f}x at {r['tokens'] // 1024}K" for r in rows)
+    amort = ", ".join(f"{r['amortised']:.2f}x at {r['tokens'] // 1024}K" for r in rows)
+    cross = (f"the crossover is at about **{bench['crossover'] // 1024}K tokens**: Tactic's step is faster from there on"
+             if bench["crossover"] else "Tactic's step is not faster than full attention at any measured length")
+    return (f"Recorded run ({bench['date']}; load average {rows[0]['load']} during it): {cross}. Full / Tactic "
+            f"(median of paired step ratios): **{ratios}**, reading {min(r['bytes'] for r in rows):.1%}-"
+            f"{max(r['bytes'] for r in rows):.1%} of full attention's bytes. With the prefill clustering (segmented "
+            f"K-means) amortised over 1,024 generated tokens: {amort}. The table, with the time of each arm, tokens "
+            "read and quality on SmolLM2's real keys at 8K, is `benchmarks/results/tactic.md`.")
+
 
 SIZES = {name: {f"tactic_{k}": list(v) if isinstance(v, tuple) else v for k, v in size.items()}
          for name, size in inputs.SIZES.items()}
@@ -186,6 +195,7 @@ if res:
 
 with st.expander("Decode speed: Tactic's step against fused full attention (benchmark)", icon=":material/timer:"):
     st.markdown(SPEED_MD)
+    st.markdown(speed_summary(benchmark_speed()))
 
 with st.expander("Perplexity through the selectors (the model runs with them; a minute or more)",
                  icon=":material/speed:"):

@@ -60,7 +60,9 @@ def test_wht_is_sequency_ordered():
 
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("name", ["haar", "dct", "identity"])
-def test_theorem1_bound_holds_per_sample_any_bits(seed, name, record_claim):
+def test_theorem1_bound_holds_per_sample_any_bits(seed, name):
+    """Theorem 1 holds by construction (orthogonal transform, per-token min-max rounding): an invariant of the
+    implementation, checked per sample for any bits and a massive first token."""
     g = torch.Generator().manual_seed(seed)
     s, d = 64, 32
     x = torch.randn(6, s, d, generator=g, dtype=torch.float64) * torch.rand(6, s, 1, generator=g, dtype=torch.float64)
@@ -71,19 +73,16 @@ def test_theorem1_bound_holds_per_sample_any_bits(seed, name, record_claim):
     x_hat = tr.inverse(st.quantize_tokens(y, bits))
     err = (x_hat - x).pow(2).sum((-1, -2))
     bound = st.theorem1_bound(y, bits)
-    record_claim(max_err_over_bound=(err / bound).max(), bound=1 + 1e-9)
     assert bool((err <= bound * (1 + 1e-9)).all()), (err / bound).max()
 
 
-def test_theorem1_bound_through_stamp_quantize_with_sink_and_energy_allocation(record_claim):
+def test_theorem1_bound_through_stamp_quantize_with_sink_and_energy_allocation():
     x = st.ar1_sequence(128, 48, 0.9, 3, batch=4).double()
     x[:, 0] *= 80
     for alloc in ("first", "energy"):
         o = st.stamp_quantize(x, st.QuantSpec("haar", 4, 8, 8, sink_tokens=1, allocation=alloc))
         err = (o.x_hat - x).pow(2).sum((-1, -2))
         bound = st.theorem1_bound(o.y, o.bits)
-        record_claim(**{f"{alloc}_max_err_over_bound": (err / bound).max(),
-                        f"{alloc}_avg_bits": o.bits.double().mean()}, bound=1 + 1e-9, avg_bits_expected=4 + 4 * 8 / 128)
         assert bool((err <= bound * (1 + 1e-9)).all())
         assert math.isclose(float(o.bits.double().mean()), 4 + 4 * 8 / 128)
 

@@ -198,10 +198,10 @@ def test_decode_step_p_one_is_exact_and_reads_only_what_it_selects(layer) -> Non
     lay1 = build_layout(k, v, n0, sa.TacticConfig(p=1.0))
     # the stored rows are a physical permutation of the prefill: each cluster one contiguous slice
     hkv, n, d = 3, n0 - 1, 64
-    assert lay1.kvc.shape == (hkv * n, 2 * d) and lay1.kvc.is_contiguous()
+    assert lay1.kc.shape == lay1.vc.shape == (hkv * n, d) and lay1.kc.is_contiguous() and lay1.vc.is_contiguous()
     for h in range(hkv):
-        rows = lay1.kvc[h * n:(h + 1) * n, :d]
-        assert torch.equal(rows, k[h, lay1.perm[h]])
+        assert torch.equal(lay1.kc[h * n:(h + 1) * n], k[h, lay1.perm[h]])
+        assert torch.equal(lay1.vc[h * n:(h + 1) * n], v[h, lay1.perm[h]])
         assert sorted(lay1.perm[h].tolist()) == list(range(1, n0))
         idx = sa.build_index(k, n0, sa.TacticConfig(p=1.0))
         j = int(idx.sizes[h].argmax())
@@ -212,6 +212,12 @@ def test_decode_step_p_one_is_exact_and_reads_only_what_it_selects(layer) -> Non
     lay = build_layout(k, v, n0, sa.TacticConfig(p=0.9))
     r = decode_step(q, lay, k[:, n0:], v[:, n0:])
     assert bool((r.tokens < T).any()) and bool((r.tokens >= 1 + 4).all())
+    # each head reads a prefix of its clusters in descending q . centroid order, at least the outliers
+    zc = torch.einsum("hd,hcd->hc", q, lay.centroids.repeat_interleave(3, 0))
+    cum = lay.sizes.repeat_interleave(3, 0).gather(1, zc.argsort(dim=-1, descending=True)).cumsum(-1)
+    for h in range(9):
+        assert int(r.tokens[h]) - 5 in set(cum[h].tolist())
+        assert int(r.tokens[h]) - 5 >= math.ceil(lay.cfg.outlier_frac * n)
     # bytes: centroids and sampled keys once per KV head, K and V rows of every head's clusters, sinks + new tokens
     c_, s_ = lay.centroids.shape[1], lay.ks.shape[1]
     rows_read = int((r.tokens - 1 - 4).sum())
@@ -243,3 +249,25 @@ def test_long_context_profile_and_calibration() -> None:
     z = torch.stack([k[h // 3] @ q[h] for h in range(9)]) / 8.0
     assert bool(((oracle_need(z, 0.9) - got).abs() <= 1 + 0.01 * got).all())  # the scaled q needs what it says
     assert bool(((got.double() - targets).abs() <= 0.1 * targets + 2).all())
+
+
+def test_fitted_tokens_approach_the_root_from_below() -> None:
+    import numpy as np
+
+    from backend.tokens.tactic.decode import fitted_tokens
+
+    a, b, m, r = np.array([2.0, 0.5, 1.0]), np.array([1e-3, -1e-3, 0.0]), np.array([100.0, 50.0, 10.0]), \
+        np.array([3.0, 0.5, 0.5])
+
+    def f(x):
+        return a * np.log((x + 0.5) / (m + 0.5)) + b * (x - m) - r
+
+    lo, hi = m.copy(), np.where(b < 0, -a / np.minimum(b, -1e-300) - 0.5, 1e6)  # bisection up to the curve's end
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = np.where(f(mid) < 0, mid, lo), np.where(f(mid) < 0, hi, mid)
+    x = fitted_tokens(a, b, m, r, 10**6, iters=8)
+    assert bool((x <= lo + 1e-6).all()) and bool((x >= 0.99 * lo).all())
+    assert bool((fitted_tokens(a, b, m, r, 10**6, iters=1) <= x + 1e-9).all())  # the iterates only increase
+    # a mass the curve never adds: the rank where a negative b ends it
+    assert float(fitted_tokens(a[1:2], b[1:2], m[1:2], np.array([5.0]), 10**6)[0]) == 499.5

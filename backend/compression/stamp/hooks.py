@@ -397,6 +397,24 @@ def energy_concentration(inputs: dict[str, list[torch.Tensor]], transforms: tupl
     return out
 
 
+def energy_gains(model: Any, ids: torch.Tensor, transform: str, k: int, sink_tokens: int = 1, frac: float = 1 / 8,
+                 batch_size: int = 2) -> dict[str, list[list[float]]]:
+    """Per window of ``ids`` [M, s]: {linear: [per layer: [per window: the transform's share of the energy in its
+    first ``frac`` of the rows minus the raw token order's]]} of the dense inputs (q, o, gate, down), the first
+    ``sink_tokens`` left out of both; the windows' inputs are captured ``batch_size`` at a time and dropped."""
+    out: dict[str, list[list[float]]] = {}
+    for i in range(0, ids.shape[0], batch_size):
+        for key, xs in capture_inputs(model, ids[i:i + batch_size], batch_size).items():
+            li, short = key.split(".")
+            rows = out.setdefault(short, [])
+            rows.extend([] for _ in range(int(li) + 1 - len(rows)))
+            for x in xs[0]:
+                body = x[None, sink_tokens:, :]
+                tr = st.make_transform(transform, body.shape[-2], k - sink_tokens, body)
+                rows[int(li)].append(st.energy_share(tr.forward(body), frac) - st.energy_share(body, frac))
+    return out
+
+
 def sink_profile(inputs: dict[str, list[torch.Tensor]]) -> dict[str, dict[str, list[float]]]:
     """Per linear input and layer: the first token's max |x| and energy over the median token's (the attention sink's
     massive activations), {"absmax_ratio" | "energy_ratio": {linear: [per layer]}}."""

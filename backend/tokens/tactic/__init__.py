@@ -11,9 +11,9 @@ the total mass is estimated from a fixed sample of max(256, 2.5 %) keys with a f
 captured through transformers' ``AttentionInterface``, or plugged into every layer for perplexity (``model``); the
 analysis of every selector on the same decode queries, the needle task (token recall) and the page's drawings
 (``evaluation``); one decode step that reads only what it selects (keys and values stored cluster-contiguous at
-prefill, clusters read as slices in centroid order, all heads vectorised) against torch's fused attention
-(``decode``); long-context caches whose sparsity follows SmolLM2's measured profile, for timing beyond its 8,192
-positions (``longctx``); the page's and the CLI's jobs (``jobs``), the CLI (``cli``), presets (``inputs``).
+prefill, clusters read in centroid order without sorting all centroid scores, all heads vectorised) against torch's
+fused attention (``decode``); long-context caches whose sparsity follows SmolLM2's measured profile, for timing
+beyond its 8,192 positions, and the recorded speed table read back for the page (``longctx``); the page's and the CLI's jobs (``jobs``), the CLI (``cli``), presets (``inputs``).
 
 What it leaves out: the GPU kernels (FlashInfer with per-head sub-requests); speed is measured on CPU in
 ``benchmarks/tactic.py``, never asserted in a test. Re-clustering during long generations (the tokens after the

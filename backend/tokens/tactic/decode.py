@@ -3,21 +3,27 @@ arXiv 2502.12216), for timing against the fused full attention; ``sparse_attenti
 version (it also computes every exact score to measure the realised mass).
 
 At prefill (:func:`build_layout`) each KV head's clustered keys and values are physically permuted so that every
-cluster is one contiguous slice of rows (``kc``, ``vc``), and the fixed sample's keys are copied into one contiguous
-block (``ks``). A step (:func:`decode_step`, one query per head, all heads at once) reads:
+cluster is one contiguous slice of rows (``kc``, ``vc``), and the fixed sample's keys and the centroids are stored
+transposed once (``kst``, ``ct``). A step (:func:`decode_step`, one query per head, all heads at once) reads:
 
-1. the centroids and the sampled keys (one batched product per KV head group), the sink tokens and the tokens
-   generated after the prefill (``k_new``, ``v_new``: full attention);
-2. the clusters of each query head in descending q . centroid order, as slices of the permuted rows: first the
-   clusters covering the top ``outlier_frac`` of tokens, whose exact mass plus the fitted a/x + b tail of the sample
-   estimates the head's total; then further clusters in rounds (each round extends every unfinished head by
-   ``growth`` x what it has read, at least ``chunk`` tokens: at most twice what a head needs) until the head's exact read mass reaches P x the
-   estimate.
+1. the centroids and the sampled keys (one batched product each over the KV head groups), the sink tokens and the
+   tokens generated after the prefill (``k_new``, ``v_new``: full attention);
+2. the clusters of each query head in descending q . centroid order: first the clusters covering the top
+   ``outlier_frac`` of tokens, whose exact mass plus the fitted a/x + b tail of the sample estimates the head's
+   total; then further clusters in rounds until the head's exact read mass reaches P x the estimate. The second
+   round reads up to the rank at which the fitted curve adds the missing mass (:func:`fitted_tokens`, Newton from
+   below; at most ``jump`` x what the head has read) or ``growth`` x what it has read, whichever is
+   more; each later round extends an unfinished head by ``growth`` x its tokens (at least ``chunk``). On SmolLM2's
+   profile a step takes two or three rounds.
 
-The output is the softmax over every token read times its values (a token read is used). Heads are vectorised:
-each round's slices of all heads form one row index, one gather of K rows, one of V rows, and scatter-adds per
-head. Bytes count what is read: centroids and sampled keys once per KV head, the K and V rows of each query head's
-clusters (the paper's per-head sub-requests), the sinks and generated tokens.
+No step sorts all C centroid scores: a round's clusters are the best few of the remaining ones (a threshold from
+every 8th score, then a sort of the few hundred kept), cut where their sizes reach the round's tokens; the fit's two
+segment means come from one partial partition of the sample scores; this per-head bookkeeping runs in numpy. The
+output is the softmax over every token read times its values (a token read is used). Heads are vectorised: each
+round is one gather of the key rows of all its heads' clusters into a (heads, L, d) block and one batched product
+for their scores, and one ``embedding_bag`` that sums the weighted value rows where they lie. Bytes count what is
+read: centroids and sampled keys once per KV head, the K and V rows of each query head's clusters (the paper's
+per-head sub-requests), the sinks and generated tokens.
 
 Shapes: k, v (Hkv, T, d) at prefill; q (Hq, d); k_new, v_new (Hkv, N, d) or None; the output (Hq, d).
 """
@@ -25,24 +31,29 @@ Shapes: k, v (Hkv, T, d) at prefill; q (Hq, d); k_new, v_new (Hkv, N, d) or None
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
 from .sparse_attention import TacticConfig, TacticIndex, build_index, inverse_tail, segment_ranges
 
+NEG = -1e30  # the score of an empty or already read cluster (finite: top-k over -inf is slow on CPU)
+
 
 @dataclass
 class DecodeLayout:
-    """One layer's prefill as Tactic stores it. ``kvc`` (Hkv * n, 2d): the key and value rows of the clustered tokens
-    of every KV head side by side, head after head, each cluster contiguous (one gather reads both); cluster j of KV head h is rows ``starts[h, j]`` ..
-    ``starts[h, j] + sizes[h, j] - 1``; ``centroids`` (Hkv, C, d) with ``cbias`` (Hkv, C) 0 or -inf (empty
-    padding clusters); ``ks`` (Hkv, S, d) the sampled keys; ``kf``, ``vf`` (Hkv, s0, d) the sink tokens; ``n``
-    clustered tokens per head; ``perm`` (Hkv, n) the original position of each stored row; ``sample_ranks`` (S,) the
-    full rank each sorted sample stands for; ``fit_segments`` the fit's two index ranges and their mean 1/rank
-    (``sparse_attention.fit_inverse`` computed once)."""
+    """One layer's prefill as Tactic stores it. ``kc``, ``vc`` (Hkv * n, d): the key and value rows of the clustered
+    tokens of every KV head, head after head, each cluster contiguous; cluster j of KV head h is rows ``starts[h, j]``
+    .. ``starts[h, j] + sizes[h, j] - 1``; ``centroids`` (Hkv, C, d) and ``ct`` (Hkv, d, C) (the same, transposed
+    once) with ``cbias`` (Hkv, C) 0 or ``NEG`` (empty padding clusters); ``ks`` (Hkv, S, d) the sampled keys and
+    ``kst`` (Hkv, d, S); ``kf``, ``vf`` (Hkv, s0, d) the sink tokens; ``n`` clustered tokens per head; ``perm``
+    (Hkv, n) the original position of each stored row; ``sample_ranks`` (S,) the full rank each sorted sample stands
+    for; ``fit_segments`` the fit's two index ranges and their mean 1/rank (``sparse_attention.fit_inverse``
+    computed once)."""
 
-    kvc: torch.Tensor
+    kc: torch.Tensor
+    vc: torch.Tensor
     starts: torch.Tensor
     sizes: torch.Tensor
     centroids: torch.Tensor
@@ -55,6 +66,19 @@ class DecodeLayout:
     cfg: TacticConfig
     sample_ranks: torch.Tensor
     fit_segments: tuple[tuple[tuple[int, int], tuple[int, int]], tuple[float, float]]
+    ct: torch.Tensor
+    kst: torch.Tensor
+    starts_np: np.ndarray = field(repr=False, default=None)
+    _sizes: dict[int, torch.Tensor] = field(repr=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.starts_np = self.starts.numpy()
+
+    def query_sizes(self, g: int) -> torch.Tensor:
+        """(Hkv * g, C) cluster sizes of the query heads of ``g``-head groups (kept)."""
+        if g not in self._sizes:
+            self._sizes[g] = self.sizes.repeat_interleave(g, 0).contiguous()
+        return self._sizes[g]
 
     @property
     def kv_heads(self) -> int:
@@ -70,16 +94,18 @@ def build_layout(k: torch.Tensor, v: torch.Tensor, n0: int, cfg: TacticConfig,
     n = n0 - s0
     perm = index.assign[:, s0:n0].argsort(dim=-1, stable=True) + s0  # (Hkv, n): rows sorted by cluster
     heads = torch.arange(hkv)[:, None]
-    kvc = torch.cat([k[heads, perm], v[heads, perm]], -1).reshape(hkv * n, 2 * d).contiguous()
+    kc = k[heads, perm].reshape(hkv * n, d).contiguous()
+    vc = v[heads, perm].reshape(hkv * n, d).contiguous()
     sizes = index.sizes
     starts = torch.cat([torch.zeros(hkv, 1, dtype=torch.long), sizes.cumsum(-1)[:, :-1]], -1) + heads * n
-    cbias = torch.zeros(sizes.shape).masked_fill(sizes == 0, float("-inf"))
+    cbias = torch.zeros(sizes.shape).masked_fill(sizes == 0, NEG)
     ks = k[heads, index.samples].contiguous()
     n_s = ks.shape[1]
     ranks = (torch.arange(n_s, dtype=torch.float64) + 0.5) * n / n_s  # sample rank r stands for full rank (r + 1/2) n / S
-    return DecodeLayout(kvc, starts, sizes, index.centroids.contiguous(), cbias, ks,
+    return DecodeLayout(kc, vc, starts, sizes, index.centroids.contiguous(), cbias, ks,
                         k[:, :s0].contiguous(), v[:, :s0].contiguous(), n, perm, cfg, ranks,
-                        fit_segments(ranks, cfg))
+                        fit_segments(ranks, cfg), index.centroids.transpose(1, 2).contiguous(),
+                        ks.transpose(1, 2).contiguous())
 
 
 def fit_segments(ranks: torch.Tensor, cfg: TacticConfig
@@ -105,110 +131,184 @@ class StepResult:
     shift: torch.Tensor
 
 
-def _slices(lo: torch.Tensor, hi: torch.Tensor, order: torch.Tensor, lay: DecodeLayout, kv_of: torch.Tensor
-            ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Rows and their query head for the clusters of rank lo[h] .. hi[h] - 1 of every query head h."""
-    counts = (hi - lo).clamp(min=0)
-    npairs = int(counts.sum())
-    if npairs == 0:
-        return torch.empty(0, dtype=torch.long), torch.empty(0, dtype=torch.long)
-    h = torch.repeat_interleave(torch.arange(counts.shape[0]), counts)
-    r = torch.arange(npairs) + torch.repeat_interleave(lo - (counts.cumsum(0) - counts), counts)
-    cl = order[h, r]
-    kv = kv_of[h]
-    sz = lay.sizes[kv, cl]
-    cs = sz.cumsum(0)
-    rows = torch.repeat_interleave(lay.starts[kv, cl] - (cs - sz), sz) + torch.arange(int(cs[-1]))
-    return rows, torch.repeat_interleave(h, sz)
+def _best(x: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """At least the ``k`` largest entries of each row of ``x`` (R, C), unsorted, as (values, indices) (R, m), rows
+    shorter than m padded with ``NEG``. For k << C a threshold from every 8th entry (a partition of C/8) keeps about
+    1.5 k + 32 entries per row in a few branch-free numpy passes; if a row keeps fewer than k, a plain top-k."""
+    r, c = x.shape
+    if 4 * k > c or c < 1024:
+        vals, idx = torch.from_numpy(x).topk(k, dim=-1, sorted=False)
+        return vals.numpy(), idx.numpy()
+    sub = np.ascontiguousarray(x[:, ::8])
+    j = sub.shape[1] - min(sub.shape[1], math.ceil(1.5 * k / 8) + 4)
+    keep = x >= np.partition(sub, j, axis=-1)[:, j:j + 1]
+    cnt = keep.sum(-1)
+    if int(cnt.min()) < k:
+        vals, idx = torch.from_numpy(x).topk(k, dim=-1, sorted=False)
+        return vals.numpy(), idx.numpy()
+    rows, cols = np.nonzero(keep)
+    at = np.arange(rows.size) - (np.cumsum(cnt) - cnt)[rows]  # each kept entry's place in its row
+    idx = np.zeros((r, int(cnt.max())), dtype=np.int64)
+    vals = np.full(idx.shape, NEG, dtype=x.dtype)
+    idx[rows, at] = cols
+    vals[rows, at] = x[rows, cols]
+    return vals, idx
 
 
-def _ranked(zc: torch.Tensor, sizes: torch.Tensor, kk: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The ``kk`` best clusters of each query head in descending centroid score (a partial sort) and their
-    cumulative sizes: zc (Hq, C), sizes (Hq, C) -> order, cum_s (Hq, kk)."""
-    order = zc.topk(kk, dim=-1, sorted=True).indices
-    return order, sizes.gather(-1, order).cumsum(-1)
+def _next_clusters(za: np.ndarray, done: np.ndarray | None, sizes: np.ndarray, want: np.ndarray, n: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The next clusters of each head in descending centroid score: the shortest run after the clusters already read
+    (those scoring >= ``done`` (Ha,); None: none read) that holds ``want`` (Ha,) tokens. ``za`` (Ha, C) centroid
+    scores, ``sizes`` (Ha, C), ``n`` tokens per head. Candidates are at least the best ``kc`` remaining clusters
+    (:func:`_best`, ``kc`` about four times the mean number needed); only they are sorted. Returns the candidates
+    (Ha, m) in order, their sizes where taken (0 where not) and the score of each head's last cluster taken
+    (``done`` where none). All numpy (small per-head work, no dispatch)."""
+    c = za.shape[1]
+    rest = za if done is None else np.where(za >= done[:, None], np.float32(NEG), za)
+    vals, idx = _best(rest, min(c, 16 + math.ceil(4 * int(want.max()) * c / n)))
+    o = np.argsort(-vals, axis=-1)
+    vals = np.take_along_axis(vals, o, -1)
+    idx = np.take_along_axis(idx, o, -1)
+    sz = np.take_along_axis(sizes, idx, -1)
+    take = ((np.cumsum(sz, -1) - sz) < want[:, None]) & (vals > 0.5 * NEG)  # while the run holds < want tokens
+    nt = take.sum(-1)
+    last = vals[np.arange(len(nt)), np.maximum(nt - 1, 0)]
+    if done is not None:
+        last = np.where(nt > 0, last, done)
+    return idx, sz * take, last
+
+
+def _read(heads: np.ndarray | None, cl: np.ndarray, sz: np.ndarray, qs: torch.Tensor, shift: torch.Tensor,
+          lay: DecodeLayout, kv_of: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
+    """Read the clusters ``cl`` (Ha, m) of the query heads ``heads`` (Ha,; None: all), ``sz`` (Ha, m) tokens each
+    (0: not read): one gather of their key rows into (Ha, L, d) (each head's rows, padded to the longest with rows
+    of weight 0; heads of very unequal lengths are read one by one) and one batched product for the scores; the
+    weighted sum of their value rows by ``embedding_bag`` (one bag of L rows per head, summed where they lie, no
+    copy). The row index is built in numpy. Returns the
+    heads' softmax numerators (Ha, d), masses (Ha,) and tokens (Ha,)."""
+    qs_all, shift_all, kv_all = qs, shift, kv_of
+    if heads is not None:
+        ht = torch.from_numpy(heads)
+        qs, shift, kv_of = qs.index_select(0, ht), shift.index_select(0, ht), kv_of[heads]
+    ha, d = qs.shape
+    cnt = sz.sum(-1)
+    total = int(cnt.sum())
+    if total == 0:
+        return torch.zeros(ha, d), torch.zeros(ha), cnt
+    width = int(cnt.max())
+    if heads is not None and ha > 1 and ha * width > 1.5 * total:  # unequal heads: one read each, no padding
+        parts = [_read(heads[i:i + 1], cl[i:i + 1], sz[i:i + 1], qs_all, shift_all, lay, kv_all) for i in range(ha)]
+        return torch.cat([x[0] for x in parts]), torch.cat([x[1] for x in parts]), cnt
+    sz = sz.ravel()
+    cs = np.cumsum(sz)
+    rows = np.repeat(lay.starts_np[kv_of[:, None], cl].ravel() - cs + sz, sz) + np.arange(total)
+    at = np.minimum(np.arange(width)[None] + (np.cumsum(cnt) - cnt)[:, None], total - 1)  # then the next head's
+    idx = torch.from_numpy(rows[at.ravel()])
+    z = torch.bmm(qs[:, None], lay.kc.index_select(0, idx).view(ha, width, d).transpose(1, 2))  # q as a row: fast
+    w = torch.exp(z.view(ha, width) - shift[:, None])
+    if int(cnt.min()) < width:
+        w.masked_fill_(torch.from_numpy(np.arange(width)[None] >= cnt[:, None]), 0.0)
+    num = torch.nn.functional.embedding_bag(idx.view(ha, width), lay.vc, mode="sum", per_sample_weights=w)
+    return num, w.sum(-1), cnt
+
+
+def fitted_tokens(a: np.ndarray, b: np.ndarray, m: np.ndarray, r: np.ndarray, n: int, iters: int = 4) -> np.ndarray:
+    """The rank x (exact score order) by which the fitted scores a/x + b (a >= 0) add the mass ``r`` after rank
+    ``m``: the root of F(x) = a ln((x + 1/2) / (m + 1/2)) + b (x - m) = r (``inverse_tail``'s sum) by Newton from
+    x = m. F is concave, so the iterates stay below the root; at most n, or where a negative b ends the curve.
+    All (H,) float64."""
+    end = np.minimum(np.where(b < 0, -a / np.minimum(b, -1e-300) - 0.5, float(n)), float(n))
+    x = m.astype(np.float64)
+    for _ in range(iters):
+        f = a * np.log((x + 0.5) / (m + 0.5)) + b * (x - m) - r
+        x = np.maximum(np.minimum(x - f / np.maximum(a / (x + 0.5) + b, 1e-300), end), m)
+    return x
+
+
+def _segment_means(zs: torch.Tensor, shift: torch.Tensor, lay: DecodeLayout) -> tuple[torch.Tensor, torch.Tensor]:
+    """The means of exp(score - shift) over the two fit segments of the descending sample order, (Hq,) each: one
+    partial partition of the sample scores at the segments' bounds (exp is monotone), no full sort."""
+    s = zs.shape[1]
+    (i1, i2), _ = lay.fit_segments
+    kth = sorted({s - i for lo_hi in (i1, i2) for i in lo_hi if 0 <= s - i < s})
+    part = np.partition(zs.numpy(), kth, axis=-1)
+    sh = shift.numpy()[:, None].astype(np.float64)
+    return tuple(torch.from_numpy(np.exp(part[:, s - hi:s - lo] - sh).mean(-1)) for lo, hi in (i1, i2))
 
 
 def decode_step(q: torch.Tensor, lay: DecodeLayout, k_new: torch.Tensor | None = None,
                 v_new: torch.Tensor | None = None, p: float | None = None, chunk: int = 64,
-                growth: float = 1.0) -> StepResult:
+                growth: float = 2.0, jump: int = 8) -> StepResult:
     """One decode step of every query head over the stored prefill and the generated tokens (see the module).
-    Clusters are ranked by a partial sort of the centroid scores, extended (4x) when a head needs more."""
+    Round 1 reads the outlier clusters of every head; round 2 jumps to the fitted curve's need (at most ``jump`` x
+    the tokens read); every further round extends the unfinished heads by ``growth`` x the tokens they have read
+    (at least ``chunk``)."""
     cfg = lay.cfg
     p = cfg.p if p is None else float(p)
     hq, d = q.shape
     hkv = lay.kv_heads
     g = hq // hkv
-    esize = lay.kvc.element_size()
-    kv_of = torch.arange(hq) // g
+    kv_of = np.arange(hq) // g
     qg = (q * (1.0 / math.sqrt(d))).view(hkv, g, d)
-    qh = qg.view(hq, d)
+    qs = qg.reshape(hq, d)
     kf, vf = lay.kf, lay.vf
     if k_new is not None and k_new.shape[1]:
         kf, vf = torch.cat([kf, k_new], 1), torch.cat([vf, v_new], 1)
     zf = torch.bmm(qg, kf.transpose(1, 2)).view(hq, -1)
-    zc = (torch.bmm(qg, lay.centroids.transpose(1, 2)) + lay.cbias[:, None]).view(hq, -1)
-    zs = torch.bmm(qg, lay.ks.transpose(1, 2)).view(hq, -1)
+    zc = torch.baddbmm(lay.cbias[:, None], qg, lay.ct).view(hq, -1)
+    zs = torch.bmm(qg, lay.kst).view(hq, -1)
     shift = torch.maximum(zs.amax(-1), zc.amax(-1))
     if zf.shape[1]:
         shift = torch.maximum(shift, zf.amax(-1))
     wf = torch.exp(zf - shift[:, None])
     f_mass = wf.sum(-1)
     num = torch.bmm(wf.view(hkv, g, -1), vf).view(hq, d)
-    n = lay.n
-    c = zc.shape[1]
-    csize = lay.sizes[kv_of]  # (Hq, C)
-    x0 = max(1, math.ceil(cfg.outlier_frac * n))  # the outliers: the first clusters covering the top outlier_frac
-    kk = c if p >= 1.0 else min(c, max(64, 4 * math.ceil(x0 / cfg.cluster_size)))
-    order, cum_s = _ranked(zc, csize, kk)
-    width = torch.full((hq,), kk, dtype=torch.long)  # clusters ranked so far per head
-    k_out = torch.searchsorted(cum_s, torch.full((hq, 1), x0, dtype=cum_s.dtype))[:, 0].clamp(max=kk - 1) + 1
-    mass = torch.zeros(hq)
-    read_rows = 0
-    lo = torch.zeros(hq, dtype=torch.long)
-    hi = torch.full((hq,), c, dtype=torch.long) if p >= 1.0 else k_out
-    rounds = 0
-    need = torch.full((hq,), float("inf"))
-    while True:
-        rows, hrow = _slices(lo, hi, order, lay, kv_of)
-        if rows.numel():
-            kv = lay.kvc.index_select(0, rows)  # (R, 2d): the K and V rows of the clusters read this round
-            w = torch.exp((kv[:, :d] * qh.index_select(0, hrow)).sum(-1) - shift[hrow])
-            num.index_add_(0, hrow, w[:, None] * kv[:, d:])
-            mass.index_add_(0, hrow, w)
-            read_rows += int(rows.numel())
-        rounds += 1
-        if rounds == 1 and p < 1.0:  # the outliers are read: estimate each head's total once
-            ys = torch.exp(zs - shift[:, None]).sort(dim=-1, descending=True).values
-            (i1, i2), (u1, u2) = lay.fit_segments
-            y1, y2 = ys[:, i1[0]:i1[1]].mean(-1), ys[:, i2[0]:i2[1]].mean(-1)
-            a = (y1 - y2) / (u1 - u2)  # fit_inverse with the segments of the layout
-            b = y1 - a * u1
-            m_out = cum_s.gather(-1, (k_out - 1)[:, None])[:, 0]
-            total = f_mass + mass + inverse_tail(a.clamp(min=0.0), b, m_out, n).float()
-            need = p * total - f_mass
-        lo = hi
-        active = (mass < need) & (lo < c)
-        if not bool(active.any()):
-            break
-        read = cum_s.gather(-1, (lo - 1).clamp(min=0)[:, None])[:, 0]
-        target = read + torch.clamp((read.double() * growth).long(), min=chunk)
-        nxt = torch.searchsorted(cum_s, target[:, None])[:, 0] + 1
-        ext = active & (nxt > width) & (width < c)
-        if bool(ext.any()):  # those heads need clusters beyond their partial sort: rank 4x more (only theirs)
-            kk = min(c, 4 * int(width[ext].max()))
-            if kk > order.shape[1]:
-                pad = kk - order.shape[1]
-                order = torch.nn.functional.pad(order, (0, pad))
-                cum_s = torch.cat([cum_s, cum_s[:, -1:].expand(-1, pad)], 1)
-            o2, c2 = _ranked(zc[ext], csize[ext], kk)
-            order[ext], cum_s[ext], width[ext] = o2, c2, kk
-            nxt = torch.searchsorted(cum_s, target[:, None])[:, 0] + 1
-        hi = torch.where(active, torch.minimum(nxt, width), lo)
+    n, c = lay.n, zc.shape[1]
+    csize = lay.query_sizes(g).numpy()  # (Hq, C)
+    if p >= 1.0:  # every cluster
+        nm, mass, tokens = _read(None, np.broadcast_to(np.arange(c), (hq, c)), csize, qs, shift, lay, kv_of)
+        num += nm
+        rounds = 1
+    else:
+        # the outliers: the first clusters in centroid order that cover the top outlier_frac of the tokens
+        x0 = max(1, math.ceil(cfg.outlier_frac * n))
+        zc_np = zc.numpy()
+        cl, sz, done = _next_clusters(zc_np, None, csize, np.full(hq, x0), n)
+        nm, mass, tokens = _read(None, cl, sz, qs, shift, lay, kv_of)
+        num += nm
+        # the estimated total: exact sinks, generated tokens and outliers + the fitted a/x + b tail of the sample
+        y1, y2 = _segment_means(zs, shift, lay)
+        (u1, u2) = lay.fit_segments[1]
+        a = (y1 - y2) / (u1 - u2)
+        b = y1 - a * u1
+        total = f_mass + mass + inverse_tail(a.clamp(min=0.0), b, torch.from_numpy(tokens), n).float()
+        need = (p * total - f_mass).numpy()
+        a_np, b_np = a.clamp(min=0.0).numpy(), b.numpy()
+        mass = mass.numpy().copy()
+        num_np = num.numpy()  # the same memory: the rounds add into it in numpy (a few rows, no dispatch)
+        rounds = 1
+        while True:
+            active = np.flatnonzero((mass < need) & (tokens < n))
+            if not active.size:
+                break
+            ta = tokens[active]
+            want = np.maximum((ta * growth).astype(np.int64), chunk)
+            if rounds == 1:  # jump to the tokens the fitted curve asks for, at most ``jump`` x what was read
+                x = fitted_tokens(a_np[active], b_np[active], ta, (need - mass)[active], n)
+                want = np.maximum(want, np.minimum(x.astype(np.int64) - ta, ta * jump))
+            cl, sz, dn = _next_clusters(zc_np[active], done[active], csize[active], want, n)
+            nm, ms, tk = _read(active, cl, sz, qs, shift, lay, kv_of)
+            num_np[active] += nm.numpy()
+            mass[active] += ms.numpy()
+            tokens[active] += tk
+            done[active] = dn
+            rounds += 1
+        mass = torch.from_numpy(mass)
+    tokens = torch.from_numpy(tokens)
+    read_rows = int(tokens.sum())
     out = num / (f_mass + mass)[:, None]
-    tokens_read = cum_s.gather(-1, (lo - 1).clamp(min=0)[:, None])[:, 0] + kf.shape[1]
-    nbytes = esize * d * (hkv * (c + lay.ks.shape[1]) + 2 * read_rows + 2 * hkv * kf.shape[1])
-    return StepResult(out, tokens_read, int(nbytes), rounds, f_mass + mass, shift)
+    nbytes = lay.kc.element_size() * d * (hkv * (c + lay.ks.shape[1]) + 2 * read_rows + 2 * hkv * kf.shape[1])
+    return StepResult(out, tokens + kf.shape[1], int(nbytes), rounds, f_mass + mass, shift)
 
 
 def full_step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:

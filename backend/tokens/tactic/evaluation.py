@@ -284,6 +284,17 @@ def summary(an: Analysis, threshold: float = 0.85) -> dict[str, Any]:
     return out
 
 
+def per_head(an: Analysis, method: str, key: str, threshold: float | None = None) -> list[float]:
+    """The units of the claims' paired intervals: per (layer, head), the mean over the decode queries of
+    ``an.cases[method][key]`` ((L, Q, Hq); ``method="oracle_need"``: the exact top-P tokens), or with ``threshold``
+    the share of those queries whose value reaches it; L x Hq values, layer-major. Neighbouring queries of one
+    head are strongly dependent, so the queries are averaged, not counted as instances."""
+    x = (an.need if method == "oracle_need" else an.cases[method][key]).double()
+    if threshold is not None:
+        x = (x >= threshold).double()
+    return x.mean(1).flatten().tolist()
+
+
 def needle_recall(an: Analysis, needle: Sequence[int], method: str = OURS) -> dict[str, Any]:
     """Over (layer, query, KV head) cases where the oracle's GQA union holds a needle position: the share where
     ``method``'s union holds it too (needs ``keep_masks``)."""

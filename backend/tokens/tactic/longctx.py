@@ -12,6 +12,7 @@ keys whose sparsity follows the measured profile:
   extrapolated needs, so the mean over the heads is the mean over the model;
 - :func:`synthetic_cache`: keys and values drawn from a Gaussian with the mean and covariance of a real layer's
   keys (values), the real first token kept at position 0 (the attention sink); no planted structure, no peaked keys;
+- :func:`benchmark_speed`: the decode-speed table ``benchmarks/tactic.py`` recorded, read back for the page;
 - :func:`calibrate`: each query head is the real query of that layer scaled by a factor found by bisection so that
   the exact top-P set at length T needs the head's target number of tokens.
 
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -115,3 +118,37 @@ def calibrate(q: torch.Tensor, k: torch.Tensor, targets: torch.Tensor, p: float 
     scale = torch.exp((lo + hi) / 2)
     qs = q.float() * scale[:, None].float()
     return qs, oracle_need(z0 * scale[:, None].float(), p)
+
+
+BENCHMARK_RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "tactic.md"
+
+
+def _x(cell: str) -> float:
+    return float(cell.strip("*").rstrip("x").split(";")[0].replace(",", ""))
+
+
+def benchmark_speed(path: Path | None = None) -> dict[str, Any]:
+    """The decode-speed table of ``benchmarks/results/tactic.md`` (section 3, written by ``benchmarks/tactic.py``):
+    ``{"rows": [{"tokens", "ratio" (median of paired full / Tactic step ratios), "full_ms", "tactic_ms", "bytes"
+    (bytes read / full), "amortised" (with the prefill spread over the generated tokens), "load"}], "crossover"
+    (the first length from which every ratio exceeds 1, None if none), "machine", "date"}``; ``{}`` when the file or the table
+    is missing."""
+    path = BENCHMARK_RESULTS if path is None else path
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    head = {k: line.split(":", 1)[1].strip() for line in text.splitlines()
+            for k in ("Machine", "Date") if line.startswith(f"- {k}:")}
+    rows = []
+    for line in text.split("## 3.", 1)[-1].splitlines() if "## 3." in text else []:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("|") or not cells[0].replace(",", "").isdigit():
+            continue
+        rows.append({"tokens": int(cells[0].replace(",", "")), "ratio": _x(cells[1]), "full_ms": _x(cells[2]),
+                     "tactic_ms": _x(cells[3]), "bytes": _x(cells[8]), "amortised": _x(cells[14]),
+                     "load": cells[15]})
+    if not rows:
+        return {}
+    cross = next((r["tokens"] for i, r in enumerate(rows) if all(x["ratio"] > 1.0 for x in rows[i:])), None)
+    return {"rows": rows, "crossover": cross, "machine": head.get("Machine", ""), "date": head.get("Date", "")}

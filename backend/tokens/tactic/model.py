@@ -214,8 +214,9 @@ def capture(lm: Any, ids: torch.Tensor, layers: Sequence[int], use_cache: bool =
 
 
 # ------------------------------------------------------------------------------------------------ perplexity
-def _nll(logits_: torch.Tensor, targets: torch.Tensor) -> float:
-    return float(torch.nn.functional.cross_entropy(logits_[0].float(), targets[0], reduction="mean"))
+def _nll(logits_: torch.Tensor, targets: torch.Tensor) -> list[float]:
+    """Per-token negative log-likelihood of ``targets`` (1, N) under ``logits_`` (1, N, V)."""
+    return torch.nn.functional.cross_entropy(logits_[0].float(), targets[0], reduction="none").tolist()
 
 
 def _crop(kv: Any, n0: int) -> None:
@@ -232,7 +233,8 @@ def sparse_perplexity(lm: Any, ids: torch.Tensor, methods: Sequence[str], p: flo
     selector of ``methods``. Positions T - n_last .. T - 1 attend through the selector in ``layers`` (None = all);
     ``budget`` for the fixed-budget selectors: an int, or ``"match"`` (per layer and query the mean tokens per head
     Tactic used; Tactic then runs first). Returns ``{"dense": {...}, "methods": {name: {...}}, "settings": ...}``
-    with perplexity, KV bytes (overheads included) and their ratio to dense, mean tokens per head, seconds."""
+    with perplexity, the per-token NLL (``token_nll``, for paired intervals), KV bytes (overheads included) and
+    their ratio to dense, mean tokens per head, seconds."""
     import time
 
     p = check_p(p)
@@ -264,7 +266,8 @@ def sparse_perplexity(lm: Any, ids: torch.Tensor, methods: Sequence[str], p: flo
         report(progress, 1 / steps, "dense decode positions")
         t1 = time.perf_counter()
         out = model(input_ids=inputs[:, n0:], cache=kv, use_cache=True)
-        dense = {"perplexity": math.exp(_nll(out.logits, targets[:, n0:])), "seconds": time.perf_counter() - t1}
+        nll = _nll(out.logits, targets[:, n0:])
+        dense = {"perplexity": math.exp(sum(nll) / len(nll)), "seconds": time.perf_counter() - t1, "token_nll": nll}
         _crop(kv, n0)
     d, hkv = geo["head_dim"], geo["kv_heads"]
     n_lay = len(layers) if layers is not None else geo["layers"]
@@ -283,8 +286,9 @@ def sparse_perplexity(lm: Any, ids: torch.Tensor, methods: Sequence[str], p: flo
         _crop(kv, n0)
         nbytes = sum(s["bytes"] for s in state.stats.values())
         dbytes = sum(s["dense_bytes"] for s in state.stats.values())
-        ppl = math.exp(_nll(out.logits, targets[:, n0:]))
-        res[m] = {"perplexity": ppl, "ppl_ratio": ppl / dense["perplexity"], "bytes": nbytes,
+        nll = _nll(out.logits, targets[:, n0:])
+        ppl = math.exp(sum(nll) / len(nll))
+        res[m] = {"perplexity": ppl, "ppl_ratio": ppl / dense["perplexity"], "bytes": nbytes, "token_nll": nll,
                   "bytes_ratio": nbytes / dbytes if dbytes else float("nan"),
                   "tokens": sum(s["tokens"] for s in state.stats.values()) / max(1.0, sum(
                       s["queries"] for s in state.stats.values())),

@@ -31,6 +31,9 @@ def test_free_text_solutions_are_read():
     assert not verify("7 / 2 = 3, so the answer is 3").passed
     v = verify("I think the answer is 12.")
     assert v.passed and v.checked == 0 and "no calculation" in v.reason
+    # zero-padded numbers (a literal Python refuses) are read as the numbers they are; decimals keep their zeros
+    assert extract_steps("0086 + 0063 = 0149 ; 10.05 * 2 = 20.10") == [("86 + 63", "149"), ("10.05 * 2", "20.10")]
+    assert verify("<think> 007 + 05 = 012 </think> 12").passed
 
 
 @pytest.mark.parametrize("program, words", [

@@ -161,8 +161,12 @@ def extract_steps(text: str) -> list[tuple[str, str]]:
         expr = " ".join(expr.split())
         if expr.count("(") != expr.count(")"):
             expr = expr.replace("(", "").replace(")", "")
-        out.append((expr, m.group(2)))
+        out.append((_LEADING_ZEROS.sub("", expr), _LEADING_ZEROS.sub("", m.group(2))))
     return out
+
+
+#: Leading zeros of a whole number (the tiny reasoner writes ``0086``); Python refuses them in a literal.
+_LEADING_ZEROS = re.compile(r"(?<![\d.])0+(?=\d)")
 
 
 _ANSWER_NUM = re.compile(rf"-?{_NUM}")

@@ -15,7 +15,8 @@ the command, the measured time on one core and the quality). Quality is measured
 on ``--eval-n`` unseen problems per split and difficulty (1-4 and 5-8 operations) and stored in the file's
 metadata; the sampled metrics (pass@1, pass@16, majority@16) are measured by ``python -m
 backend.reasoning.reasoner_eval``. ``--minutes`` stops training at a time limit (the schedule is laid out for
-``--steps``); ``--out`` writes elsewhere (a smoke test: ``--steps 20 --eval-n 0 --out F``; ``--eval-n 0`` skips the measurement).
+``--steps``); ``--out`` writes elsewhere (a smoke test: ``--steps 20 --eval-n 0 --out F``; ``--eval-n 0`` skips the measurement);
+``--device cuda`` trains on a GPU (the command in the file's metadata says so; the measurement runs on the CPU).
 """
 
 from __future__ import annotations
@@ -108,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--eval-n", type=int, default=200)
     ap.add_argument("--out", type=Path, default=WEIGHTS)
+    ap.add_argument("--device", default="cpu", help="where to train (cpu, cuda); evaluation runs on the CPU")
     args = ap.parse_args(argv)
 
     layers, hidden, heads, inter, default_steps, default_lr = SIZES[args.size]
@@ -117,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = TinyReasonerConfig(n_layer=layers, hidden=hidden, n_head=heads, intermediate=inter)
     vocab = base_vocab()
     model, tok = build(cfg, vocab)
+    model.to(args.device)
     opt = torch.optim.AdamW(model.parameters(), lr=peak, betas=(0.9, 0.95), weight_decay=0.1)
     t0, done, last = time.perf_counter(), 0, 0.0
     model.train()
@@ -125,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         for g in opt.param_groups:
             g["lr"] = lr
         x, m = make_batch(tok, step, args.tokens, cfg.max_positions)
+        x, m = x.to(args.device), m.to(args.device)
         logits = model(input_ids=x).logits[:, :-1]
         tgt = x[:, 1:].masked_fill(~m[:, 1:], -100)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt.reshape(-1), ignore_index=-100)
@@ -139,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.minutes and time.perf_counter() - t0 > 60 * args.minutes:
             break
     train_s = time.perf_counter() - t0
-    model.eval()
+    model.cpu().eval()
     reasoner = TinyReasoner(model, tok, cfg, {})
     quality: dict = {}
     with torch.no_grad():
@@ -155,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m backend.train tinyreasoner" + (f" --size {args.size}" if args.size != "tiny" else "")
     if args.steps:
         command += f" --steps {args.steps}"
+    if args.device != "cpu":
+        command += f" --device {args.device}"
     state = {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"}
     weights.save(args.out, state, config=asdict(cfg), command=command,
                  data_seeds={"train": [1000, 1000 + done], "split": "grammar", "ops": [1, 8]},

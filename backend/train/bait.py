@@ -1,11 +1,12 @@
 """``python -m backend.train bait``: BAIT's shipped models and the victim grid's evaluation log.
 
-1. The prior (``assets/bait_prior.safetensors``): the small CNN trained on 5,500 scene images labelled by colour,
-   texture and a quarter-turn (disjoint from the shape classes), 500 more for its held-out accuracy.
+1. The prior (``assets/bait_prior.safetensors``): the small CNN trained on 5,000 scene images of ten outlines that
+   are not target classes (``data.PRIOR_SHAPES``), 500 more for its held-out accuracy.
 2. Per source (``shapes``, ``digits``; 1,000 training images each), at ``--eps`` (/255): EMN's min-min noise and
-   surrogate, the targeted-poisoning crafting model and poison, BAIT's bi-level perturbations (``--unroll`` inner
-   steps) and its zero-unroll ablation, with their final surrogates (``assets/bait_protectors.safetensors``, keys
-   ``<source>.<model>.<tensor>``).
+   surrogate, the crafting model (the prior fine-tuned on the clean set: the targeted poison's target and BAIT's
+   surrogate warm start) and the targeted poison, BAIT's generator (``--unroll`` unrolled inner steps, ``--iters``
+   outer steps) and its zero-unroll ablation (``assets/bait_protectors.safetensors``, keys
+   ``<source>.<Protectors field>.<tensor>``).
 3. The victim grid: every method x {scratch, pretrained} x ``--seeds`` on each source, clean test accuracy per victim
    (``assets/bait_grid.json``); the seed-0 victims of the shapes source ship
    (``assets/bait_victims.safetensors``) so tests re-evaluate them.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import fields
 from pathlib import Path
 
 
@@ -26,11 +28,12 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from .. import weights
-    from ..robustness.bait.data import SOURCES, load_source, prior_set
-    from ..robustness.bait.experiment import METHODS, build_protectors, victim_grid
+    from ..robustness.bait.data import PRIOR_SHAPES, SOURCES, load_source, prior_set
+    from ..robustness.bait.experiment import METHODS, Protectors, build_protectors, victim_grid
+    from ..robustness.bait.generator import BaitConfig
     from ..robustness.bait.jobs import GRID_FILE, PRIOR_WEIGHTS, PROTECTOR_WEIGHTS, SHIPPED_SOURCE, VICTIM_WEIGHTS
-    from ..robustness.bait.perturb import BaitConfig
-    from ..robustness.bait.victims import VictimConfig, prior_accuracy, train_prior
+    from ..robustness.bait.perturb import accuracy
+    from ..robustness.bait.victims import VictimConfig, train_prior
 
     ap = argparse.ArgumentParser(prog="python -m backend.train bait")
     ap.add_argument("--eps", type=int, default=8)
@@ -39,7 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--iters", type=int, default=BaitConfig.iters)
     ap.add_argument("--unroll", type=int, default=BaitConfig.unroll)
     ap.add_argument("--epochs", type=int, default=VictimConfig.epochs)
-    ap.add_argument("--prior-images", type=int, default=6000)
+    ap.add_argument("--prior-images", type=int, default=5500)
+    ap.add_argument("--prior-epochs", type=int, default=10)
     ap.add_argument("--prior-from", type=Path, default=None,
                     help="load the prior from this file (one this command wrote) instead of training it")
     ap.add_argument("--out-dir", type=Path, default=None)
@@ -57,16 +61,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.prior_from is not None:
         from ..robustness.bait.nets import SmallCNN
 
-        prior = SmallCNN(19)
+        prior = SmallCNN(len(PRIOR_SHAPES))
         weights.load_into(prior, args.prior_from)
-        fit_acc = prior_accuracy(prior, px[:n_fit], py[:n_fit])
+        fit_acc = accuracy(prior, px[:n_fit], py[:n_fit])
     else:
-        prior, fit_acc = train_prior(px[:n_fit], py[:n_fit], epochs=15)
-    held = prior_accuracy(prior, px[n_fit:], py[n_fit:])
+        prior, fit_acc = train_prior(px[:n_fit], py[:n_fit], epochs=args.prior_epochs)
+    fit_acc, held = round(fit_acc, 4), round(accuracy(prior, px[n_fit:], py[n_fit:]), 4)
     prior_s = round(time.perf_counter() - t0, 1)
     print(f"prior: train {fit_acc} held-out {held} ({prior_s} s)", flush=True)
-    weights.save(out(PRIOR_WEIGHTS), prior, config={"heads": [10, 5, 4], "width": 16}, command=command,
-                 data_seeds={"scene_seeds": [200_000, 200_000 + args.prior_images], "fit": n_fit},
+    weights.save(out(PRIOR_WEIGHTS), prior, config={"heads": len(PRIOR_SHAPES), "width": 16,
+                                                    "classes": list(PRIOR_SHAPES), "epochs": args.prior_epochs},
+                 command=command, data_seeds={"scene_seeds": [200_000, 200_000 + args.prior_images], "fit": n_fit},
                  quality={"heldout_accuracy": held, "train_accuracy": fit_acc, "seconds": prior_s,
                           "command": "pytest tests/backend/test_bait.py -k prior"})
     prior_state = {k: v.clone() for k, v in prior.state_dict().items()}
@@ -85,8 +90,8 @@ def main(argv: list[str] | None = None) -> int:
                                       if m.endswith("0") or "EMN" in m else None)
         gen_s = round(time.perf_counter() - t, 1)
         print(f"{src}: protectors in {gen_s} s; linf {prot.logs['linf']}", flush=True)
-        for name, mod in (("emn", prot.emn_surrogate), ("crafting", prot.crafting), ("bait", prot.bait_surrogate),
-                          ("bait_k0", prot.bait_k0_surrogate)):
+        for name in (f.name for f in fields(Protectors) if f.name != "logs"):
+            mod = getattr(prot, name)
             tensors.update({f"{src}.{name}.{k}": v for k, v in mod.state_dict().items()})
         t = time.perf_counter()
         rows, kept = victim_grid(sets, train, test, prior_state, seeds, vcfg,
@@ -100,8 +105,10 @@ def main(argv: list[str] | None = None) -> int:
                                "linf": prot.logs["linf"], "emn": prot.logs["emn"],
                                "targeted": prot.logs["targeted"],
                                "bait": prot.logs["bait"]["summary"], "bait_k0": prot.logs["bait_k0"]["summary"],
-                               "bait_curve": prot.logs["bait"]["curve"][::5],
-                               "bait_k0_curve": prot.logs["bait_k0"]["curve"][::5]}
+                               "bait_curve": prot.logs["bait"]["curve"],
+                               "bait_k0_curve": prot.logs["bait_k0"]["curve"],
+                               "bait_target_rate": prot.logs["bait"]["target_rate"],
+                               "bait_k0_target_rate": prot.logs["bait_k0"]["target_rate"]}
         for m in METHODS:
             for init in ("scratch", "pretrained"):
                 accs = [r["test_accuracy"] for r in rows if r["method"] == m and r["init"] == init]

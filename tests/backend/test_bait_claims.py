@@ -1,6 +1,7 @@
 """The claims of the BAIT page on the shipped victim grid (``assets/bait_grid.json``: every method x {scratch,
-pretrained} x 3 seeds on both sources; ``tests/backend/test_bait.py`` re-evaluates the shipped seed-0 victims against
-this log), paired over victim seeds with 95% intervals; the full tier retrains the protectors and the grid."""
+pretrained} x 3 seeds on both sources, and BAIT's generator training log; ``tests/backend/test_bait.py``
+re-evaluates the shipped seed-0 victims against this log), paired over victim seeds with 95% intervals; the full
+tier retrains the protectors and the grid."""
 
 from __future__ import annotations
 
@@ -13,16 +14,54 @@ from backend.robustness.bait.experiment import METHODS
 from backend.stats import paired_ci
 
 SRC = list(SOURCES)
-DIGITS = ("digits: no method protects the upsampled digits even from scratch (clean 0.961, EMN 0.957, BAIT 0.966; "
-          "from the prior clean 0.976, EMN 0.967, targeted 0.972, BAIT 0.974, 3 seeds): the smooth high-contrast "
+DIGITS = ("digits: no method protects the upsampled digits even from scratch (clean 0.961, EMN 0.957, BAIT 0.963; "
+          "from the prior clean 0.975, EMN 0.967, targeted 0.978, BAIT 0.974; 3 seeds): the smooth high-contrast "
           "strokes carry the class so plainly that 8 epochs learn them as fast as any 8/255 shortcut")
-BAIT_WEAK = ("BAIT's outer level never binds the wrong label: the inner-trained surrogate predicts (y + 1) mod 10 on "
-             "8.6% of the protected shapes at the end (chance 10%), so BAIT acts as a weak targeted perturbation")
-
-
+UNBOUND = ("BAIT's outer level does not bind the wrong label at eps 8/255: the inner-trained surrogate's outer loss "
+           "falls from 13.74 to 8.64 on shapes (chance 2.30) and it predicts (y + 1) mod 10 on 5.4% of the protected "
+           "batch; the surrogate (the prior fine-tuned on clean shapes) is confident and robust at this budget, as "
+           "per-sample targeted PGD against it reaches only 37% wrong-label predictions (loss 5.28), while the same "
+           "generator objective binds at larger budgets (benchmarks/results/bait.md: final outer loss 8.97 at 8/255, "
+           "4.77 at 16/255, 0.71 and 85.5% wrong labels at 32/255); so the generator acts as a class-wise shortcut "
+           "(from scratch it cuts 0.099) that the prior's features partly see past")
+# The measured numbers and diagnosed causes quoted by the strict xfails below (python -m backend.train bait).
+REASONS: dict[str, dict[str, str]] = {
+    "bait_binds_the_wrong_label": {
+        "shapes": "Does not hold on our miniature: " + UNBOUND,
+        "digits": "Does not hold on our miniature: the outer loss falls from 18.46 to 14.04 (chance 2.30), 0.0% "
+                  "wrong-label predictions; per-sample targeted PGD against the digits surrogate reaches 0.8% (loss "
+                  "11.88): 8/255 cannot move a confident digit classifier towards another digit"},
+    "from_scratch_emn_and_bait_cut_clean_accuracy": {
+        "digits": "Does not hold on our miniature: EMN drop 0.004 [-0.013, 0.021], BAIT drop -0.002 [-0.032, "
+                  "0.029]; " + DIGITS},
+    "from_the_prior_emn_stays_within_10_points_of_clean": {
+        "shapes": "Does not hold on our miniature: fine-tuned from the prior, EMN still costs 0.147 [0.095, 0.200] of "
+                  "clean accuracy on shapes (0.860 -> 0.713), above the 10-point bound; the prior does weaken EMN "
+                  "(0.189 from scratch, and clean fine-tuning gains 0.211 over scratch), but a 34k-parameter CNN "
+                  "pretrained on 5,000 procedural outlines is not an ImageNet backbone: its features do not make "
+                  "the shapes easier to learn than EMN's sample-wise shortcut"},
+    "from_the_prior_bait_is_10_points_below_emn": {
+        "shapes": "Does not hold on our miniature: from the prior BAIT leaves 0.672 against EMN's 0.713 on shapes, "
+                  "gain 0.041 [-0.017, 0.099] (bound +0.10). " + UNBOUND,
+        "digits": "Does not hold on our miniature: gain -0.007 [-0.015, 0.001]; " + DIGITS},
+    "from_the_prior_bait_beats_the_strongest_baseline": {
+        "shapes": "Does not hold on our miniature: from the prior the targeted poison (per-sample PGD against the "
+                  "same fine-tuned surrogate BAIT starts from) is the strongest protection on shapes (0.613) and "
+                  "BAIT (0.672) trails it, gain -0.059 [-0.168, 0.049]: per-sample PGD reaches 37% wrong-label "
+                  "predictions where the generator reaches 5%",
+        "digits": "Does not hold on our miniature: gain -0.007 [-0.015, 0.001]; " + DIGITS},
+    "unrolled_inner_steps_help_from_the_prior": {
+        "shapes": "Does not hold on our miniature: 3 unrolled steps and none give the same protection from the prior "
+                  "on shapes (0.672 against 0.665, gain -0.007 [-0.035, 0.020]): at the inner learning rate where "
+                  "the inner steps still lower the surrogate's loss (0.003; 0.01 already raises it) three steps "
+                  "barely move a surrogate that starts fine-tuned, so the outer gradient is nearly the ablation's",
+        "digits": "Does not hold on our miniature: gain 0.001 [-0.002, 0.005]; " + DIGITS},
+}
 def _xfail(reason_by_source: dict[str, str]) -> list:
     return [pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=reason_by_source[s]))
             if s in reason_by_source else s for s in SRC]
+
+
 CLEAN = METHODS.names("reference")[0]
 OURS = METHODS.names("ours")[0]
 ABLATION = METHODS.names("ablation")[0]
@@ -38,10 +77,42 @@ def _acc(grid: jobs.GridResult, src: str, m: str, init: str) -> np.ndarray:
     return np.asarray(grid.accuracies(src, m, init))
 
 
-@pytest.mark.parametrize("source", _xfail({
-    "shapes": "Does not hold on our miniature for BAIT: from scratch EMN cuts shapes accuracy by 0.189 [0.112, 0.266] "
-              "but BAIT only by 0.018 [-0.005, 0.041] (clean 0.649, BAIT 0.631). " + BAIT_WEAK,
-    "digits": "Does not hold on our miniature: " + DIGITS}))
+@pytest.mark.parametrize("source", SRC)
+def test_the_prior_gives_fine_tuning_a_head_start(grid, source, record_claim) -> None:
+    """Clean training from the prior beats clean training from scratch (paired over seeds; an interval that
+    contains zero leaves the claim unresolved): the premise that the prior carries semantics a victim can use."""
+    scratch, prior = _acc(grid, source, CLEAN, "scratch"), _acc(grid, source, CLEAN, "pretrained")
+    ci = paired_ci(prior, scratch)
+    record_claim(scratch=float(scratch.mean()), prior=float(prior.mean()), **ci.numbers("head_start"))
+    assert ci.mean > 0
+
+
+@pytest.mark.parametrize("source", _xfail(REASONS.get("bait_binds_the_wrong_label", {})))
+def test_bait_binds_the_wrong_label(source, record_claim) -> None:
+    """BAIT's outer level binds the wrong label: at the end of training the inner-trained surrogate's outer loss is
+    below chance (ln 10) and it predicts (y + 1) mod 10 on more than a tenth of the protected batch. Recorded beside
+    it: what per-sample targeted PGD (20 steps at the same eps) reaches against the same warm start."""
+    import torch
+    import torch.nn.functional as F
+
+    from backend.robustness.bait.data import load_source
+    from backend.robustness.bait.perturb import target_of, targeted_poison, to_float
+
+    log = jobs.grid_log()
+    s = log["sources"][source][OURS]
+    prot, train = jobs.load_protectors(source), load_source(source, "train", 256)
+    adv = targeted_poison(prot.crafting, train.images, train.labels, log["eps"])
+    t = target_of(torch.from_numpy(train.labels))
+    with torch.no_grad():
+        logits = prot.crafting(to_float(adv))
+    record_claim(outer_loss=s["final_outer_loss"], first_outer_loss=s["first_outer_loss"],
+                 chance_loss=s["chance_loss"], target_rate=s["final_target_rate"], chance_rate=0.1,
+                 pgd_target_rate=float((logits.argmax(1) == t).float().mean()),
+                 pgd_outer_loss=float(F.cross_entropy(logits, t)))
+    assert s["final_outer_loss"] < s["chance_loss"] and s["final_target_rate"] > 0.1
+
+
+@pytest.mark.parametrize("source", _xfail(REASONS.get("from_scratch_emn_and_bait_cut_clean_accuracy", {})))
 def test_from_scratch_emn_and_bait_cut_clean_accuracy(grid, source, record_claim) -> None:
     clean = _acc(grid, source, CLEAN, "scratch")
     drops = {m: paired_ci(clean, _acc(grid, source, m, "scratch")) for m in (EMN, OURS)}
@@ -49,11 +120,7 @@ def test_from_scratch_emn_and_bait_cut_clean_accuracy(grid, source, record_claim
     assert all(d.low > 0 for d in drops.values()), drops
 
 
-@pytest.mark.parametrize("source", _xfail({
-    "shapes": "Does not hold on our miniature: fine-tuned from our small prior, EMN still costs 0.144 [0.089, 0.199] "
-              "of clean accuracy on shapes (0.661 -> 0.517), above the 10-point bound: the prior (colour, texture and "
-              "quarter-turn labels, 43k parameters) gives the fine-tune almost no head start (clean from scratch "
-              "0.649), so it cannot see past the shortcut as an ImageNet backbone does"}))
+@pytest.mark.parametrize("source", _xfail(REASONS.get("from_the_prior_emn_stays_within_10_points_of_clean", {})))
 def test_from_the_prior_emn_stays_within_10_points_of_clean(grid, source, record_claim) -> None:
     clean, emn = _acc(grid, source, CLEAN, "pretrained"), _acc(grid, source, EMN, "pretrained")
     ci = paired_ci(clean, emn)
@@ -61,10 +128,7 @@ def test_from_the_prior_emn_stays_within_10_points_of_clean(grid, source, record
     assert ci.mean <= 0.10
 
 
-@pytest.mark.parametrize("source", _xfail({
-    "shapes": "Does not hold on our miniature: from the prior BAIT leaves 0.573 against EMN's 0.517 on shapes, gain "
-              "-0.056 [-0.095, -0.017] (bound +0.10). " + BAIT_WEAK,
-    "digits": "Does not hold on our miniature: gain -0.007 [-0.023, 0.009]; " + DIGITS}))
+@pytest.mark.parametrize("source", _xfail(REASONS.get("from_the_prior_bait_is_10_points_below_emn", {})))
 def test_from_the_prior_bait_is_10_points_below_emn(grid, source, record_claim) -> None:
     emn, bait = _acc(grid, source, EMN, "pretrained"), _acc(grid, source, OURS, "pretrained")
     ci = paired_ci(emn, bait)
@@ -72,10 +136,7 @@ def test_from_the_prior_bait_is_10_points_below_emn(grid, source, record_claim) 
     assert ci.mean >= 0.10 and ci.low > 0
 
 
-@pytest.mark.parametrize("source", _xfail({
-    "shapes": "Does not hold on our miniature: from the prior the targeted poison is the strongest protection on "
-              "shapes (0.472) and BAIT trails it, gain -0.101 [-0.177, -0.025]. " + BAIT_WEAK,
-    "digits": "Does not hold on our miniature: gain -0.007 [-0.023, 0.009]; " + DIGITS}))
+@pytest.mark.parametrize("source", _xfail(REASONS.get("from_the_prior_bait_beats_the_strongest_baseline", {})))
 def test_from_the_prior_bait_beats_the_strongest_baseline(grid, source, record_claim) -> None:
     base = np.min([_acc(grid, source, m, "pretrained") for m in METHODS.names("baseline")], axis=0)
     bait = _acc(grid, source, OURS, "pretrained")
@@ -84,10 +145,7 @@ def test_from_the_prior_bait_beats_the_strongest_baseline(grid, source, record_c
     assert ci.low > 0
 
 
-@pytest.mark.parametrize("source", _xfail({
-    "shapes": "Does not hold on our miniature: 3 unrolled steps and none give the same protection from the prior on "
-              "shapes (0.573 against 0.568, gain -0.005 [-0.027, 0.018]). " + BAIT_WEAK,
-    "digits": "Does not hold on our miniature: gain 0.001 [-0.001, 0.003]; " + DIGITS}))
+@pytest.mark.parametrize("source", _xfail(REASONS.get("unrolled_inner_steps_help_from_the_prior", {})))
 def test_unrolled_inner_steps_help_from_the_prior(grid, source, record_claim) -> None:
     k0, bait = _acc(grid, source, ABLATION, "pretrained"), _acc(grid, source, OURS, "pretrained")
     ci = paired_ci(k0, bait)
@@ -115,10 +173,10 @@ def test_full_rerun_reproduces_the_grid(tmp_path) -> None:
 @pytest.mark.full
 @pytest.mark.xfail(strict=True, reason=(
     "Does not hold at full scale on our data: fine-tuning the ImageNet EfficientNet-Lite0 (96 px, 3 epochs, 3 seeds) "
-    "on protected shapes gives BAIT 0.567 against EMN 0.623 (clean 0.672): BAIT is lower but by 0.057 "
-    "[-0.001, 0.114], under the 10-point bound. EMN costs only 0.049 from this real prior, as the paper observes; "
-    "BAIT's perturbations are crafted against the small CNN prior and transferred, and there its outer level binds "
-    "the wrong label only at chance level"))
+    "on protected shapes gives BAIT 0.569 against EMN 0.623 (clean 0.672): BAIT is lower but by 0.054 "
+    "[-0.071, 0.179], under the 10-point bound. EMN costs only 0.049 from this real prior, as the paper observes; "
+    "BAIT's generator is trained against the small CNN prior's fine-tuned surrogate and transferred, and at 8/255 "
+    "its outer level does not bind the wrong label even there (outer loss 8.64, chance 2.30)"))
 def test_full_imagenet_prior_bait_below_emn(record_claim) -> None:
     """The real pretrained prior: EfficientNet-Lite0 (ImageNet) fine-tuned on the shapes set protected by the shipped
     protectors (EMN re-applied with its min-min surrogate, BAIT's generator), 3 seeds."""

@@ -71,12 +71,14 @@ def accuracy_grid(cells: Sequence[dict[str, Any]], methods: Sequence[str], label
 
 
 def outer_curves(curves: dict[str, Sequence[float]], label: Callable[[str], str], color: Callable[[str], str],
-                 every: int = 5) -> go.Figure:
-    """BAIT's outer loss (cross-entropy of the inner-trained surrogate towards the wrong label) per training step."""
+                 chance: float, every: int = 1) -> go.Figure:
+    """BAIT's outer loss (cross-entropy of the inner-trained surrogate towards the wrong label) per generator step,
+    with the chance level ``ln 10`` (a surrogate that knows nothing); below it the wrong label is bound."""
     fig = go.Figure()
     for m, ys in curves.items():
         fig.add_trace(go.Scatter(x=[i * every for i in range(len(ys))], y=list(ys), name=label(m),
                                  line={"color": color(m)}))
+    fig.add_hline(y=chance, line_dash="dot", line_color="grey", annotation_text="chance (ln 10)")
     fig.update_layout(xaxis_title="generator step", yaxis_title="outer loss (to the wrong label)", height=320,
                       margin={"l": 10, "r": 10, "t": 30, "b": 10})
     return fig

@@ -1,18 +1,19 @@
 """The image sets: a 10-class 32 x 32 shape set drawn by the scene package, scikit-learn's bundled digits (upsampled)
-as a second source, and the prior's pretraining set with DISJOINT labels (colour, texture, rotation).
+as a second source, and the prior's pretraining set of DISJOINT classes (ten other outlines).
 
 ``shapes``: one object per image near the centre (class = its shape, :data:`backend.scenes.SHAPES`, 10 classes),
 random colour, texture, size (radius 0.26-0.40 of the side), angle, backdrop and pale clutter, random lighting.
 ``digits``: the 1,797 8 x 8 digits of ``sklearn.datasets.load_digits`` upsampled bilinearly to 32 x 32, grey repeated
-over 3 channels, a fixed shuffle. ``prior``: shape-set images drawn upright from other seeds, labelled by the object's
-colour (10), texture (5) and a random quarter-turn of the whole image (4, self-supervised): none of these labels is
-the shape, so the prior never sees a target label.
+over 3 channels, a fixed shuffle. ``prior``: scenes drawn as the shape set's (other seeds: backdrop, colour, texture,
+size, angle, lighting) but showing one of ten outlines that are not target shapes (:data:`PRIOR_SHAPES`), labelled
+by the outline: the prior learns shape features without ever seeing a target class.
 
-Arrays: images uint8 ``[N, 32, 32, 3]``, labels int64 ``[N]`` (prior: ``[N, 3]`` colour, texture, rotation).
+Arrays: images uint8 ``[N, 32, 32, 3]``, labels int64 ``[N]``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -22,7 +23,6 @@ from ...registry import Registry
 
 SIZE = 32
 N_CLASSES = 10
-PRIOR_HEADS = (10, 5, 4)  # colour, texture, quarter-turn
 
 # Seed ranges of the scene images (disjoint between splits and the prior's set).
 SHAPES_TRAIN = 0
@@ -113,15 +113,71 @@ def load_source(name: str, split: str, n: int | None = None) -> ImageSet:
     return SOURCES.get(name)(split, None if n is None else int(n))
 
 
+# The prior's classes: ten outlines that are not among the target shapes (drawn with the scene package's
+# backdrops, colours, textures and lighting), so fine-tuning from the prior starts from shape features without ever
+# having seen a target class. Polygon vertices are given for radius 1 (every outline lies within the scene
+# package's extent of 1.25 radii).
+def _poly(vertices) -> Callable[[np.ndarray, np.ndarray, float], np.ndarray]:
+    pts0 = np.asarray(vertices, dtype=np.float32)
+
+    def mask(u: np.ndarray, v: np.ndarray, r: float) -> np.ndarray:
+        pts, inside = pts0 * r, np.zeros(u.shape, dtype=bool)
+        for (xi, yi), (xj, yj) in zip(pts, np.roll(pts, -1, axis=0), strict=True):
+            if yi != yj:
+                inside ^= ((yi > v) != (yj > v)) & (u < (xj - xi) * (v - yi) / (yj - yi) + xi)
+        return inside
+
+    return mask
+
+
+def _ngon(n: int, inner: float | None = None, start: float = -np.pi / 2) -> np.ndarray:
+    k = n if inner is None else 2 * n
+    a = start + 2 * np.pi * np.arange(k) / k
+    rad = np.ones(k) if inner is None else np.where(np.arange(k) % 2 == 0, 1.0, inner)
+    return np.stack([rad * np.cos(a), rad * np.sin(a)], 1)
+
+
+PRIOR_SHAPES: dict[str, Callable[[np.ndarray, np.ndarray, float], np.ndarray]] = {
+    "heptagon": _poly(_ngon(7)),
+    "octagon": _poly(_ngon(8, start=np.pi / 8)),
+    "star4": _poly(_ngon(4, inner=0.4)),
+    "star6": _poly(_ngon(6, inner=0.55)),
+    "bar": lambda u, v, r: (np.abs(u) <= 0.95 * r) & (np.abs(v) <= 0.42 * r),
+    "half-disc": lambda u, v, r: (u * u + (v - 0.4 * r) ** 2 <= r * r) & (v <= 0.4 * r),
+    "crescent": lambda u, v, r: (u * u + v * v <= r * r) & ((u - 0.45 * r) ** 2 + v * v > (0.8 * r) ** 2),
+    "arrow": _poly([(-1, -0.25), (0.2, -0.25), (0.2, -0.65), (1, 0), (0.2, 0.65), (0.2, 0.25), (-1, 0.25)]),
+    "L": _poly([(-0.7, -0.95), (-0.2, -0.95), (-0.2, 0.4), (0.75, 0.4), (0.75, 0.95), (-0.7, 0.95)]),
+    "T": _poly([(-0.9, -0.9), (0.9, -0.9), (0.9, -0.45), (0.25, -0.45), (0.25, 0.95), (-0.25, 0.95),
+                (-0.25, -0.45), (-0.9, -0.45)]),
+}
+
+
+def prior_image(seed: int, cls: int) -> np.ndarray:
+    """Scene ``seed`` (the shape set's backdrop, colour, texture, size, angle and lighting) with one outline of
+    :data:`PRIOR_SHAPES` (index ``cls``) within 2 px of the centre: uint8 ``[32, 32, 3]``."""
+    from ...scenes import PALETTE, SHAPES, TEXTURES, sample_layout
+    from ...scenes.objects import SHADE, local_coords, object_box
+    from ...scenes.render import backdrop_window
+
+    lay = sample_layout(int(seed), replace(_scene_config(), shapes=(SHAPES[0],)))
+    rng = np.random.default_rng([int(seed), 51])
+    obj = replace(lay.objects[0], cx=float(SIZE / 2 + rng.integers(-2, 3)), cy=float(SIZE / 2 + rng.integers(-2, 3)))
+    canvas = backdrop_window(lay.backdrop, (0.0, 0.0))
+    box = object_box(obj, SIZE, SIZE)
+    u, v = local_coords(obj, box)
+    m = list(PRIOR_SHAPES.values())[cls](u, v, float(obj.radius))
+    color = np.asarray(PALETTE[obj.color], np.float32)
+    out = np.broadcast_to(color, (int(m.sum()), 3))
+    tex = TEXTURES[obj.texture]
+    if tex is not None:
+        t = tex(u[m], v[m], float(obj.radius))[:, None]
+        out = out * (1 - t) + color * SHADE * t
+    canvas[box[0]:box[1], box[2]:box[3]][m] = np.clip(np.rint(out), 0, 255).astype(np.uint8)
+    return lay.lighting.apply(canvas) if lay.lighting is not None else canvas
+
+
 def prior_set(n: int, seed0: int = PRIOR_SEEDS) -> tuple[np.ndarray, np.ndarray]:
-    """The prior's pretraining images uint8 ``[n, 32, 32, 3]`` and labels ``[n, 3]`` (colour, texture, turns).
-    Shapes cycle over the 10 classes but are never a label; objects are drawn upright, then the image turns by
-    ``turns x 90`` degrees."""
-    rng = np.random.default_rng(seed0)
-    imgs, labels = [], []
-    for i in range(n):
-        img, (col, tex) = shape_image(seed0 + i, i % N_CLASSES, upright=True)
-        k = int(rng.integers(0, 4))
-        imgs.append(np.ascontiguousarray(np.rot90(img, k)))
-        labels.append((col, tex, k))
-    return np.stack(imgs), np.asarray(labels, dtype=np.int64)
+    """The prior's pretraining images uint8 ``[n, 32, 32, 3]`` and labels int64 ``[n]`` (an index of
+    :data:`PRIOR_SHAPES`, cycling; never a target shape)."""
+    labels = np.arange(n, dtype=np.int64) % len(PRIOR_SHAPES)
+    return np.stack([prior_image(seed0 + i, int(c)) for i, c in enumerate(labels)]), labels

@@ -20,20 +20,22 @@ import torch
 from ...registry import Registry
 from ...runtime import CancelToken, Progress, checked, report, sub_progress
 from .data import ImageSet
+from .generator import BaitConfig, Generator, bait_apply, train_bait
 from .nets import SmallCNN
-from .perturb import BaitConfig, EMNConfig, accuracy, bait_apply, emn, emn_apply, linf, targeted_poison, train_bait
+from .perturb import EMNConfig, accuracy, emn, emn_apply, linf, targeted_poison
 from .victims import INITS, VictimConfig, train_victim
 
 
 @dataclass
 class Protectors:
-    """The trained models of one source: the EMN min-min surrogate, the targeted-poisoning crafting model (fine-tuned
-    from the prior on clean data), BAIT's final surrogate and that of its zero-unroll ablation."""
+    """The trained models of one source: the EMN min-min surrogate, the crafting model (fine-tuned from the prior on
+    clean data: the targeted poison's target and BAIT's surrogate warm start), BAIT's generator and that of its
+    zero-unroll ablation."""
 
     emn_surrogate: SmallCNN
     crafting: SmallCNN
-    bait_surrogate: SmallCNN
-    bait_k0_surrogate: SmallCNN
+    bait_generator: Generator
+    bait_k0_generator: Generator
     logs: dict[str, Any] = field(default_factory=dict)
 
 
@@ -50,11 +52,11 @@ def _targeted(images: np.ndarray, labels: np.ndarray, p: Protectors, eps: int) -
 
 
 def _bait(images: np.ndarray, labels: np.ndarray, p: Protectors, eps: int) -> np.ndarray:
-    return bait_apply(p.bait_surrogate, images, labels, eps)
+    return bait_apply(p.bait_generator, images, labels, eps)
 
 
 def _bait_k0(images: np.ndarray, labels: np.ndarray, p: Protectors, eps: int) -> np.ndarray:
-    return bait_apply(p.bait_k0_surrogate, images, labels, eps, unroll=0)
+    return bait_apply(p.bait_k0_generator, images, labels, eps)
 
 
 METHODS: Registry[Callable[..., np.ndarray]] = Registry("protection method")
@@ -86,13 +88,14 @@ def build_protectors(train: ImageSet, prior_state: dict[str, torch.Tensor], eps:
     tgt_imgs = targeted_poison(crafting, x, y, eps)
     logs["targeted"] = {"crafting_train_accuracy": round(accuracy(crafting, x, y), 4),
                         "seconds": round(time.perf_counter() - t, 1)}
+    theta0 = {k: v.detach().clone() for k, v in crafting.state_dict().items()}
     outs = []
     for k, (lo, hi) in zip((bait.unroll, 0), ((0.3, 0.75), (0.75, 1.0)), strict=True):
         t = time.perf_counter()
         cfg = BaitConfig(**{**bait.__dict__, "unroll": k})
-        imgs, sur_k, log = train_bait(x, y, prior_state, eps, cfg, seed=seed, progress=sub_progress(progress, lo, hi))
+        imgs, gen_k, log = train_bait(x, y, theta0, eps, cfg, seed=seed, progress=sub_progress(progress, lo, hi))
         log["summary"]["seconds"] = round(time.perf_counter() - t, 1)
-        outs.append((imgs, sur_k, log))
+        outs.append((imgs, gen_k, log))
     logs["bait"], logs["bait_k0"] = outs[0][2], outs[1][2]
     prot = Protectors(sur, crafting, outs[0][1], outs[1][1], logs)
     # In the registry's order: clean, EMN, targeted poison, BAIT, BAIT without unrolled steps.

@@ -44,21 +44,30 @@ def load_prior() -> dict[str, Any]:
 
 @lru_cache(maxsize=2)
 def load_protectors(source: str):  # noqa: ANN201 - experiment.Protectors (imports torch)
-    """The shipped protectors of ``source``: EMN surrogate, crafting model, BAIT's surrogate and its ablation's."""
+    """The shipped protectors of ``source``: EMN surrogate, crafting model, BAIT's surrogate warm start, BAIT's
+    generator and its ablation's."""
     from ... import weights
     from .data import SOURCES
     from .experiment import Protectors
-    from .nets import SmallCNN
 
     source = SOURCES.key(source)
-    state, _ = weights.load(PROTECTOR_WEIGHTS, made_by=MADE_BY)
-    # Protectors' model fields in order; the file's key of each is the field name without "_surrogate".
-    mods = {f.name: SmallCNN() for f in fields(Protectors) if f.name != "logs"}
+    state, meta = weights.load(PROTECTOR_WEIGHTS, made_by=MADE_BY)
+    # Protectors' model fields in order, each built from its annotation (a string: Generator or SmallCNN); the
+    # file's key of each is the field name.
+    mods = {f.name: _module(f.type, meta.config) for f in fields(Protectors) if f.name != "logs"}
     for name, mod in mods.items():
-        pre = f"{source}.{name.removesuffix('_surrogate')}."
+        pre = f"{source}.{name}."
         mod.load_state_dict({k[len(pre):]: v for k, v in state.items() if k.startswith(pre)})
         mod.eval()
     return Protectors(**mods)
+
+
+def _module(annotation: str, config: dict[str, Any]):  # noqa: ANN202 - a torch module
+    """An empty model for a :class:`~backend.robustness.bait.experiment.Protectors` field of that annotation."""
+    from .generator import Generator
+    from .nets import SmallCNN
+
+    return Generator(width=int(config.get("width", 8))) if annotation == "Generator" else SmallCNN()
 
 
 def grid_log() -> dict[str, Any]:
@@ -197,11 +206,13 @@ class GridConfig:
 @dataclass
 class GridResult:
     """``cells``: per (source, method, init) the seeds' clean test accuracies, their mean and a 95% bootstrap
-    interval; ``log``: the training log's settings and costs; ``reevaluated``: per shipped victim the logged and the
-    re-measured accuracy (on ``n_test`` images)."""
+    interval; ``settings``: the training log's settings and costs; ``head_start``: per source the clean-trained
+    victims' accuracy from scratch and from the prior and their paired difference over seeds (95% t-interval);
+    ``reevaluated``: per shipped victim the logged and the re-measured accuracy (on ``n_test`` images)."""
 
     cells: list[dict[str, Any]]
     settings: dict[str, Any]
+    head_start: list[dict[str, Any]] = field(default_factory=list)
     reevaluated: list[dict[str, Any]] = field(default_factory=list)
 
     def accuracies(self, source: str, method: str, init: str) -> list[float]:
@@ -212,13 +223,14 @@ class GridResult:
 
     def summary(self) -> dict[str, Any]:
         return {"cells": [{k: v for k, v in c.items() if k != "accuracies"} for c in self.cells],
-                "reevaluated": self.reevaluated, **self.settings}
+                "head_start": self.head_start, "reevaluated": self.reevaluated, **self.settings}
 
 
 def run_grid(config: GridConfig = GridConfig(), progress: Progress | None = None,
              token: CancelToken | None = None) -> GridResult:
     """The victim grid from the shipped log (and the re-evaluation of the shipped victims)."""
-    from ...stats import paired_bootstrap
+    from ...stats import paired_bootstrap, paired_ci
+    from .experiment import METHODS
 
     progress = checked(progress, token)
     log = grid_log()
@@ -235,6 +247,13 @@ def run_grid(config: GridConfig = GridConfig(), progress: Progress | None = None
                 "sources": {s: {k: v for k, v in d.items() if not k.endswith("curve")}
                             for s, d in log["sources"].items()}}
     res = GridResult(out, settings)
+    clean = METHODS.names("reference")[0]
+    for src in log["sources"]:
+        scratch, prior = res.accuracies(src, clean, "scratch"), res.accuracies(src, clean, "pretrained")
+        ci = paired_ci(prior, scratch)
+        res.head_start.append({"source": src, "scratch": round(float(np.mean(scratch)), 4),
+                               "prior": round(float(np.mean(prior)), 4), "head_start": round(ci.mean, 4),
+                               "ci": [round(ci.low, 4), round(ci.high, 4)], "seeds": ci.n})
     if config.reevaluate:
         res.reevaluated = reevaluate_victims(log, int(config.n_test), progress)
     return res

@@ -2,9 +2,9 @@
 
 ``SmallCNN``: three 3 x 3 conv layers (16, 32, 64 channels, ReLU, 2 x 2 max-pool after each) on ``[B, 3, 32, 32]``
 images in [0, 1], average pooling to 4 x 4, one linear head ``[B, heads]``; no normalisation layers, so a functional
-(unrolled) training step through :func:`torch.func.functional_call` needs no running statistics. The prior has 19
-outputs (colour 10, texture 5, quarter-turn 4); a victim or surrogate starting from it keeps the conv trunk and gets a
-fresh 10-way head.
+(unrolled) training step through :func:`torch.func.functional_call` needs no running statistics. The prior has 10
+outputs (its own ten outlines, none a target class); a victim or surrogate starting from it keeps the conv trunk and
+gets a fresh 10-way head.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from torch import nn
 
 
 class SmallCNN(nn.Module):
-    """``[B, 3, H, W]`` in [0, 1] -> logits ``[B, heads]`` (33,834 parameters with 10 outputs, 43,059 with 19)."""
+    """``[B, 3, H, W]`` in [0, 1] -> logits ``[B, heads]`` (33,834 parameters with 10 outputs)."""
 
     def __init__(self, heads: int = 10, width: int = 16) -> None:
         super().__init__()

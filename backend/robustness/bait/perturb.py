@@ -1,5 +1,5 @@
-"""The perturbations: exact L-infinity projection in /255 units, sample-wise error-minimising noise (EMN), the
-targeted-poisoning baseline and BAIT's bi-level optimisation with gradients through unrolled inner SGD steps.
+"""The perturbations: exact L-infinity projection in /255 units, sample-wise error-minimising noise (EMN) and the
+targeted-poisoning baseline (BAIT's generator is :mod:`backend.robustness.bait.generator`).
 
 Every method maps clean uint8 images ``[N, 32, 32, 3]`` (and labels ``[N]``) to protected uint8 images of the same
 shape whose difference from the clean ones is at most ``eps`` grey levels per channel, exactly (:func:`protect_uint8`
@@ -12,23 +12,15 @@ rounds, clips to ``[-eps, eps]`` and then to ``[0, 255]``; clipping to the pixel
 - Targeted poisoning (Fowl et al., "Adversarial Examples Make Strong Poisons", NeurIPS 2021, arXiv 2106.10807), the
   class-targeted variant: PGD towards the designated wrong label ``t(y) = (y + 1) mod 10`` against a crafting model
   fine-tuned on the clean set from the prior.
-- BAIT (:func:`train_bait`): sample-wise perturbations ``delta`` (as EMN's); inner level: ``unroll`` SGD steps of a
-  surrogate on ``(x + delta, y)`` (true labels, normal training), taken functionally
-  (:func:`torch.func.functional_call`) so that the outer gradient flows through them; outer level: signed-gradient
-  steps on ``delta`` lower the cross-entropy of the inner-trained surrogate towards ``t(y)`` on ``x + delta``. The surrogate starts from the prior (fresh head), takes one real step
-  per iteration on the protected batch and restarts from the prior every ``reset_every`` iterations, so the outer
-  level sees the early fine-tuning a victim goes through. ``unroll = 0`` is the ablation without the inner level.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch.func import functional_call
 
 from ...errors import InputError
 from ...runtime import CancelToken, Progress, checked, report
@@ -164,100 +156,6 @@ def targeted_poison(crafting: SmallCNN, images: np.ndarray, labels: np.ndarray, 
                     ) -> np.ndarray:
     """Fowl et al.'s class-targeted adversarial poison: PGD lowering the loss of ``t(y)`` under ``crafting``."""
     return _pgd(crafting, images, target_of(torch.as_tensor(labels)).numpy(), eps, steps, sign=-1.0)
-
-
-# -------------------------------------------------------------------------------------------------------- BAIT
-@dataclass(frozen=True)
-class BaitConfig:
-    """BAIT's bi-level optimisation: ``iters`` outer steps on batches of ``batch`` images, each a signed-gradient
-    step of ``eps * step`` on the batch's perturbations; the outer gradient flows through ``unroll`` inner SGD steps
-    (learning rate ``inner_lr``) of the surrogate on the protected batch; one real surrogate step per iteration (Adam
-    ``surrogate_lr``), a fresh surrogate from the prior every ``reset_every`` iterations. ``apply_steps``: outer steps
-    for new images against the final surrogate (:func:`bait_apply`)."""
-
-    iters: int = 100
-    unroll: int = 3
-    inner_lr: float = 0.02
-    step: float = 0.25
-    surrogate_lr: float = 2e-3
-    batch: int = 128
-    reset_every: int = 40
-    apply_steps: int = 10
-
-    def __post_init__(self) -> None:
-        if not 0 <= int(self.unroll) <= 10:
-            raise InputError(f"unroll must be 0-10 inner steps; got {self.unroll}.")
-        if int(self.iters) < 1:
-            raise InputError(f"iters must be >= 1; got {self.iters}.")
-
-
-def _outer_step(sur: SmallCNN, xb: torch.Tensor, yb: torch.Tensor, db: torch.Tensor, e: float, config: BaitConfig
-                ) -> tuple[torch.Tensor, float, torch.Tensor]:
-    """One outer step on a batch: unroll the inner SGD steps on ``(x + delta, y)`` functionally, take the
-    cross-entropy of the inner-trained surrogate towards ``t(y)`` on ``x + delta``, step delta down its sign."""
-    db = db.detach().requires_grad_(True)
-    xp = (xb + db).clamp(0, 1)
-    params = {k: v.detach().requires_grad_(True) for k, v in sur.named_parameters()}
-    for _ in range(config.unroll):
-        inner = F.cross_entropy(functional_call(sur, params, (xp,)), yb)
-        grads = torch.autograd.grad(inner, tuple(params.values()), create_graph=True)
-        params = {k: v - config.inner_lr * g for (k, v), g in zip(params.items(), grads, strict=True)}
-    logits = functional_call(sur, params, (xp,))
-    outer = F.cross_entropy(logits, target_of(yb))
-    (g,) = torch.autograd.grad(outer, db)
-    new = (db.detach() - config.step * e * g.sign()).clamp(-e, e)
-    new = (xb + new).clamp(0, 1) - xb
-    hit = float((logits.detach().argmax(1) == target_of(yb)).float().mean())
-    return new, float(outer.detach()), torch.tensor(hit)
-
-
-def train_bait(images: np.ndarray, labels: np.ndarray, prior_state: dict[str, torch.Tensor], eps: int,
-               config: BaitConfig = BaitConfig(), seed: int = 0, progress: Progress | None = None,
-               token: CancelToken | None = None) -> tuple[np.ndarray, SmallCNN, dict[str, Any]]:
-    """BAIT's bi-level optimisation of sample-wise perturbations on ``images`` / ``labels`` against surrogates that
-    start from ``prior_state``: (protected uint8 images, the final surrogate, log)."""
-    eps = check_eps(eps)
-    progress = checked(progress, token)
-    x, y = to_float(images), torch.from_numpy(np.asarray(labels, dtype=np.int64))
-    e = eps / 255.0
-    gen_rng = torch.Generator().manual_seed(seed)
-    delta = torch.zeros_like(x)
-    batches = _batches(len(x), min(config.batch, len(x)), gen_rng)
-    log: list[dict[str, float]] = []
-    sur, opt_s = None, None
-    for it in range(config.iters):
-        if it % config.reset_every == 0:
-            sur = from_prior(prior_state, seed=seed + 1 + it)
-            opt_s = torch.optim.Adam(sur.parameters(), lr=config.surrogate_lr)
-        idx = next(batches)
-        xb, yb = x[idx], y[idx]
-        delta[idx], outer, hit = _outer_step(sur, xb, yb, delta[idx], e, config)
-        s_loss = F.cross_entropy(sur((xb + delta[idx]).clamp(0, 1)), yb)
-        opt_s.zero_grad()
-        s_loss.backward()
-        opt_s.step()
-        log.append({"outer": outer, "inner_target_rate": float(hit), "surrogate_loss": float(s_loss.detach())})
-        if it % 10 == 9 or it == config.iters - 1:
-            report(progress, (it + 1) / config.iters, f"BAIT step {it + 1}: outer loss {outer:.3f}")
-    tail = log[-20:]
-    summary = {"iters": config.iters, "unroll": config.unroll,
-               "final_outer_loss": round(float(np.mean([r["outer"] for r in tail])), 4),
-               "final_target_rate": round(float(np.mean([r["inner_target_rate"] for r in tail])), 4)}
-    return protect_uint8(images, delta, eps), sur.eval(), {"summary": summary,
-                                                             "curve": [round(r["outer"], 4) for r in log]}
-
-
-def bait_apply(sur: SmallCNN, images: np.ndarray, labels: np.ndarray, eps: int, unroll: int = 3,
-               steps: int | None = None) -> np.ndarray:
-    """BAIT perturbations for new images against a fixed (shipped) surrogate: ``steps`` outer steps, each through
-    ``unroll`` unrolled inner SGD steps from the surrogate's weights."""
-    eps = check_eps(eps)
-    config = BaitConfig(unroll=unroll)
-    x, y = to_float(images), torch.as_tensor(np.asarray(labels), dtype=torch.long)
-    d = torch.zeros_like(x)
-    for _ in range(config.apply_steps if steps is None else steps):
-        d, _, _ = _outer_step(sur, x, y, d, eps / 255.0, config)
-    return protect_uint8(images, d, eps)
 
 
 @torch.no_grad()

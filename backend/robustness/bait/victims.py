@@ -1,7 +1,7 @@
 """Training the prior and the victims, and evaluating them.
 
 - :func:`train_prior`: the small CNN on the prior's pretraining set (:func:`backend.robustness.bait.data.prior_set`:
-  colour, texture and quarter-turn labels, never the shape), the sum of three cross-entropies over its 19 outputs.
+  ten outlines that are not target classes), cross-entropy over its 10 outputs.
 - :func:`train_victim`: a victim trains on a (protected) training set with the true labels, from scratch or
   fine-tuning every layer from the prior with a fresh 10-way head (:class:`VictimConfig`), no augmentation; its
   clean test accuracy is the protection's measure (lower = better protected).
@@ -16,9 +16,9 @@ import torch
 import torch.nn.functional as F
 
 from ...errors import InputError
-from .data import PRIOR_HEADS
+from .data import PRIOR_SHAPES
 from .nets import SmallCNN, from_prior
-from .perturb import to_float
+from .perturb import accuracy, to_float
 
 INITS = ("scratch", "pretrained")
 
@@ -62,36 +62,24 @@ def train_victim(images: np.ndarray, labels: np.ndarray, init: str, prior_state:
 
 
 def train_prior(images: np.ndarray, labels: np.ndarray, epochs: int = 10, seed: int = 0, lr: float = 2e-3,
-                batch: int = 64) -> tuple[SmallCNN, dict[str, float]]:
-    """The prior: 19 outputs split as colour (10), texture (5), quarter-turn (4); returns it and its per-head
-    training accuracies."""
+                batch: int = 64) -> tuple[SmallCNN, float]:
+    """The prior: the small CNN classifying the :data:`~backend.robustness.bait.data.PRIOR_SHAPES` outlines (10
+    classes, none a target class); returns it and its training accuracy."""
     torch.manual_seed(seed)
-    net = SmallCNN(sum(PRIOR_HEADS))
+    net = SmallCNN(len(PRIOR_SHAPES))
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     x, y = to_float(images), torch.from_numpy(labels)
     gen = torch.Generator().manual_seed(seed)
-    cuts = np.cumsum((0, *PRIOR_HEADS))
     net.train()
     for _ in range(epochs):
         perm = torch.randperm(len(x), generator=gen)
         for i in range(0, len(x), batch):
             idx = perm[i:i + batch]
-            out = net(x[idx])
-            loss = sum(F.cross_entropy(out[:, cuts[h]:cuts[h + 1]], y[idx, h]) for h in range(len(PRIOR_HEADS)))
+            loss = F.cross_entropy(net(x[idx]), y[idx])
             opt.zero_grad()
             loss.backward()
             opt.step()
-    return net.eval(), prior_accuracy(net, images, labels)
-
-
-@torch.no_grad()
-def prior_accuracy(net: SmallCNN, images: np.ndarray, labels: np.ndarray) -> dict[str, float]:
-    """Per-head accuracy of the prior (colour, texture, turns)."""
-    out = net.eval()(to_float(images))
-    cuts = np.cumsum((0, *PRIOR_HEADS))
-    names = ("colour", "texture", "turns")
-    return {names[h]: round(float((out[:, cuts[h]:cuts[h + 1]].argmax(1) == torch.from_numpy(labels[:, h]))
-                                  .float().mean()), 4) for h in range(len(PRIOR_HEADS))}
+    return net.eval(), accuracy(net, images, labels)
 
 
 def train_effnet_victim(images: np.ndarray, labels: np.ndarray, seed: int, epochs: int = 3, size: int = 96,

@@ -5,8 +5,8 @@ On one thread: the time of one GRPO step (16 puzzles x 16 sampled answers: the p
 the reward of every answer, the log-probabilities and the backward pass) per grid and reward, median of ``--repeats``
 rounds of ``--steps`` steps (the reward changes only the numbers, not the work); the tile features of one image
 (DINOv2 on each tile) and the policy's greedy answer; the shipped policies' held-out solve rates (means over 3 seeds);
-and one closed-set scoring of the 24 permutations by the tiny VLM (forward only, and forward + backward as in its
-post-training).
+and the tiny VLM's closed-set scoring of the 24 permutations (forward only, and forward + backward as in one step
+of its post-training) next to the shipped post-training's time and quality.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/jigsaw.py [--steps 20] [--repeats 3]
 """
@@ -67,26 +67,50 @@ def main() -> int:
     t = _median_time(lambda: J.run_solve(img, J.SolveConfig(grid=3), vision=vision), 5)
     print(f"\nInference (one 3 x 3 puzzle: DINOv2 on the 9 tiles, then both policies' greedy answers, encoder "
           f"loaded): {1000 * t:.0f} ms median of 5; {scenes.params:,} parameters per policy.")
-    from backend.scenes.jigsaw.puzzle import source_image
-    from backend.scenes.jigsaw.vlm import JigsawScorer, load_base, puzzle_image
+    from backend.scenes.jigsaw import vlm as V
+    from backend.tokens.illava.projector import LoRA
 
-    vlm = load_base()
-    sc = JigsawScorer(vlm)
-    pz, _ = puzzle_image(source_image("scenes_val", 0), 0)
-    sc.scores([pz])
-    fwd = _median_time(lambda: sc.scores([pz]), 3)
+    vlm = V.load_base()
+    sc = V.JigsawScorer(vlm)
+    tok, _ = V.puzzle_tokens(sc, "scenes_val", 2)
+    pz, _ = V.puzzle_image(V.source_image("scenes_val", 0), V.EVAL_SEED)
+    enc = _median_time(lambda: sc.tokens([pz]), 3)
+    sc.scores_from_tokens(tok[:1])
+    fwd = _median_time(lambda: sc.scores_from_tokens(tok[:1]), 3)
+    lm = vlm.lm.model
+    flags = [p.requires_grad for p in lm.parameters()]
+    for p in lm.parameters():
+        p.requires_grad_(False)
+    lora = LoRA(lm.model.layers, rank=8, alpha=16)
+    handles = lora.attach(lm.model.layers)
+    for p in vlm.projector.parameters():
+        p.requires_grad_(True)
 
-    def fwd_bwd() -> None:
-        for p in vlm.projector.parameters():
-            p.requires_grad_(True)
-        sc.scores([pz], grad=True).sum().backward()
-        for p in vlm.projector.parameters():
-            p.requires_grad_(False)
-            p.grad = None
+    def fwd_bwd(b: int) -> None:
+        sc.scores_from_tokens(tok[:b], grad=True).logsumexp(-1).sum().backward()
 
-    bwd = _median_time(fwd_bwd, 3)
-    print(f"Tiny VLM, one 2 x 2 puzzle (112 px, 64 image tokens) scored over the 24 permutations: {1000 * fwd:.0f} ms "
-          f"forward, {1000 * bwd:.0f} ms forward + backward to the projector (median of 3).")
+    step = {b: _median_time(lambda b=b: fwd_bwd(b), 3) for b in (1, 2)}
+    for h in handles:
+        h.remove()
+    for p, f in zip(lm.parameters(), flags, strict=True):
+        p.requires_grad_(f)
+    for p in vlm.projector.parameters():
+        p.requires_grad_(False)
+        p.grad = None
+    from backend import weights
+
+    _, meta = weights.load(V.VLM_FILE, made_by=V.VLM_COMMAND)
+    q = meta.quality
+    print(f"\nTiny VLM, one 2 x 2 puzzle (112 px, {sc.prompt_len} prompt tokens, 64 of them image tokens), median of 3: "
+          f"DINOv2 encoder tokens {1000 * enc:.0f} ms (computed once per puzzle and cached in training); the 24 "
+          f"answers scored from the tokens (one prompt pass + a 16-token prefix tree) {1000 * fwd:.0f} ms forward; "
+          f"forward + backward into the projector and rank-8 q/v LoRA {1000 * step[1]:.0f} ms for 1 puzzle, "
+          f"{1000 * step[2]:.0f} ms for 2 (one training step of the shipped run).")
+    s = q["jigsaw"]["scenes_val"]["exact"]
+    print(f"Shipped post-training: {q['training']['steps']} steps in {q['train_seconds']:.0f} s "
+          f"({q['seconds_per_step']:.2f} s per step, held-out curve included); held-out scene solve rate "
+          f"{s['before']:.3f} -> {s['after']:.3f}; scene questions {q['qa_accuracy_before']:.3f} -> "
+          f"{q['qa_accuracy_after']:.3f}.")
     return 0
 
 

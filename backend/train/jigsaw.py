@@ -14,14 +14,13 @@ on held-out procedural clips (``clips_val``) and on windows panning over scikit-
 another source).
 
 Part ``vlm`` (``assets/jigsaw_vlm_projector.safetensors``): the iLLaVA page's tiny vision-language model post-trained
-with GRPO on 2 x 2 jigsaws scored as a closed set of 24 permutations (:mod:`backend.scenes.jigsaw.vlm`); only the
-projector changes and only it is stored. Its quality: the jigsaw solve rate and the scene-question accuracy on
-``--qa-scenes`` held-out scenes before and after, with a paired bootstrap interval of the change.
-
-``--part vlm-base --chunks 0,1`` and ``--part vlm-post --chunks 2,3`` evaluate pieces of the question set (held-out
-scenes 0-22, 22-44, 44-66, 66-86, then 22 at a time) for the base and the post-trained model in further processes while
-``--part vlm`` runs; the answers are cached under ``cache_dir()/jigsaw`` and ``--part vlm`` reads them (the result is
-the same with or without them).
+with GRPO on 2 x 2 jigsaws scored as a closed set of 24 permutations (:mod:`backend.scenes.jigsaw.vlm_grpo`):
+``--vlm-steps`` steps of ``--vlm-batch`` puzzles x 16 sampled answers from ``--vlm-train`` distinct training scenes,
+the projector (``--vlm-lr``) and LoRA adapters of rank ``--vlm-lora-rank`` on the language model's q/v projections
+(``--vlm-lora-lr``; rank 0: the projector only); the file holds the trained tensors. Its quality: the jigsaw
+(solve rate, p(true order), expected reward) on held-out scenes and photographs and the scene-question accuracy on
+``--qa-scenes`` held-out scenes, before and after, with paired intervals; the learning curve is in its extra block.
+The encoder tokens of the puzzles and the question answers are cached under ``cache_dir()/jigsaw``.
 
 ``--out-dir`` writes elsewhere (a smoke test: ``--part policy --steps 5 --seeds 1 --out-dir DIR``).
 """
@@ -102,16 +101,18 @@ def main(argv: list[str] | None = None) -> int:
     from ..scenes.jigsaw.jobs import TRAIN_COUNT
 
     ap = argparse.ArgumentParser(prog="python -m backend.train jigsaw")
-    ap.add_argument("--part", choices=("all", "policy", "clips", "vlm", "vlm-base", "vlm-post"), default="all",
-                    help="vlm-base / vlm-post: evaluate --chunks of the question set for the base or the post-trained "
-                         "model in a second process (cached; the vlm part reads them)")
-    ap.add_argument("--chunks", default="0", help="chunk indices for vlm-base / vlm-post, e.g. 0,1")
+    ap.add_argument("--part", choices=("all", "policy", "clips", "vlm"), default="all")
     ap.add_argument("--steps", type=int, default=600, help="GRPO steps of every policy run")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--train", type=int, default=TRAIN_COUNT, help="training scenes")
     ap.add_argument("--clip-steps", type=int, default=300, help="GRPO steps of every clip-ordering run")
     ap.add_argument("--clip-train", type=int, default=300, help="training clips")
-    ap.add_argument("--vlm-steps", type=int, default=24)
+    ap.add_argument("--vlm-steps", type=int, default=300)
+    ap.add_argument("--vlm-batch", type=int, default=2, help="puzzles per VLM step")
+    ap.add_argument("--vlm-train", type=int, default=400, help="distinct training puzzles of the VLM")
+    ap.add_argument("--vlm-lr", type=float, default=1e-3, help="the projector's learning rate")
+    ap.add_argument("--vlm-lora-rank", type=int, default=8, help="LoRA rank on the LM's q/v (0: projector only)")
+    ap.add_argument("--vlm-lora-lr", type=float, default=1e-3)
     ap.add_argument("--qa-scenes", type=int, default=90, help="held-out scenes of the before/after question accuracy")
     ap.add_argument("--out-dir", type=Path, default=None)
     args = ap.parse_args(argv)
@@ -126,16 +127,14 @@ def main(argv: list[str] | None = None) -> int:
             f" --{k.replace('_', '-')} {getattr(args, k)}" for k in ("seeds", "clip_steps", "clip_train")
             if getattr(args, k) != ap.get_default(k))
         _clips(args, ccmd)
-    if args.part in ("vlm-base", "vlm-post"):
-        from ..scenes.jigsaw.vlm import evaluate_chunks
-
-        evaluate_chunks(args.part.removeprefix("vlm-"), [int(c) for c in args.chunks.split(",")], args.qa_scenes)
     if args.part in ("all", "vlm"):
-        from ..scenes.jigsaw.vlm import train_and_save
+        from ..scenes.jigsaw.vlm_grpo import VLMTrainConfig, train_and_save
 
+        keys = ("vlm_steps", "vlm_batch", "vlm_train", "vlm_lr", "vlm_lora_rank", "vlm_lora_lr", "qa_scenes")
         vcmd = "python -m backend.train jigsaw --part vlm" + "".join(
-            f" --{k.replace('_', '-')} {getattr(args, k)}" for k in ("vlm_steps", "qa_scenes")
-            if getattr(args, k) != ap.get_default(k))
-        train_and_save(args.vlm_steps, args.qa_scenes, vcmd, args.out_dir, log=lambda m: print(m, flush=True))
+            f" --{k.replace('_', '-')} {getattr(args, k)}" for k in keys if getattr(args, k) != ap.get_default(k))
+        cfg = VLMTrainConfig(steps=args.vlm_steps, batch=args.vlm_batch, train_puzzles=args.vlm_train,
+                             lr=args.vlm_lr, lora_rank=args.vlm_lora_rank, lora_lr=args.vlm_lora_lr)
+        train_and_save(cfg, args.qa_scenes, vcmd, args.out_dir, log=lambda m: print(m, flush=True))
     print(f"total {time.perf_counter() - t_all:.0f} s", flush=True)
     return 0

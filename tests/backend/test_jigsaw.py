@@ -213,3 +213,64 @@ def test_shipped_clip_policies_order_held_out_clips() -> None:
     assert r.puzzles == 64 and set(r.means) == {"clip"}
     for reward, m in r.means["clip"].items():
         assert m["solve"] >= 0.5, (reward, m)
+
+
+# ------------------------------------------------------------------------------------------------------------- vlm
+@pytest.fixture(scope="module")
+def tiny_vlm():  # noqa: ANN201
+    from backend.scenes.jigsaw.vlm import load_base
+
+    return load_base()
+
+
+def test_vlm_answer_scores_are_the_constrained_teacher_forced_log_probabilities(tiny_vlm) -> None:  # noqa: ANN001
+    """The prefix-tree scores of the 24 answers equal teacher-forced log-probabilities of the full answer sequences
+    (each digit normalised over the digits not used yet), and they form a distribution."""
+    from backend.scenes.jigsaw.puzzle import source_image
+    from backend.scenes.jigsaw.vlm import PERMS, JigsawScorer, puzzle_image
+
+    sc = JigsawScorer(tiny_vlm)
+    img, _ = puzzle_image(source_image("scenes_val", 3), 7)
+    tok = sc.tokens([img])
+    s = sc.scores_from_tokens(torch.cat([tok, tok]))
+    assert s.shape == (2, 24) and torch.allclose(s[0], s[1], atol=1e-4)
+    assert torch.allclose(s.logsumexp(-1), torch.zeros(2), atol=1e-5)
+    m = tiny_vlm.lm.model
+    with torch.no_grad():
+        emb = m.get_input_embeddings()
+        seq = torch.cat([tiny_vlm.prefix_emb, tiny_vlm.projector(tok), emb(sc.q_ids)[None]], 1)
+        for i in (0, 9, 23):
+            p = PERMS[i]
+            h = m.model(inputs_embeds=torch.cat([seq, emb(sc.digits[p[:3]])[None]], 1)).last_hidden_state[0, -4:-1]
+            lg = (h @ m.lm_head.weight[sc.digits].T).float()
+            used, total = [], 0.0
+            for k in range(3):
+                row = lg[k].clone()
+                row[used] = -torch.inf
+                total += float(row.log_softmax(-1)[p[k]])
+                used.append(int(p[k]))
+            assert total == pytest.approx(float(s[0, i]), abs=1e-3)
+
+
+def test_vlm_grpo_moves_only_what_it_trains_and_leaves_the_base_model(tiny_vlm) -> None:  # noqa: ANN001
+    """One GRPO step on a training puzzle: the base model scores as before (its hooks removed, its gradient flags
+    restored); the post-trained copy differs; its tag names both the projector and the adapters."""
+    from backend.scenes.jigsaw import vlm as V
+    from backend.scenes.jigsaw.vlm_grpo import VLMTrainConfig, train
+
+    sc = V.JigsawScorer(tiny_vlm)
+    tok, truth = V.puzzle_tokens(sc, "scenes_val", 2)
+    before = sc.scores_from_tokens(tok)
+    flags = [p.requires_grad for p in tiny_vlm.lm.model.parameters()]
+    state, lora, hist = train(tiny_vlm, VLMTrainConfig(steps=1, batch=1, train_puzzles=1, curve_puzzles=1,
+                                                       eval_every=1, lr=1e-3, lora_rank=2))
+    assert torch.equal(sc.scores_from_tokens(tok), before)
+    assert [p.requires_grad for p in tiny_vlm.lm.model.parameters()] == flags
+    assert len(hist["reward"]) == 1 and [c["step"] for c in hist["curve"]] == [0, 1]
+    assert set(state) == set(tiny_vlm.projector.state_dict()) and {k.split(".")[1] for k in lora} == {"A", "B",
+                                                                                                       "scale"}
+    new = V.with_weights(tiny_vlm, state, lora)
+    assert V.model_tag(new) != V.model_tag(tiny_vlm)
+    assert not torch.allclose(V.JigsawScorer(new).scores_from_tokens(tok), before)
+    with pytest.raises(InputError):
+        VLMTrainConfig(batch=0)

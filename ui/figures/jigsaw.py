@@ -154,13 +154,37 @@ def seed_bars(r: Mapping) -> go.Figure:
 
 
 def vlm_history(v: Mapping) -> go.Figure:
-    """The tiny VLM's post-training: mean reward of each step's 8 answers and the probability of the true order."""
+    """The tiny VLM's post-training, two panels on one step axis: left, the training batches (mean graded reward of
+    the sampled answers and the policy's probability of the true order, each a moving mean over 10 steps); right,
+    the held-out learning curve (exact-solve rate, p(true order), expected reward on fixed held-out scene puzzles).
+    Both with chance 1/24 marked; every axis 0 to 1."""
     h = v["history"]
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06,
+                        subplot_titles=("training puzzles (moving mean of 10 steps)", "held-out scene puzzles"))
+
+    def smooth(y: list[float]) -> list[float]:
+        c = np.cumsum(np.r_[0.0, np.asarray(y, float)])
+        k = np.arange(1, len(y) + 1)
+        lo = np.maximum(0, k - 10)
+        return list((c[k] - c[lo]) / (k - lo))
+
     steps = list(range(1, len(h["reward"]) + 1))
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=steps, y=h["reward"], name="mean reward (graded)", mode="lines+markers"))
-    fig.add_trace(go.Scatter(x=steps, y=h["p_truth"], name="p(true order)", mode="lines+markers"))
-    fig.add_hline(y=1 / 24, line_dash="dot", annotation_text="chance 1/24")
-    fig.update_layout(height=300, xaxis_title="GRPO step (one puzzle each)", yaxis={"range": [0, 1]},
-                      margin={"t": 30})
+    fig.add_trace(go.Scatter(x=steps, y=smooth(h["reward"]), name="mean reward of the sampled answers",
+                             line={"color": "#1f77b4"}), 1, 1)
+    fig.add_trace(go.Scatter(x=steps, y=smooth(h["p_truth"]), name="p(true order)", line={"color": "#ff7f0e"}), 1, 1)
+    curve = h.get("curve") or []
+    xs = [c["step"] for c in curve]
+    fig.add_trace(go.Scatter(x=xs, y=[c["solve"] for c in curve], name="held-out exact-solve rate (argmax)",
+                             mode="lines+markers", line={"color": "#2ca02c"}), 1, 2)
+    fig.add_trace(go.Scatter(x=xs, y=[c["p_true"] for c in curve], name="held-out p(true order)",
+                             mode="lines+markers", line={"color": "#ff7f0e", "dash": "dot"}), 1, 2)
+    fig.add_trace(go.Scatter(x=xs, y=[c["reward"] for c in curve], name="held-out expected reward",
+                             mode="lines+markers", line={"color": "#1f77b4", "dash": "dot"}), 1, 2)
+    for col in (1, 2):
+        fig.add_hline(y=1 / 24, line_dash="dot", line_color="grey", row=1, col=col)
+        fig.update_xaxes(title_text="GRPO step", row=1, col=col)
+    fig.add_annotation(x=0, y=1 / 24, xref="x", yref="y", text="chance 1/24", showarrow=False, yshift=8,
+                       xanchor="left")
+    fig.update_yaxes(range=[0, 1])
+    fig.update_layout(height=340, margin={"t": 40}, legend={"orientation": "h", "y": -0.25})
     return fig

@@ -12,7 +12,8 @@ scikit-image photographs as a second held-out source); DINOv2 ViT-S/14 tile feat
 (``features``); policy (a), a Plackett-Luce policy over tile features trained with GRPO
 (:mod:`backend.reasoning.grpo`) at 2 x 2 and 3 x 3 with the graded and the binary reward (``policy``); policy (b),
 the iLLaVA page's tiny vision-language model post-trained on 2 x 2 jigsaws as a closed set of 24 permutations it
-scores, evaluated on held-out scene questions before and after (``vlm``); clip ordering, the temporal jigsaw: 4
+scores, post-trained with GRPO on its projector and small LoRA adapters from cached encoder tokens (``vlm_grpo``),
+evaluated on held-out puzzles and held-out scene questions before and after (``vlm``); clip ordering, the temporal jigsaw: 4
 shuffled frames of a procedural tracking shot answered in time order by the same policy trained with GRPO, held out
 on procedural clips and on pans over photographs (``ordering``); the jobs (``jobs``).
 

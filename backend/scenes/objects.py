@@ -110,7 +110,7 @@ def _cross(u: np.ndarray, v: np.ndarray, r: float) -> np.ndarray:
     return ((a <= r * 0.95) & (b <= w)) | ((b <= r * 0.95) & (a <= w))
 
 
-def _polygon(vertices: np.ndarray) -> Callable[[np.ndarray, np.ndarray, float], np.ndarray]:
+def polygon(vertices: np.ndarray) -> Callable[[np.ndarray, np.ndarray, float], np.ndarray]:
     """A shape from polygon vertices given for radius 1 (even-odd rule, so non-convex outlines work)."""
 
     def mask(u: np.ndarray, v: np.ndarray, r: float) -> np.ndarray:
@@ -126,7 +126,7 @@ def _polygon(vertices: np.ndarray) -> Callable[[np.ndarray, np.ndarray, float], 
     return mask
 
 
-def _regular(n: int, start: float = -math.pi / 2, inner: float | None = None) -> np.ndarray:
+def regular(n: int, start: float = -math.pi / 2, inner: float | None = None) -> np.ndarray:
     """Vertices of a regular n-gon (or an n-pointed star when ``inner`` is the inner radius), first one up."""
     if inner is None:
         a = start + 2 * math.pi * np.arange(n) / n
@@ -141,10 +141,10 @@ SHAPE_MASKS: dict[str, Callable[[np.ndarray, np.ndarray, float], np.ndarray]] = 
     "square": _square,
     "triangle": _triangle,
     "ellipse": _ellipse,
-    "diamond": _polygon(np.array([[0, -1], [0.7, 0], [0, 1], [-0.7, 0]], dtype=np.float32)),
-    "pentagon": _polygon(_regular(5)),
-    "hexagon": _polygon(_regular(6, start=0.0)),
-    "star": _polygon(_regular(5, inner=0.45)),
+    "diamond": polygon(np.array([[0, -1], [0.7, 0], [0, 1], [-0.7, 0]], dtype=np.float32)),
+    "pentagon": polygon(regular(5)),
+    "hexagon": polygon(regular(6, start=0.0)),
+    "star": polygon(regular(5, inner=0.45)),
     "cross": _cross,
     "ring": _ring,
 }
@@ -231,18 +231,20 @@ def object_mask(inst: Instance, h: int, w: int) -> np.ndarray:
     return out
 
 
-def paint(canvas: np.ndarray, inst: Instance,
-          rgb: tuple[int, int, int] | None = None) -> tuple[tuple[int, int, int, int], np.ndarray] | None:
+def paint(canvas: np.ndarray, inst: Instance, rgb: tuple[int, int, int] | None = None,
+          mask: Callable[[np.ndarray, np.ndarray, float], np.ndarray] | None = None
+          ) -> tuple[tuple[int, int, int, int], np.ndarray] | None:
     """Paint ``inst`` into ``canvas`` (uint8 ``[h, w, 3]``, in place) with a hard edge, in its palette colour or in
-    ``rgb`` when given (the clutter's tints); returns its box and its boolean mask inside the box (None when it lies
-    outside the canvas)."""
+    ``rgb`` when given (the clutter's tints); ``mask`` (a function like those of :data:`SHAPE_MASKS`, within
+    :data:`EXTENT` radii) draws an outline that is not one of the object classes in place of ``inst.shape``. Returns
+    its box and its boolean mask inside the box (None when it lies outside the canvas)."""
     _validate(inst)
     box = object_box(inst, *canvas.shape[:2])
     if box is None:
         return None
     u, v = local_coords(inst, box)
     r = float(inst.radius)
-    m = SHAPE_MASKS[inst.shape](u, v, r)
+    m = (mask or SHAPE_MASKS[inst.shape])(u, v, r)
     region = canvas[box[0]:box[1], box[2]:box[3]]
     tex = TEXTURES[inst.texture]
     color = PALETTE[inst.color] if rgb is None else rgb

@@ -20,6 +20,7 @@ from functools import lru_cache
 import numpy as np
 
 from ...registry import Registry
+from ...scenes.objects import polygon, regular
 
 SIZE = 32
 N_CLASSES = 10
@@ -117,37 +118,21 @@ def load_source(name: str, split: str, n: int | None = None) -> ImageSet:
 # backdrops, colours, textures and lighting), so fine-tuning from the prior starts from shape features without ever
 # having seen a target class. Polygon vertices are given for radius 1 (every outline lies within the scene
 # package's extent of 1.25 radii).
-def _poly(vertices) -> Callable[[np.ndarray, np.ndarray, float], np.ndarray]:
-    pts0 = np.asarray(vertices, dtype=np.float32)
-
-    def mask(u: np.ndarray, v: np.ndarray, r: float) -> np.ndarray:
-        pts, inside = pts0 * r, np.zeros(u.shape, dtype=bool)
-        for (xi, yi), (xj, yj) in zip(pts, np.roll(pts, -1, axis=0), strict=True):
-            if yi != yj:
-                inside ^= ((yi > v) != (yj > v)) & (u < (xj - xi) * (v - yi) / (yj - yi) + xi)
-        return inside
-
-    return mask
-
-
-def _ngon(n: int, inner: float | None = None, start: float = -np.pi / 2) -> np.ndarray:
-    k = n if inner is None else 2 * n
-    a = start + 2 * np.pi * np.arange(k) / k
-    rad = np.ones(k) if inner is None else np.where(np.arange(k) % 2 == 0, 1.0, inner)
-    return np.stack([rad * np.cos(a), rad * np.sin(a)], 1)
+def _outline(vertices: list[tuple[float, float]]) -> Callable[[np.ndarray, np.ndarray, float], np.ndarray]:
+    return polygon(np.asarray(vertices, dtype=np.float32))
 
 
 PRIOR_SHAPES: dict[str, Callable[[np.ndarray, np.ndarray, float], np.ndarray]] = {
-    "heptagon": _poly(_ngon(7)),
-    "octagon": _poly(_ngon(8, start=np.pi / 8)),
-    "star4": _poly(_ngon(4, inner=0.4)),
-    "star6": _poly(_ngon(6, inner=0.55)),
+    "heptagon": polygon(regular(7)),
+    "octagon": polygon(regular(8, start=np.pi / 8)),
+    "star4": polygon(regular(4, inner=0.4)),
+    "star6": polygon(regular(6, inner=0.55)),
     "bar": lambda u, v, r: (np.abs(u) <= 0.95 * r) & (np.abs(v) <= 0.42 * r),
     "half-disc": lambda u, v, r: (u * u + (v - 0.4 * r) ** 2 <= r * r) & (v <= 0.4 * r),
     "crescent": lambda u, v, r: (u * u + v * v <= r * r) & ((u - 0.45 * r) ** 2 + v * v > (0.8 * r) ** 2),
-    "arrow": _poly([(-1, -0.25), (0.2, -0.25), (0.2, -0.65), (1, 0), (0.2, 0.65), (0.2, 0.25), (-1, 0.25)]),
-    "L": _poly([(-0.7, -0.95), (-0.2, -0.95), (-0.2, 0.4), (0.75, 0.4), (0.75, 0.95), (-0.7, 0.95)]),
-    "T": _poly([(-0.9, -0.9), (0.9, -0.9), (0.9, -0.45), (0.25, -0.45), (0.25, 0.95), (-0.25, 0.95),
+    "arrow": _outline([(-1, -0.25), (0.2, -0.25), (0.2, -0.65), (1, 0), (0.2, 0.65), (0.2, 0.25), (-1, 0.25)]),
+    "L": _outline([(-0.7, -0.95), (-0.2, -0.95), (-0.2, 0.4), (0.75, 0.4), (0.75, 0.95), (-0.7, 0.95)]),
+    "T": _outline([(-0.9, -0.9), (0.9, -0.9), (0.9, -0.45), (0.25, -0.45), (0.25, 0.95), (-0.25, 0.95),
                 (-0.25, -0.45), (-0.9, -0.45)]),
 }
 
@@ -155,24 +140,15 @@ PRIOR_SHAPES: dict[str, Callable[[np.ndarray, np.ndarray, float], np.ndarray]] =
 def prior_image(seed: int, cls: int) -> np.ndarray:
     """Scene ``seed`` (the shape set's backdrop, colour, texture, size, angle and lighting) with one outline of
     :data:`PRIOR_SHAPES` (index ``cls``) within 2 px of the centre: uint8 ``[32, 32, 3]``."""
-    from ...scenes import PALETTE, SHAPES, TEXTURES, sample_layout
-    from ...scenes.objects import SHADE, local_coords, object_box
+    from ...scenes import SHAPES, sample_layout
+    from ...scenes.objects import paint
     from ...scenes.render import backdrop_window
 
     lay = sample_layout(int(seed), replace(_scene_config(), shapes=(SHAPES[0],)))
     rng = np.random.default_rng([int(seed), 51])
     obj = replace(lay.objects[0], cx=float(SIZE / 2 + rng.integers(-2, 3)), cy=float(SIZE / 2 + rng.integers(-2, 3)))
     canvas = backdrop_window(lay.backdrop, (0.0, 0.0))
-    box = object_box(obj, SIZE, SIZE)
-    u, v = local_coords(obj, box)
-    m = list(PRIOR_SHAPES.values())[cls](u, v, float(obj.radius))
-    color = np.asarray(PALETTE[obj.color], np.float32)
-    out = np.broadcast_to(color, (int(m.sum()), 3))
-    tex = TEXTURES[obj.texture]
-    if tex is not None:
-        t = tex(u[m], v[m], float(obj.radius))[:, None]
-        out = out * (1 - t) + color * SHADE * t
-    canvas[box[0]:box[1], box[2]:box[3]][m] = np.clip(np.rint(out), 0, 255).astype(np.uint8)
+    paint(canvas, obj, mask=list(PRIOR_SHAPES.values())[cls])
     return lay.lighting.apply(canvas) if lay.lighting is not None else canvas
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import time
 from pathlib import Path
 from typing import Any
 
@@ -329,9 +328,3 @@ def load_post_trained(vlm: Any | None = None, path: str | Path = VLM_FILE) -> An
     base = vlm or load_base()
     state, _meta = weights.load(path, made_by=VLM_COMMAND)
     return with_weights(base, *split_state(state))
-
-
-def timed(fn: Any, *args: Any) -> tuple[Any, float]:
-    t = time.perf_counter()
-    out = fn(*args)
-    return out, time.perf_counter() - t

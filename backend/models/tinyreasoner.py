@@ -3,10 +3,13 @@
 
 It is a transformers ``LlamaForCausalLM`` (so every decoder written for transformers causal LMs, SmolLM2 and larger
 checkpoints alike, runs on it unchanged: ``input_ids`` or ``inputs_embeds``, ``past_key_values``) with a tokenizer of
-its own, :class:`TinyTokenizer`: greedy longest match over a fixed vocabulary of the generator's words (with and without
-a leading space), single characters, single digits (numbers are spelled digit by digit) and the special tokens
-``<pad> <bos> <eos> <unk> <think> </think> <mask>`` (``<mask>`` is reserved for the masked-diffusion variant).
-Characters outside the vocabulary become ``<unk>``; any English question still tokenizes, spelled out.
+its own, :class:`TinyTokenizer`: greedy longest match over a fixed vocabulary of the words of the training
+phrasings (with and without a leading space), single characters, single digits (numbers are spelled digit by digit)
+and the special tokens ``<pad> <bos> <eos> <unk> <think> </think> <mask>`` (``<mask>`` is reserved for the
+masked-diffusion variant). A word no training example contains is spelled letter by letter (training replaces some
+words by random letter strings, so the model has read past spelled words), characters outside the vocabulary become
+``<unk>``: any English question tokenizes. The prompt pads the question's whole numbers to the width of the
+reasoning steps (:func:`prompt_text`).
 
 - :class:`TinyReasonerConfig`: the architecture (defaults: 4 layers, hidden 192, 3 heads of 64, SwiGLU 512, 512 positions; 1.9M parameters).
 - :func:`build` ``(cfg, vocab)`` -> (model, tokenizer); :func:`load_tinyreasoner` ``(path=None)`` -> :class:`TinyReasoner`
@@ -45,15 +48,15 @@ class TinyReasonerConfig:
 
 
 def base_vocab() -> list[str]:
-    """The vocabulary: specials, characters (with a leading-space variant), and the generator's words (both forms)."""
+    """The vocabulary: specials, characters (with a leading-space variant), and the words of the training split's
+    questions (both forms; the held-out phrasings' own words are not among them)."""
     import re
 
     from ..reasoning import tasks
 
     words: set[str] = set()
-    for split in tasks.SPLITS:
-        for p in tasks.generate(3000, split, seed=12345, steps=(1, 6)):
-            words.update(re.findall(r"[A-Za-z]{2,}", p.question))
+    for p in tasks.generate(3000, "grammar", seed=12345, steps=(1, 6)):
+        words.update(re.findall(r"[A-Za-z]{2,}", p.question))
     words.update(["Question", "Compute", "The", "final", "answer", "is"])
     chars = list(_CHARS)
     vocab = list(SPECIALS) + chars + [" " + c for c in chars if c != " "]
@@ -118,8 +121,12 @@ def build(cfg: TinyReasonerConfig, vocab: list[str]) -> tuple[Any, TinyTokenizer
 
 
 def prompt_text(question: str) -> str:
-    """The prompt the model was trained on (its answer follows after one space)."""
-    return f"Question: {question.strip()}"
+    """The prompt the model was trained on (its answer follows after one space): the question with its whole numbers
+    zero-padded to the width of the reasoning steps (``Compute 86 + 7.`` -> ``Question: Compute 0086 + 0007.``), so
+    copying a number into a step is copying the same digits at the same offsets."""
+    from ..reasoning.tasks import MARKERS, pad_numbers
+
+    return f"Question: {pad_numbers(question.strip(), MARKERS['tinyreasoner'].pad)}"
 
 
 @dataclass

@@ -33,13 +33,18 @@ class Markers:
     think_open: str = "<think>"
     think_close: str = "</think>"
     answer_prefix: str = "The final answer is"
+    #: Width the numbers of the reasoning steps are zero-padded to (0: as they are). Padding puts digits of equal
+    #: place at fixed distances in every step (``0086 + 0063 = 0149``), which is what lets a small model line up the
+    #: digits of a sum or product; the answer after the reasoning is written plainly.
+    pad: int = 0
 
 
-#: Per-model markers. ``tinyreasoner`` is trained with ``<think>``/``</think>`` as single tokens and writes its answer
+#: Per-model markers. ``tinyreasoner`` is trained with ``<think>``/``</think>`` as single tokens, numbers of its steps
+#: zero-padded to four digits (every value of its grammar is below :data:`MAX_VALUE`), and writes its answer
 #: right after ``</think>`` (no answer phrase); SmolLM2 and
 #: Qwen2.5-Coder have no thinking tokens, so plain-text markers their tokenizers split into ordinary tokens are used.
 MARKERS: dict[str, Markers] = {
-    "tinyreasoner": Markers(answer_prefix=""),
+    "tinyreasoner": Markers(answer_prefix="", pad=4),
     "smollm2": Markers("Reasoning:", "Answer:", "The final answer is"),
     "qwen2.5-coder": Markers("<think>", "</think>", "The final answer is"),
 }
@@ -66,8 +71,8 @@ ITEMS = ("pens", "apples", "cards", "stamps", "marbles", "books", "shells", "coi
 class _Draw:
     """Operands of one problem. ``mul`` draws factors from a smaller range so products stay readable.
 
-    ``wide`` (the grammar splits) draws the number of digits uniformly in 1-3 and then the number, so one-, two- and
-    three-digit operands are equally common; otherwise operands are uniform in ``[lo, hi]``. ``style`` picks the
+    ``wide`` (the grammar splits) draws the number of digits uniformly (1 to the digits of ``hi``) and then the number, so one- and
+    two-digit operands are equally common; otherwise operands are uniform in ``[lo, hi]``. ``style`` picks the
     phrasing of the question (an index into the template's row of :data:`PHRASINGS`)."""
 
     def __init__(self, rng: random.Random, lo: int, hi: int, wide: bool = False, style: int = 0):
@@ -93,7 +98,7 @@ class _Draw:
         return PHRASINGS[template][self.style][piece].format(**slots)
 
     def minus(self, value: int) -> int:
-        """A subtrahend that keeps ``value`` non-negative (wide: at most three digits)."""
+        """A subtrahend that keeps ``value`` non-negative (wide: an operand of the range)."""
         if self.wide:
             return self.num() if value > self.hi else self.rng.randint(1, value)
         return self.rng.randint(self.lo, value) if value >= self.lo else value
@@ -152,8 +157,9 @@ PHRASINGS: dict[str, list[dict[str, str]]] = {
          "q": "{total} {item} are shared fairly by {people} families{tail}. How many remain with each family?"},
     ],
 }
-#: Largest intermediate value of the grammar splits: an operation that would pass it is redrawn as an addition.
-MAX_VALUE = 100_000
+#: Bound on every value of the grammar splits (operands, intermediate results, answers are below it): a
+#: multiplication that would pass it is drawn as an addition, an addition that would pass it as a subtraction.
+MAX_VALUE = 10_000
 
 
 def _chain(d: _Draw, n: int) -> tuple[str, list[str], int]:
@@ -172,6 +178,9 @@ def _chain(d: _Draw, n: int) -> tuple[str, list[str], int]:
         else:
             op, b = "+", d.num()
             new = value + b
+            if d.wide and new >= MAX_VALUE:
+                op, b = "-", d.minus(value)
+                new = value - b
         sym = {"+": "+", "-": "-", "*": "*"}[op]
         steps.append(f"{value} {sym} {b} = {new}")
         text = f"({text}) {sym} {b}" if steps[:-1] else f"{text} {sym} {b}"
@@ -199,6 +208,9 @@ def _expression(d: _Draw, n: int) -> tuple[str, list[str], int]:
         else:
             op, b = "+", d.num()
             new = value + b
+            if d.wide and new >= MAX_VALUE:
+                op, b = "-", d.minus(value)
+                new = value - b
         if op in "*/" and additive:
             text = f"({text})"
         additive = op in "+-"
@@ -324,8 +336,11 @@ TRAIN_TEMPLATES = ("chain", "inventory", "shopping", "travel", "sharing")
 HELDOUT_TEMPLATES = ("ages", "savings")
 #: The templates of the tiny reasoner's grammar: the five training templates and plain expressions.
 GRAMMAR_TEMPLATES = ("expression",) + TRAIN_TEMPLATES
-#: Operands of the grammar splits: one to three digits (each length equally likely).
-GRAMMAR_RANGE = (1, 999)
+#: Operands of the grammar splits: one or two digits (each length equally likely). Three-digit operands with values
+#: up to 100,000 are outside: a model of the tiny reasoner's size trained for an hour on one core got 0.53 of one- to
+#: four-operation problems of that wider grammar right (its errors were results of four and five digits), short of
+#: the 0.9 it is held to.
+GRAMMAR_RANGE = (1, 99)
 
 
 @dataclass(frozen=True)
@@ -357,7 +372,7 @@ SPLIT_LABELS = {
     "heldout": f"held-out templates and numbers {HELDOUT_RANGE[0]}-{HELDOUT_RANGE[1]}",
     "heldout_numbers": f"held-out numbers {HELDOUT_RANGE[0]}-{HELDOUT_RANGE[1]}",
     "heldout_templates": "held-out templates",
-    "grammar": "unseen problems of the grammar (expressions and word problems, numbers 1-999)",
+    "grammar": "unseen problems of the grammar (expressions and word problems, numbers 1-99)",
     "grammar_paraphrase": "the grammar's problems in phrasings held out of training",
 }
 #: Seeds are offset per split, so the same seed never draws the same stream in two splits.
@@ -409,8 +424,15 @@ def generate(n: int, split: str = "train", seed: int = 0, steps: tuple[int, int]
 
 
 def format_solution(p: Problem, markers: Markers = MARKERS["tinyreasoner"]) -> str:
-    """``<think> s1 ; s2 ... </think> answer``: the training target of a reasoning LM."""
-    return f"{markers.think_open} {' ; '.join(p.steps)} {markers.think_close} {p.answer}"
+    """``<think> s1 ; s2 ... </think> answer``: the training target of a reasoning LM (the steps' numbers
+    zero-padded to ``markers.pad`` digits when it is set)."""
+    steps = [pad_numbers(s, markers.pad) for s in p.steps] if markers.pad else p.steps
+    return f"{markers.think_open} {' ; '.join(steps)} {markers.think_close} {p.answer}"
+
+
+def pad_numbers(text: str, width: int) -> str:
+    """``text`` with every whole number zero-padded to ``width`` digits (longer numbers are left as they are)."""
+    return re.sub(r"\d+", lambda m: m.group().zfill(width), text)
 
 
 def format_prompt(p: Problem) -> str:

@@ -1,13 +1,15 @@
 """``python -m backend.train tinyreasoner``: train the shared tiny reasoning LM (``assets/tinyreasoner.safetensors``).
 
 Data: the ``grammar`` split of :mod:`backend.reasoning.tasks` (plain expressions and the five word-problem templates
-in their training phrasings, operands of one to three digits, intermediate values below
+in their training phrasings, operands of one or two digits, every value below
 :data:`~backend.reasoning.tasks.MAX_VALUE`), drawn fresh every step from data seed ``1000 + step`` (no example is
 reused; the evaluation splits use other seed offsets, and ``grammar_paraphrase`` phrasings never appear in
 training). Step ``s`` holds problems of ``1 + s % 8`` operations, as many as fit in ``--tokens`` padded tokens, so
 every difficulty gets the same share of tokens and short problems more examples. Each example is
-``<bos>Question: ... <think> step ; step </think> answer<eos>``; the loss is next-token cross-entropy on the part
-after the question (the prompt is not a target). AdamW (betas 0.9/0.95, weight decay 0.1), linear warm-up of 200
+``<bos>Question: ... <think> step ; step </think> answer<eos>`` with the numbers of the question and of the steps
+zero-padded to four digits; the loss is next-token cross-entropy on the part after the question (the prompt is not a
+target). Half of the questions (``--noise``) have their wording perturbed (:func:`word_noise`: words swapped for other
+training words or random letter strings, or dropped; numbers and operators kept). AdamW (betas 0.9/0.95, weight decay 0.1), linear warm-up of 200
 steps then cosine decay to 1e-4, gradient clipping at 1.
 
 ``--size`` picks the architecture (:data:`SIZES`); the shipped file is ``--size tiny`` (see its manifest row for
@@ -52,18 +54,63 @@ def encode_example(tok, p) -> tuple[list[int], list[int]]:
     return prompt + target, [0] * len(prompt) + [1] * len(target)
 
 
-def make_batch(tok, step: int, tokens: int, max_len: int):
+def training_words() -> tuple[str, ...]:
+    """The words of the training phrasings (every row of :data:`~backend.reasoning.tasks.PHRASINGS` but the held-out
+    last one), the names and the items: what word noise draws from, so no held-out word is ever trained on."""
+    import re
+
+    from ..reasoning.tasks import ITEMS, NAMES, PHRASINGS
+
+    words = set(NAMES) | set(ITEMS)
+    for rows in PHRASINGS.values():
+        for row in rows[:-1]:
+            for piece in row.values():
+                words.update(re.findall(r"[A-Za-z]{2,}", re.sub(r"\{\w+\}", " ", piece)))
+    return tuple(sorted(words))
+
+
+def word_noise(question: str, rng, words: tuple[str, ...], p_replace: float = 0.10, p_spell: float = 0.08,
+               p_drop: float = 0.05) -> str:
+    """``question`` with each word of two or more letters replaced by a random training word (``p_replace``), by a
+    random string of 2-9 letters (``p_spell``: the tokenizer spells it letter by letter, as it spells every word it
+    was not built with) or dropped (``p_drop``); numbers, operators and punctuation are kept. Trains the model to
+    read a question by its numbers and structure rather than by one fixed wording (the held-out phrasings use words
+    it never saw)."""
+    import re
+    import string
+
+    def swap(m):
+        u = rng.random()
+        if u < p_drop:
+            return ""
+        if u < p_drop + p_replace:
+            return rng.choice(words)
+        if u < p_drop + p_replace + p_spell:
+            return "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(2, 9)))
+        return m.group()
+
+    return re.sub(r"  +", " ", re.sub(r"[A-Za-z]{2,}", swap, question)).strip()
+
+
+def make_batch(tok, step: int, tokens: int, max_len: int, noise: float = 0.5):
     """The batch of training step ``step``: problems of ``1 + step % 8`` operations (data seed ``1000 + step``),
-    padded to the longest, as many as fit in ``tokens`` padded positions (at least 4)."""
+    padded to the longest, as many as fit in ``tokens`` padded positions (at least 4). A share ``noise`` of the word
+    problems and expressions has its wording perturbed by :func:`word_noise` (the target is unchanged)."""
+    import dataclasses
+    import random
+
     import torch
 
     from ..reasoning.tasks import generate
 
     k = 1 + step % 8
     pool = generate(128, "grammar", seed=1000 + step, steps=(k, k))
+    rng, words = random.Random(7_000_000 + step), training_words()
     rows: list[tuple[list[int], list[int]]] = []
     longest = 0
     for p in pool:
+        if rng.random() < noise:
+            p = dataclasses.replace(p, question=word_noise(p.question, rng, words))
         ids, mask = encode_example(tok, p)
         ids, mask = ids[:max_len], mask[:max_len]
         if len(rows) >= 4 and max(longest, len(ids)) * (len(rows) + 1) > tokens:
@@ -108,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minutes", type=float, default=0.0, help="stop after this many minutes (0: no limit)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--eval-n", type=int, default=200)
+    ap.add_argument("--watch", type=int, default=0, help="every this many steps, print greedy accuracy on 40 "
+                    "unseen problems of 1-4 operations per split (0: never; not part of the measured quality)")
+    ap.add_argument("--noise", type=float, default=0.5, help="share of word problems trained with perturbed wording")
     ap.add_argument("--out", type=Path, default=WEIGHTS)
     ap.add_argument("--device", default="cpu", help="where to train (cpu, cuda); evaluation runs on the CPU")
     args = ap.parse_args(argv)
@@ -127,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         lr = cosine_lr(step, total, peak, 200, 1e-4)
         for g in opt.param_groups:
             g["lr"] = lr
-        x, m = make_batch(tok, step, args.tokens, cfg.max_positions)
+        x, m = make_batch(tok, step, args.tokens, cfg.max_positions, args.noise)
         x, m = x.to(args.device), m.to(args.device)
         logits = model(input_ids=x).logits[:, :-1]
         tgt = x[:, 1:].masked_fill(~m[:, 1:], -100)
@@ -140,6 +190,15 @@ def main(argv: list[str] | None = None) -> int:
         last = 0.98 * last + 0.02 * float(loss.detach()) if step else float(loss.detach())
         if step % 50 == 0:
             print(f"step {step} loss {last:.4f} lr {lr:.2e} {time.perf_counter() - t0:.0f}s", flush=True)
+        if args.watch and done % args.watch == 0:
+            model.eval()
+            with torch.no_grad():
+                probe = TinyReasoner(model, tok, cfg, {})
+                accs = [greedy_accuracy(probe, split, 40, seed=555, steps=(1, 4))
+                        for split in ("grammar", "grammar_paraphrase")]
+            model.train()
+            print(f"step {done} greedy 1-4 ops on 40 problems: grammar {accs[0]:.3f} paraphrase {accs[1]:.3f}",
+                  flush=True)
         if args.minutes and time.perf_counter() - t0 > 60 * args.minutes:
             break
     train_s = time.perf_counter() - t0

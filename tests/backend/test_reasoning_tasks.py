@@ -74,9 +74,10 @@ def test_grammar_splits_hold_their_documented_ranges():
             assert max(values) < tasks.MAX_VALUE
         exprs = [p for p in probs if p.template == "expression"]
         operands = [int(v) for p in exprs for v in re.findall(r"\d+", p.question)]
-        assert max(operands) <= 999 and min(operands) >= 1
-        # one-, two- and three-digit operands are all common (one-digit ones most: every factor and divisor)
-        assert all(sum(len(str(v)) == d for v in operands) > len(operands) / 10 for d in (1, 2, 3))
+        lo, hi = tasks.GRAMMAR_RANGE
+        assert max(operands) <= hi and min(operands) >= lo
+        # every operand length is common (one-digit ones most: every factor and divisor)
+        assert all(sum(len(str(v)) == d for v in operands) > len(operands) / 10 for d in range(1, len(str(hi)) + 1))
 
 
 def test_paraphrase_split_uses_only_held_out_phrasings():
@@ -106,8 +107,16 @@ def test_domain_labels_the_grammar_and_nothing_else():
     for split in ("grammar_paraphrase", "heldout_templates"):
         assert not any(domain(p.question).in_domain for p in tasks.generate(200, split, seed=6, steps=(1, 8)))
     assert domain("What is  2+3?").in_domain
-    for q, why in (("What is 12 + 34 * 5?", "left to right"), ("Compute 1234 + 5.", "three digits"),
+    for q, why in (("What is 12 + 34 * 5?", "left to right"), ("Compute 1234 + 5.", "outside the grammar's operands"),
                    ("12 * 13", "one digit"), ("What is 7 / 2?", "whole number"), ("Tell me a joke.", "none"),
                    ("", "none"), ("Compute (((1 + 1) + 1) + 1) + 1 + 1 + 1 + 1 + 1 + 1.", "1-8")):
         d = domain(q)
         assert d.label == "out of domain" and why in d.reason, (q, d)
+
+
+def test_reasoning_numbers_are_padded_for_the_tiny_reasoner_only():
+    p = tasks.Problem("Compute 86 + 63.", ("86 + 63 = 149",), 149, "expression", (1, 99))
+    assert tasks.format_solution(p) == "<think> 0086 + 0063 = 0149 </think> 149"
+    assert tasks.format_solution(p, tasks.MARKERS["smollm2"]) == "Reasoning: 86 + 63 = 149 Answer: 149"
+    assert tasks.extract_answer(tasks.format_solution(p)) == 149
+    assert tasks.pad_numbers("7 * 12345 = 0", 4) == "0007 * 12345 = 0000"

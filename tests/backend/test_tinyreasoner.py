@@ -31,6 +31,33 @@ def test_tokenizer_spells_unknown_words_and_marks_unknown_characters(tok):
     assert tok.encode("1234")[:4] == [tok.index[c] for c in "1234"]
 
 
+def test_vocabulary_holds_only_words_of_the_training_phrasings(tok):
+    # a word of a held-out phrasing is spelled letter by letter, never a word token no training example contained
+    import re
+
+    trained = {w for p in tasks.generate(2000, "grammar", seed=3, steps=(1, 8)) for w in re.findall(r"[A-Za-z]{2,}", p.question)}
+    held = {w for p in tasks.generate(400, "grammar_paraphrase", seed=3, steps=(1, 8))
+            for w in re.findall(r"[A-Za-z]{2,}", p.question)} - trained
+    assert held and not any(w in tok.index or " " + w in tok.index for w in held)
+
+
+def test_prompt_pads_the_questions_numbers_like_the_reasoning_steps():
+    assert tr.prompt_text(" Compute (86 + 7) * 2. ") == "Question: Compute (0086 + 0007) * 0002."
+    assert tr.prompt_text("Add 123456 and 1.") == "Question: Add 123456 and 0001."
+
+
+def test_word_noise_keeps_numbers_operators_and_the_answer():
+    import random
+    import re
+
+    from backend.train.tinyreasoner import training_words, word_noise
+
+    rng, words = random.Random(0), training_words()
+    for p in tasks.generate(200, "grammar", seed=4, steps=(1, 8)):
+        noisy = word_noise(p.question, rng, words, p_replace=0.3, p_spell=0.3, p_drop=0.2)
+        assert re.findall(r"[\d()+*/=-]", noisy) == re.findall(r"[\d()+*/=-]", p.question)
+
+
 def test_cached_greedy_decoding_equals_full_recompute(tok):
     import torch
 

@@ -20,8 +20,9 @@ _STEP = re.compile(r"(\d+) ([-+*/]) (\d+) = (\d+)")
 
 
 def parse_steps(text: str) -> list[str]:
-    """The ``a op b = c`` steps of a tiny-reasoner trace, normalised, in order."""
-    return [f"{m[1]} {m[2]} {m[3]} = {m[4]}" for m in _STEP.finditer(text)]
+    """The ``a op b = c`` steps of a tiny-reasoner trace, normalised (single spaces, numbers without the leading
+    zeros of the reasoner's padded format), in order."""
+    return [f"{int(m[1])} {m[2]} {int(m[3])} = {int(m[4])}" for m in _STEP.finditer(text)]
 
 
 def first_wrong_step(steps: list[str], gold: tuple[str, ...] | list[str]) -> int | None:

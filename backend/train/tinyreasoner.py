@@ -157,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eval-n", type=int, default=200)
     ap.add_argument("--watch", type=int, default=0, help="every this many steps, print greedy accuracy on 40 "
                     "unseen problems of 1-4 operations per split (0: never; not part of the measured quality)")
+    ap.add_argument("--bf16", action="store_true", help="bfloat16 autocast for the forward pass (weights, optimiser "
+                    "and loss stay float32; about 1.5x faster on a CPU with AVX512-BF16)")
     ap.add_argument("--noise", type=float, default=0.5, help="share of word problems trained with perturbed wording")
     ap.add_argument("--out", type=Path, default=WEIGHTS)
     ap.add_argument("--device", default="cpu", help="where to train (cpu, cuda); evaluation runs on the CPU")
@@ -179,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
             g["lr"] = lr
         x, m = make_batch(tok, step, args.tokens, cfg.max_positions, args.noise)
         x, m = x.to(args.device), m.to(args.device)
-        logits = model(input_ids=x).logits[:, :-1]
+        with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=args.bf16):
+            logits = model(input_ids=x).logits[:, :-1].float()
         tgt = x[:, 1:].masked_fill(~m[:, 1:], -100)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt.reshape(-1), ignore_index=-100)
         opt.zero_grad(set_to_none=True)
@@ -218,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m backend.train tinyreasoner" + (f" --size {args.size}" if args.size != "tiny" else "")
     if args.steps:
         command += f" --steps {args.steps}"
+    if args.bf16:
+        command += " --bf16"
     if args.device != "cpu":
         command += f" --device {args.device}"
     state = {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"}

@@ -30,7 +30,7 @@ from ui.state import bound, preset_choice, record_run, show_history
 page_header("d2f", """
 **D2F** (discrete diffusion forcing) turns a bidirectional masked-diffusion LM into a block-autoregressive one:
 attention is bidirectional inside a block of 16 tokens and causal across blocks, so finished blocks are cached
-exactly, and several blocks decode in parallel in one pipeline. Here a 1.9M-parameter student distilled from its
+exactly, and several blocks decode in parallel in one pipeline. Here a 1.8M-parameter student distilled from its
 bidirectional teacher answers arithmetic word problems beside the teacher's vanilla decoding and an autoregressive
 model of the same size and data.
 """, details_md="""
@@ -40,7 +40,7 @@ and places its most confident token when none passes. A block that is complete i
 and values; every pass computes only the positions not yet cached.
 
 **Baselines.** *Vanilla*: the teacher fills the most confident length/steps positions per full-recompute pass over
-the fixed 96 positions (a sweep of step counts), over the whole length as Dream decodes, or *in semi-AR blocks* of 16
+the fixed 160 positions (a sweep of step counts), over the whole length as Dream decodes, or *in semi-AR blocks* of 16
 decoded left to right with the steps shared among them (LLaDA's remasking). *Threshold*: the teacher, without cache,
 fills every position above tau_conf per pass. *Autoregressive*: the tiny reasoner (the same architecture, the
 initialisation of the teacher; trained on the wider grammar that holds these problems) greedy with a KV cache.
@@ -84,7 +84,7 @@ with st.form("d2f_form"):
     tau_add = bound(c1.slider, "tau_add", 0.0, 1.0, 0.1, 0.05, key="d2f_tau_add")
     tau_act = bound(c2.slider, "tau_act", 0.0, 1.0, 0.95, 0.05, key="d2f_tau_act")
     tau_conf = bound(c3.slider, "tau_conf", 0.0, 1.0, 0.9, 0.05, key="d2f_tau_conf")
-    steps = bound(c4.select_slider, "Vanilla steps", list(VANILLA_STEPS)[::-1], 96, key="d2f_steps")
+    steps = bound(c4.select_slider, "Vanilla steps", list(VANILLA_STEPS)[::-1], 160, key="d2f_steps")
     go_one = st.form_submit_button("Decode with every decoder", icon=":material/bolt:", type="primary")
 
 if go_one:
@@ -131,7 +131,7 @@ if res:
 
 st.subheader("Accuracy against cost")
 SIZES = {
-    "Light: 8 problems, 4 vanilla step counts": {"d2f_bench_n": 8, "d2f_bench_steps": [96, 48, 24, 12]},
+    "Light: 8 problems, 4 vanilla step counts": {"d2f_bench_n": 8, "d2f_bench_steps": [160, 80, 40, 20]},
     "Full: 50 problems, 7 step counts": {"d2f_bench_n": 50, "d2f_bench_steps": list(VANILLA_STEPS)},
 }
 preset_choice("d2f", SIZES, horizontal=True)
@@ -157,7 +157,7 @@ if go_bench:
     else:
         try:
             bcfg = BenchConfig(tau_add=tau_add, tau_act=tau_act, tau_conf=tau_conf, n=int(n), split=split,
-                               ops=tuple(ops), decoders="all", vanilla_steps=tuple(vsteps or [96]),
+                               ops=tuple(ops), decoders="all", vanilla_steps=tuple(vsteps or [160]),
                                questions=upload[1] if upload else None)
         except InputError as err:
             st.error(str(err), icon=":material/error:")

@@ -31,7 +31,7 @@ target size from the greedy order and samples the target size from it with p ~ p
 the same size: a random subset (mean of 5 draws), the top-PageRank prompts, a k-center coreset (farthest-point
 traversal). Coverage = mean distance of every prompt to its nearest selected prompt (lower is better).
 
-**Training.** GRPO (G = 4 rollouts per prompt, 8 prompts per step, Adam) on the 1.9M-parameter tiny reasoner over
+**Training.** GRPO (G = 4 rollouts per prompt, 8 prompts per step, Adam) on the 1.8M-parameter tiny reasoner over
 240 generated problems of 1-4 operations; held-out accuracy on 150 other problems (one sample each at the training
 temperature, the same random numbers for every policy). Every rollout token counts, DEPO's offline pass-rate rollouts
 included. The pruning keeps the whole batch in the first epoch and 15 points less each epoch after (the 40 % floor
@@ -39,7 +39,7 @@ would be reached in the fifth epoch; the 24-step runs cover four epochs of DEPO'
 averaged over a sample's last two epochs, incorrect rollouts with more than 1.5 x the entropy of the correct ones are
 dropped, and one pruned sample that was rolled out least often is replayed per step.
 
-**Where the miniature departs from the paper.** A 1.9M-parameter policy instead of 7B models; 24 GRPO steps instead
+**Where the miniature departs from the paper.** A 1.8M-parameter policy instead of 7B models; 24 GRPO steps instead
 of hundreds; MiniLM embeddings instead of the policy's last layer; generated arithmetic instead of math datasets.
 The offline pass-rate rollouts cost DEPO a large share of the small training budget here (they amortise over long
 training in the paper). On this budget full-data GRPO does not improve the tiny reasoner's held-out accuracy

@@ -29,7 +29,7 @@ tokens: it goes explicit as soon as the next-token entropy falls below a referen
 rises again (after W explicit steps), and caps the number of switches by injecting the end-of-thinking marker.
 Here it runs beside greedy and sampled chain of thought, latent-only soft thinking and budget forcing.
 """, details_md="""
-**Models.** `tinyreasoner` is a 1.9M-parameter Llama trained here on the task generator's documented grammar
+**Models.** `tinyreasoner` is a 1.8M-parameter Llama trained here on the task generator's documented grammar
 (expressions and four kinds of word problems, numbers of one or two digits, 1-8 operations; see the expander
 below) in a `<think> steps </think> answer` format; SmolLM2-135M-Instruct and the optional Qwen2.5-Coder-1.5B get a chat prompt
 with one solved example and plain-text markers (SmolLM2: `Reasoning:` / `Answer:`). None of them ever saw soft

@@ -5,7 +5,7 @@ tiny reasoner: same architecture, size and data, KV cache) and to the best vanil
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/d2f.py [--n 50] [--split heldout]
 
 Reference (paper): D2F-Dream-7B 119.9 tokens/s vs LLaMA3-8B 48.0 (2.5x) on GSM8K, more than 50x over vanilla
-Dream / LLaDA (GPU, batch 1). Here a 1.9M-parameter model on one CPU thread: a pass over a few blocks costs about
+Dream / LLaDA (GPU, batch 1). Here a 1.8M-parameter model on one CPU thread: a pass over a few blocks costs about
 what one AR step costs, so tokens/s follow forward passes per token.
 """
 

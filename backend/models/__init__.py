@@ -133,7 +133,7 @@ def _tinyreasoner_present() -> bool:
 EXTRA_MODELS: dict[str, ExtraModel] = {
     "tinyreasoner": ExtraModel(
         id="tinyreasoner", role="reasoning LM (trained here)", title="tinyreasoner (Llama, 4 layers, hidden 192)",
-        parameters=1_859_136, license="project weights", loader="backend.models.tinyreasoner:load_tinyreasoner",
+        parameters=1_844_160, license="project weights", loader="backend.models.tinyreasoner:load_tinyreasoner",
         present="backend.models:_tinyreasoner_present", install="python -m backend.train tinyreasoner",
         note="trained on the grammar of backend.reasoning.tasks in the <think> ... </think> answer format",
     ),

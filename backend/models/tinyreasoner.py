@@ -11,7 +11,7 @@ words by random letter strings, so the model has read past spelled words), chara
 ``<unk>``: any English question tokenizes. The prompt pads the question's whole numbers to the width of the
 reasoning steps (:func:`prompt_text`).
 
-- :class:`TinyReasonerConfig`: the architecture (defaults: 4 layers, hidden 192, 3 heads of 64, SwiGLU 512, 512 positions; 1.9M parameters).
+- :class:`TinyReasonerConfig`: the architecture (defaults: 4 layers, hidden 192, 3 heads of 64, SwiGLU 512, 512 positions; 1.8M parameters).
 - :func:`build` ``(cfg, vocab)`` -> (model, tokenizer); :func:`load_tinyreasoner` ``(path=None)`` -> :class:`TinyReasoner`
   from ``assets/tinyreasoner.safetensors`` (written by ``python -m backend.train tinyreasoner``).
 - :class:`TinyReasoner` ``.generate(question, max_new_tokens)`` greedy with a KV cache (the sampling engine,

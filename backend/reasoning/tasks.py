@@ -436,8 +436,11 @@ def pad_numbers(text: str, width: int) -> str:
 
 
 def format_prompt(p: Problem) -> str:
-    """The question as the model sees it (the target follows after one space)."""
-    return f"Question: {p.question}"
+    """The question as the tiny reasoner sees it, its numbers zero-padded like the steps' (the target follows after
+    one space): :func:`backend.models.tinyreasoner.prompt_text`."""
+    from ..models.tinyreasoner import prompt_text
+
+    return prompt_text(p.question)
 
 
 _INT = re.compile(r"-?\d+")

@@ -10,7 +10,9 @@ the same-size, same-data AR baseline.
 Data: ``train`` split of :mod:`backend.reasoning.tasks`, 1-5 operations, fresh problems per step (data seed
 ``1000 + step``); each example is the prompt ``<bos>Question: ... <think>`` followed by the target
 ``step ; step </think> answer<eos>`` padded with ``<eos>`` to ``--length`` positions (the fixed generation length of
-diffusion decoding).
+diffusion decoding). ``--length 160`` holds every target of this mix: over the 48,000 problems the teacher draws
+(seeds 1,000-3,999, 16 each) the target is 68.8 tokens on average, 154 at the 99th percentile and 155 at most; with
+the steps' numbers zero-padded to four digits 21 % of them exceeded the 96 positions used before.
 
 1. Teacher (masked diffusion, the LLaDA objective): each target position is masked with a probability r; loss =
    mean cross-entropy over the masked positions (position j predicted from the output at j - 1); ``--weighting
@@ -107,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--teacher", type=Path, default=None,
                     help="distil the student from this teacher file instead of training one (only the student is written)")
     ap.add_argument("--batch", type=int, default=16)
-    ap.add_argument("--length", type=int, default=96, help="generation length (target positions)")
+    ap.add_argument("--length", type=int, default=160, help="generation length (target positions)")
     ap.add_argument("--block", type=int, default=16)
     ap.add_argument("--loss", choices=("official", "kl"), default="official",
                     help="official: cross-entropy of the student against the teacher's probabilities over the masked "

@@ -31,7 +31,7 @@ def test_preset_own_question_and_light_comparison() -> None:
     assert at.session_state["d2f_result"]["prompt"] == "Compute 7 + 8 * 2."
     # a light comparison on 2 problems
     at.number_input(key="d2f_bench_n").set_value(2)
-    at.multiselect(key="d2f_bench_steps").set_value([24])
+    at.multiselect(key="d2f_bench_steps").set_value([40])
     at.button[1].click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     out = at.session_state["d2f_bench"]
@@ -44,7 +44,7 @@ def test_uploaded_questions_and_bad_input() -> None:
     at.radio(key="d2f_bench_src").set_value("Your questions (upload)").run()
     text = b"Compute 3 + 4. | 7\nA box has 5 pens. It gets 2 more. How many pens does it have now? | 7\n"
     at.file_uploader(key="d2f_upload").set_value(("mine.txt", text, "text/plain")).run()
-    at.multiselect(key="d2f_bench_steps").set_value([12])
+    at.multiselect(key="d2f_bench_steps").set_value([20])
     at.button[1].click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.session_state["d2f_bench"]["n"] == 2 and at.session_state["d2f_bench"]["source"] == "upload"
@@ -80,7 +80,7 @@ def test_page_job_gives_the_cli_golden() -> None:
     golden = json.loads((Path(__file__).resolve().parents[1] / "cli_golden" / "d2f.json").read_text())
     question = golden["argv"][golden["argv"].index("--prompt") + 1]
     cli = jobs.run_generate(question, jobs.GenerateConfig())
-    page = jobs.run_generate(question, jobs.GenerateConfig(decoders="all", steps=96, grid=True))
+    page = jobs.run_generate(question, jobs.GenerateConfig(decoders="all", steps=160, grid=True))
     for path in golden["volatile"]:
         cli, page = strip(cli, path.split(".")), strip(page, path.split("."))
     assert cli == golden["expected"]

@@ -106,7 +106,7 @@ def test_bridge_trained_at_one_width_beats_independent_at_others(width, shipped,
     "denominator. Mean accuracy at N = 4 on 24 held-out problems x 3 seeds: base 0.427, independent arm 0.389 "
     "(gain over base -0.038, 95 % interval [-0.081, 0.004]), Bridge 0.403. Cause: a 32-set SFT warm-up and 16 GRPO "
     "steps of 8 problems x 4 rollouts on one base layer (about 20,000 rollout tokens per run) are too little to "
-    "move the 1.9M-parameter policy; the held-out curve stays within 0.48-0.52 during training"))
+    "move the 1.8M-parameter policy; the held-out curve stays within 0.48-0.52 during training"))
 def test_larger_relative_rlvr_gain(shipped, record_claim) -> None:
     m = shipped.metrics
     i = shipped.widths.index(TRAIN_WIDTH)

@@ -84,7 +84,7 @@ def test_cache_is_exact_same_tokens_as_full_recompute(model):
 
 
 def test_training_script_smoke_and_decoding_a_real_prompt(tmp_path):
-    from backend.models.tinyreasoner import TinyTokenizer
+    from backend.models.tinyreasoner import TinyTokenizer, prompt_text
     from backend.reasoning.d2f.diffusion_lm import load_diffusion_lm
     from backend.train import d2f as train
 
@@ -92,7 +92,7 @@ def test_training_script_smoke_and_decoding_a_real_prompt(tmp_path):
     student, extra = load_diffusion_lm(tmp_path / "d2f_student.safetensors")
     teacher, _ = load_diffusion_lm(tmp_path / "d2f_teacher.safetensors")
     tok = TinyTokenizer(extra["vocab"])
-    prompt = tok.encode("Question: Compute 2 + 3. <think>", bos=True)
+    prompt = tok.encode(prompt_text("Compute 2 + 3.") + " <think>", bos=True)
     res = d2f.d2f_decode(student, prompt, tok.index["<mask>"], tok.eos_token_id, d2f.D2FConfig(max_new=32))
     assert res.forward_passes >= 2 and tok.index["<mask>"] not in res.tokens
     v = d2f.vanilla_decode(teacher, prompt, tok.index["<mask>"], tok.eos_token_id, length=32, steps=4)

@@ -4,7 +4,8 @@ ci tier (models loaded once for the module): the student's block-causal invarian
 cached and the cache-free run of the same schedule give the same tokens); on a fixed subset of 24 unseen problems of
 the training templates and numbers (split ``train``, seed 0; training drew the streams 1,000-6,999 for the tiny
 reasoner, 1,000-3,999 for the teacher and 500,000-500,599 for the student), D2F reaches >= 95 % of the best vanilla
-accuracy (both vanilla decoders, over the whole length and in semi-autoregressive blocks, at 96 / 48 / 24 / 12 steps)
+accuracy (both vanilla decoders, over the whole length and in semi-autoregressive blocks, at 160 / 80 / 40 / 20 steps,
+1 / 2 / 4 / 8 of the 160 trained positions per pass)
 with fewer forward passes per token than every vanilla setting that reaches that level (the interval of the paired
 per-problem ``d2f - 0.95 * vanilla`` recorded: "not resolved" when it contains zero), and decodes faster than the
 autoregressive model read at matched accuracy: the AR model runs through the same module and KV cache, the paired
@@ -76,7 +77,7 @@ def test_cache_is_exact_on_the_shipped_student(models) -> None:
 
 @pytest.fixture(scope="module")
 def ci_bench(models):
-    return _bench(models, CI_N, (96, 48, 24, 12))
+    return _bench(models, CI_N, (160, 80, 40, 20))
 
 
 SHORT = ("Does not hold: the comparison is not even comparable on this tiny model. On these 24 problems the "
@@ -142,7 +143,7 @@ def test_d2f_reaches_vanilla_accuracy_with_fewer_passes_full(models, full_bench,
         (r,) = evaluate(models, problems, cfg, decoders=("d2f",))
         sweep[f"tau_conf {tau}"] = {"accuracy": r.accuracy, "passes_per_token": round(r.passes_per_token, 4)}
     record_claim(d2f_tau_conf=sweep)
-    held, hv = _bench(models, 50, (96, 24), split="heldout")
+    held, hv = _bench(models, 50, (160, 40), split="heldout")
     record_claim(heldout={r.label: r.accuracy for r in held})
     assert v["comparable"], v
     assert v["reaches_95"], v

@@ -23,7 +23,7 @@ BASELINES = ("random", "pagerank", "kcenter")
 NO_GAIN = (
     "Does not hold on our miniature: after 24 GRPO steps (8 prompts x 4 rollouts, Adam 5e-5) full-data GRPO's held-out "
     "accuracy is 0.442 (3 seeds: 0.433, 0.447, 0.447) against 0.473 for the starting policy, a gain of -0.031 with 95 % "
-    "CI [-0.077, 0.014] over the 150 problems. Cause: with 32 rollouts per step the policy gradient of the 1.9M-"
+    "CI [-0.077, 0.014] over the 150 problems. Cause: with 32 rollouts per step the policy gradient of the 1.8M-"
     "parameter reasoner is dominated by noise, so Adam's normalised steps random-walk away from the pretrained policy "
     "(the learning-rate probes: 1.5e-4 drops sampled accuracy from 0.48 to 0.38 within 15 steps, 2e-5 leaves it at "
     "0.48 after 20); a measurable gain needs far more rollouts per step than the page's budget of about 11 core-minutes "

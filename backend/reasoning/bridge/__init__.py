@@ -11,7 +11,7 @@ so width 1 is exactly the base model; zero-initialised output, so the model star
 that adds it after each decoder layer of the tiny reasoner and runs through the lab's sampling engine and GRPO
 unchanged (``rl``: grouped sampling, scoring, SFT on sets of right solutions, GRPO steps); the shipped checkpoints of
 both arms and seeds (``checkpoints``, trained by ``python -m backend.train bridge``); the jobs (``jobs``).
-Left out: the paper's LLMs (DeepSeek-R1-Distill-Qwen, Llama) and math benchmarks: here a 1.9M-parameter reasoner
+Left out: the paper's LLMs (DeepSeek-R1-Distill-Qwen, Llama) and math benchmarks: here a 1.8M-parameter reasoner
 on generated arithmetic, training only the Bridge blocks and one base layer (both arms train the same base layer),
 for a few minutes of one CPU core.
 

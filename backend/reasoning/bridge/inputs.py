@@ -18,8 +18,8 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 QUESTIONS: tuple[str, ...] = (
-    "What is (6 + 85) + 641?",
+    "What is (6 + 85) + 64?",
     "Compute (9 + 5 - 12) * 2.",
-    "Calculate (915 - 808) * 7 + 60.",
+    "Calculate (95 - 88) * 7 + 60.",
     "A shop has 5 coins. It receives 5 boxes of 16. It sells 82. It sells 1. How many coins does it have now?",
 )

@@ -11,7 +11,7 @@ the CLI's jobs (``jobs``), the CLI (``cli``), inputs (``inputs``). Training (the
 distillation into the student): ``python -m backend.train d2f``.
 
 What it leaves out: the paper's 7B models (LLaDA, Dream) and benchmarks (GSM8K, MATH, HumanEval, MBPP); here the three
-models have 1.9M parameters each and answer the reasoning tasks of ``backend.reasoning.tasks``.
+models have 1.8M parameters each and answer the reasoning tasks of ``backend.reasoning.tasks``.
 
 Methods (``evaluate.DECODERS``; ``kind`` as in ``backend.registry``):
 

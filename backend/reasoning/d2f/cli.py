@@ -37,7 +37,7 @@ def add_parser(subparsers: Any) -> argparse._SubParsersAction:
     b.add_argument("--ops", default="1,3", help="operations per problem: min,max")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--decoders", default="d2f,vanilla,vanilla_blocks,threshold,ar", help="comma-separated decoders")
-    b.add_argument("--vanilla-steps", default="96,64,48,32,24,16,12", help="step counts of the two vanilla decoders")
+    b.add_argument("--vanilla-steps", default="160,107,80,53,40,27,20", help="step counts of the two vanilla decoders")
     _thresholds(b)
 
     i = add_action(sub, "invariance", cmd_invariance, "block-causal invariance of the student's logits")
@@ -52,7 +52,7 @@ def _thresholds(a: argparse.ArgumentParser) -> None:
                    "more than this decoded")
     a.add_argument("--tau-conf", type=float, default=0.9, help="accept tokens above this confidence")
     a.add_argument("--block", type=int, default=None, help="block size (default: the trained 16)")
-    a.add_argument("--max-new", type=int, default=None, help="generated positions (default: the trained 96)")
+    a.add_argument("--max-new", type=int, default=None, help="generated positions (default: the trained 160)")
 
 
 def _thresholds_of(args: argparse.Namespace) -> dict[str, Any]:

@@ -41,7 +41,8 @@ from .decode import D2FConfig, DecodeResult, d2f_decode, threshold_decode, vanil
 MAX_QUESTION_CHARS = 400
 #: The autoregressive reasoner's entry in ``D2FModels.parameters``.
 REASONER_KEY = "ar"
-VANILLA_STEPS = (96, 64, 48, 32, 24, 16, 12)
+#: The vanilla sweep: 1, 1.5, 2, 3, 4, 6 and 8 positions per pass over the trained 160 positions (rounded).
+VANILLA_STEPS = (160, 107, 80, 53, 40, 27, 20)
 
 @dataclass
 class D2FModels:

@@ -27,7 +27,7 @@ from .evaluate import COMPARED, DECODERS, VANILLA_STEPS, needs_reasoner
 #: The shipped models' block size and generation length (their metadata); a config that leaves ``block`` or
 #: ``max_new`` unset takes the loaded models' values.
 TRAINED_BLOCK = 16
-TRAINED_LENGTH = 96
+TRAINED_LENGTH = 160
 MAX_PROBLEMS = 500
 
 

@@ -107,7 +107,11 @@ class TrainConfig:
     ``max_new_tokens`` each), Adam at ``lr``. Pruning: keep share decaying to ``floor`` over ``decay_epochs``,
     explorability averaged over the last ``history`` epochs, ``replay`` samples replayed per step, incorrect
     rollouts above ``entropy_ratio`` x the correct ones' mean entropy dropped. Difficulty sampling: ``candidates`` x k
-    greedy candidates, phi((Acc - ``mu``) / ``sigma``)."""
+    greedy candidates, phi((Acc - ``mu``) / ``sigma``).
+
+    ``max_new_tokens`` 128 holds every reference solution of the pool and the held-out set (``<think>`` through
+    ``<eos>`` with the steps' numbers zero-padded to four digits: 56.5 tokens on average, 126 at most over the 390
+    problems; at most 128 over 5,000 other one- to four-operation grammar problems), where 96 cut 9.5 % of them short."""
 
     strategy: str = "depo"
     seed: int = 0
@@ -123,7 +127,7 @@ class TrainConfig:
     group: int = 4
     lr: float = 5e-5
     temperature: float = 1.0
-    max_new_tokens: int = 96
+    max_new_tokens: int = 128
     eval_every: int = 6
     eval_samples: int = 1
     floor: float = 0.4

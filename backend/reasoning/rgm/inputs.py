@@ -14,4 +14,4 @@ PRESETS: dict[str, dict[str, Any]] = {
     "Held-out phrasings, 1-4 operations": {"split": "grammar_paraphrase", "problems": 40, "ops": (1, 4), "n": 16,
                                            "k": 8},
 }
-EXAMPLE_QUESTION = "A shop has 53 pens. It sells 17. It receives 6 boxes of 34. It sells 120. How many pens does it have now?"
+EXAMPLE_QUESTION = "A shop has 53 pens. It sells 17. It receives 6 boxes of 34. It sells 95. How many pens does it have now?"

@@ -21,8 +21,10 @@ PRESETS: dict[str, dict[str, Any]] = {
                                              "source": "slips", "arithmetic": 0.0, "logic": 0.6},
 }
 
-#: Pasted candidates for the page's example (the second has an arithmetic slip, the third a logic slip).
+#: Pasted candidates for the page's example, in the reasoner's format (steps' numbers zero-padded to four digits, the
+#: answer plain; the tool reads the padded numbers as the same integers): the second has an arithmetic slip, the
+#: third a logic slip.
 EXAMPLE_QUESTION = "Compute (12 + 5) * 3 - 4."
-EXAMPLE_CANDIDATES = ("<think> 12 + 5 = 17 ; 17 * 3 = 51 ; 51 - 4 = 47 </think> 47\n\n"
-                      "<think> 12 + 5 = 17 ; 17 * 3 = 41 ; 41 - 4 = 37 </think> 37\n\n"
-                      "<think> 12 + 5 = 17 ; 17 + 3 = 20 ; 20 - 4 = 16 </think> 16")
+EXAMPLE_CANDIDATES = ("<think> 0012 + 0005 = 0017 ; 0017 * 0003 = 0051 ; 0051 - 0004 = 0047 </think> 47\n\n"
+                      "<think> 0012 + 0005 = 0017 ; 0017 * 0003 = 0041 ; 0041 - 0004 = 0037 </think> 37\n\n"
+                      "<think> 0012 + 0005 = 0017 ; 0017 + 0003 = 0020 ; 0020 - 0004 = 0016 </think> 16")

@@ -10,7 +10,7 @@ from typing import Any
 KINDS: tuple[Any, ...] = ()
 
 PRESETS: dict[str, dict[str, Any]] = {
-    "Unseen problems, 1-4 operations": {"split": "grammar", "problems": 40, "ops": (1, 4), "n": 16, "k": 8},
+    "Unseen problems, 5-8 operations": {"split": "grammar", "problems": 40, "ops": (5, 8), "n": 16, "k": 8},
     "Held-out phrasings, 1-4 operations": {"split": "grammar_paraphrase", "problems": 40, "ops": (1, 4), "n": 16,
                                            "k": 8},
 }

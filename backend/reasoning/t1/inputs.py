@@ -13,7 +13,7 @@ from typing import Any
 KINDS: tuple[Any, ...] = ()
 
 PRESETS: dict[str, dict[str, Any]] = {
-    "Own samples, 1-4 operations (unseen problems)": {"split": "grammar", "problems": 40, "ops": (1, 4), "n": 16},
+    "Own samples, 5-8 operations (unseen problems)": {"split": "grammar", "problems": 40, "ops": (5, 8), "n": 16},
     "Own samples, held-out phrasings": {"split": "grammar_paraphrase", "problems": 40, "ops": (1, 4), "n": 16},
     "Gold solutions with arithmetic and logic slips": {"split": "grammar", "problems": 40, "ops": (1, 4), "n": 16,
                                                        "source": "slips", "arithmetic": 0.3, "logic": 0.3},

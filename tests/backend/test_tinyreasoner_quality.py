@@ -6,10 +6,10 @@
 - sampled at temperature 0.8 on 5-8 operations, pass@1 between 0.3 and 0.7 (verifiers and RL need right and wrong
   candidates), with pass@16 above pass@1.
 
-The shipped model misses all three (expected failures with the measured numbers); it has sampled pass@1 in the band
-at 1-4 operations, where the verifier pages draw their candidates, and a regression guard holds it at its recorded
-level. ci tier: fixed subsets (100 problems greedy, 20 problems x 16 samples); the whole table per split and
-difficulty comes from ``python -m backend.reasoning.reasoner_eval``.
+At 1-4 operations sampled pass@1 is far above the band (the model is right on most short problems), so the
+verifier pages draw their own samples at 5-8 operations and in the held-out phrasings; a regression guard holds
+the model at its recorded level. ci tier: fixed subsets (100 problems greedy, 20 problems x 16 samples); the whole
+table per split and difficulty comes from ``python -m backend.reasoning.reasoner_eval``.
 """
 
 from __future__ import annotations
@@ -34,40 +34,30 @@ def _cell(reasoner, split, ops, n, greedy_only=True, k=16):
                                            greedy_only=greedy_only))["rows"][0]
 
 
-TARGETS_MISSED = ("The recipe's model (1.8M parameters, 5,000 steps of 4,096 tokens, about an hour on one core) does "
-                  "not reach it: on 200 unseen problems per cell, greedy 0.555 on the grammar's 1-4 operations, 0.225 "
-                  "in held-out phrasings, sampled pass@1 about 0.18 at 5-6 operations. Nearly every error is a carry in "
-                  "a result's tens or hundreds digit (e.g. 86 + 63 = 159)")
-
-
-@pytest.mark.xfail(strict=True, reason=TARGETS_MISSED)
 def test_greedy_accuracy_on_short_grammar_problems(reasoner):
     row = _cell(reasoner, "grammar", (1, 4), 100)
     assert row["greedy"] >= 0.9, row
 
 
-@pytest.mark.xfail(strict=True, reason=TARGETS_MISSED)
 def test_greedy_accuracy_on_held_out_phrasings(reasoner):
     row = _cell(reasoner, "grammar_paraphrase", (1, 4), 100)
     assert row["greedy"] >= 0.5, row
 
 
-@pytest.mark.xfail(strict=True, reason=TARGETS_MISSED)
 def test_sampled_long_problems_give_right_and_wrong_candidates(reasoner):
     row = _cell(reasoner, "grammar", (5, 8), 20, greedy_only=False)
     assert 0.3 <= row["pass@1"] <= 0.7 and row["pass@16"] > row["pass@1"], row
 
 
-def test_sampled_short_problems_give_right_and_wrong_candidates(reasoner):
-    """Where the verifier and RL pages draw their candidates: 1-4 operations."""
+def test_sampled_short_problems_are_mostly_right(reasoner):
+    """1-4 operations are the easy end: sampled pass@1 above the band, yet some samples still go wrong."""
     row = _cell(reasoner, "grammar", (1, 4), 20, greedy_only=False)
-    assert 0.3 <= row["pass@1"] <= 0.7 and row["pass@16"] > row["pass@1"], row
+    assert row["pass@1"] > 0.7 and row["pass@16"] > row["pass@1"], row
 
 
 def test_recorded_level_of_the_shipped_model(reasoner):
     """The shipped model keeps the level recorded in its manifest row (a regression guard, not a target)."""
-    assert _cell(reasoner, "grammar", (1, 4), 100)["greedy"] >= 0.5
-    assert _cell(reasoner, "train", (1, 4), 100)["greedy"] >= 0.75
+    assert _cell(reasoner, "train", (1, 4), 100)["greedy"] >= 0.9
 
 
 def test_majority_and_pass_at_k_by_hand():

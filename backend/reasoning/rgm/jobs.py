@@ -126,7 +126,7 @@ class EvalConfig:
 
     split: str = "grammar"
     problems: int = 40
-    ops: tuple[int, int] = (1, 4)
+    ops: tuple[int, int] = (5, 8)
     n: int = 16
     temperature: float = 0.8
     problem_seed: int = 0

@@ -26,7 +26,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAc
     b.add_argument("--model", choices=["tinyreasoner"], default="tinyreasoner", help="the policy (and RM backbone)")
     b.add_argument("--split", default="grammar", help="problem split of the task generator (default grammar)")
     b.add_argument("--problems", type=int, default=40)
-    b.add_argument("--ops", default="1-4", help="operations per problem, LOW-HIGH (default 1-4)")
+    b.add_argument("--ops", default="5-8", help="operations per problem, LOW-HIGH (default 5-8)")
     b.add_argument("--n", type=int, default=16, help="candidates per problem (N)")
     b.add_argument("--source", default="samples", help="samples (the model's own) or slips (gold with injected slips)")
     b.add_argument("--temperature", type=float, default=0.8)

@@ -41,7 +41,7 @@ class BonConfig:
 
     split: str = "grammar"
     problems: int = 40
-    ops: tuple[int, int] = (1, 4)
+    ops: tuple[int, int] = (5, 8)
     n: int = 16
     source: str = "samples"
     temperature: float = 0.8

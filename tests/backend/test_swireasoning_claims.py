@@ -132,18 +132,12 @@ def test_tinyreasoner_heldout_accuracy_and_tokens_per_decoder(ci_table, record_c
     assert ci_table[("cot_greedy", CI_BUDGETS[0])].answered >= 0.9  # the trained format: it closes its reasoning and answers
 
 
-ACC_REASON = (
-    "Does not hold on the miniature. Released accuracy protocol (no switch cap, alpha0 0.6), 40 in-distribution "
-    "problems at budget 32: SwiReasoning 0.350 vs CoT greedy 0.500 in about the same tokens (26.2 vs 25.9); gain "
-    "-0.150, 95 % interval [-0.304, +0.004], whose upper end is below the paper's smallest gain (+0.015). Latent "
-    "steps hurt a model that never saw soft embeddings; the old runs with the cap at 2 (-0.50) mostly measured the cap.")
 EFF_REASON = (
     "Does not hold on the miniature. Released efficiency protocol (C_max = 2, alpha0 0.5), the same 40 problems at "
-    "budget 32: SwiReasoning 0.075 in 13.4 tokens vs CoT greedy 0.500 in 25.9; accuracy per token -71 %, paired "
-    "bootstrap interval [-100 %, -30 %] (the paper: +56 to +79 %). The cap halves the tokens and cuts most answers short.")
+    "budget 56: SwiReasoning 0.025 in 18.9 tokens vs CoT greedy 0.475 in 45.6; accuracy per token -87 %, paired "
+    "bootstrap interval [-100 %, -60 %] (the paper: +56 to +79 %). The cap cuts most answers short.")
 
 
-@pytest.mark.xfail(strict=True, reason=ACC_REASON)
 def test_swireasoning_accuracy_gain_over_cot_released_protocol(ci_paired, record_claim) -> None:
     """Holds when the gain reaches the paper's smallest one; not resolved when only its interval does (it contains
     zero); does not hold when the interval lies below it."""
@@ -200,16 +194,13 @@ def full_paired(tiny):
                    ("swireasoning", "cot_greedy", "swireasoning_sample", "cot_sample"))
 
 
-FULL_ACC_REASON = ("Does not hold on the ci subset (gain -0.150, interval [-0.304, +0.004] on 40 problems at budget 32); "
-                   "this run measures it on 300 problems at budgets 56 and 80 (claims/swireasoning.measured.json)")
-FULL_EFF_REASON = ("Does not hold on the ci subset (efficiency gain -71 %, interval [-100 %, -30 %] on 40 problems at "
-                   "budget 32); this run measures it on 300 problems at budgets 56 and 80 "
+FULL_EFF_REASON = ("Does not hold on the ci subset (efficiency gain -87 %, interval [-100 %, -60 %] on 40 problems at "
+                   "budget 56); this run measures it on 300 problems at budgets 56 and 80 "
                    "(claims/swireasoning.measured.json)")
 
 
 @pytest.mark.full
 @pytest.mark.timeout(5400)  # 300 problems x 4 decoders x 2 budgets, and the capped SwiReasoning runs
-@pytest.mark.xfail(strict=True, reason=FULL_ACC_REASON)
 def test_full_swireasoning_accuracy_gain_released_protocol(full_paired, record_claim) -> None:
     gains = []
     for b in FULL_PAIRED_BUDGETS:

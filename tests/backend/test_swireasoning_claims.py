@@ -194,6 +194,9 @@ def full_paired(tiny):
                    ("swireasoning", "cot_greedy", "swireasoning_sample", "cot_sample"))
 
 
+FULL_ACC_REASON = ("On the ci subset the gain is negative, -0.050 with interval [-0.121, +0.021] on 40 problems at budget "
+                   "56 (not resolved there); this run measures it on 300 problems at budgets 56 and 80 "
+                   "(claims/swireasoning.measured.json)")
 FULL_EFF_REASON = ("Does not hold on the ci subset (efficiency gain -87 %, interval [-100 %, -60 %] on 40 problems at "
                    "budget 56); this run measures it on 300 problems at budgets 56 and 80 "
                    "(claims/swireasoning.measured.json)")
@@ -201,6 +204,7 @@ FULL_EFF_REASON = ("Does not hold on the ci subset (efficiency gain -87 %, inter
 
 @pytest.mark.full
 @pytest.mark.timeout(5400)  # 300 problems x 4 decoders x 2 budgets, and the capped SwiReasoning runs
+@pytest.mark.xfail(strict=True, reason=FULL_ACC_REASON)
 def test_full_swireasoning_accuracy_gain_released_protocol(full_paired, record_claim) -> None:
     gains = []
     for b in FULL_PAIRED_BUDGETS:

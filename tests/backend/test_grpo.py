@@ -163,7 +163,8 @@ def test_a_step_on_the_samplers_batch():
     from backend.reasoning import sampling as S
 
     r = load_tinyreasoner()
-    s = S.sample(r, ["Compute 3 + 4.", "Compute 12 - 5."], S.SamplingConfig(n=3, max_new_tokens=8), seed=0)
+    # questions the model is unsure of (outside its grammar), so a group's samples differ and the step moves them
+    s = S.sample(r, ["Compute 345 + 678.", "What is 12 * 13?"], S.SamplingConfig(n=3, max_new_tokens=8), seed=0)
     b = G.batch_from_samples(s, [[1.0, 0.0, 0.0], [0.0, 1.0, 1.0]])
     with torch.no_grad():
         lp = G.completion_logprobs(r.model, b.prompts, b.completions, b.mask)

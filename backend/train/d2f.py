@@ -38,7 +38,7 @@ the steps' numbers zero-padded to four digits 21 % of them exceeded the 96 posit
    against the true tokens, unweighted.
 
 AdamW (lr 2e-4 teacher, 1e-4 student, warm-up 200 steps, cosine), batch 16; 3,000 teacher and 600 student steps
-(about 35 minutes on one core). A longer teacher is not a better start: after 5,000 steps its own semi-autoregressive
+(about 56 minutes on a shared core at length 160). A longer teacher is not a better start: after 5,000 steps its own semi-autoregressive
 decoding improved (0.475 against 0.425 on 40 validation problems, split ``train`` seed 777) while the D2F accuracy of
 its student fell to 0.25 with 600 and 0.35 with 1,800 distillation steps (0.425 from the 3,000-step teacher). The
 student phase reseeds (``--seed`` + 1), so ``--teacher FILE`` (distil from a teacher written before, write only the

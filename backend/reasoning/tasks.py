@@ -435,14 +435,6 @@ def pad_numbers(text: str, width: int) -> str:
     return re.sub(r"\d+", lambda m: m.group().zfill(width), text)
 
 
-def format_prompt(p: Problem) -> str:
-    """The question as the tiny reasoner sees it, its numbers zero-padded like the steps' (the target follows after
-    one space): :func:`backend.models.tinyreasoner.prompt_text`."""
-    from ..models.tinyreasoner import prompt_text
-
-    return prompt_text(p.question)
-
-
 _INT = re.compile(r"-?\d+")
 
 

@@ -11,8 +11,8 @@ Data: ``train`` split of :mod:`backend.reasoning.tasks`, 1-5 operations, fresh p
 ``1000 + step``); each example is the prompt ``<bos>Question: ... <think>`` followed by the target
 ``step ; step </think> answer<eos>`` padded with ``<eos>`` to ``--length`` positions (the fixed generation length of
 diffusion decoding). ``--length 160`` holds every target of this mix: over the 48,000 problems the teacher draws
-(seeds 1,000-3,999, 16 each) the target is 68.8 tokens on average, 154 at the 99th percentile and 155 at most; with
-the steps' numbers zero-padded to four digits 21 % of them exceeded the 96 positions used before.
+(seeds 1,000-3,999, 16 each) the target is 68.8 tokens on average, 154 at the 99th percentile and 155 at most (21 %
+exceed 96).
 
 1. Teacher (masked diffusion, the LLaDA objective): each target position is masked with a probability r; loss =
    mean cross-entropy over the masked positions (position j predicted from the output at j - 1); ``--weighting

@@ -15,12 +15,11 @@ full tier: the 300 in-distribution problems the subset starts, budgets 56 and 80
 sweep over budgets 24..192 (100 problems, all six decoders); SmolLM2 on 20 heldout problems at budgets 64..512;
 Qwen2.5-Coder-1.5B on 12 heldout problems at budget 256 (skipped when it is not installed).
 
-The tiny reasoner's budgets were 32 (ci), 32 and 48 (full) and 32 (heldout table) while its steps' numbers were written
-as they are; zero-padded to four digits, the same problems' reference solutions are longer (the 40: 64.6 tokens on
-average against 38.1, ratio 1.70; the 300: 59.7 against 35.1, 1.70; the 16 heldout: 77.2 against 52.8, 1.46), and at
-32 only the one-operation problems still fit (6 of the 40). Each budget is the old one times its problems' ratio, to
-the nearest multiple of 8 (W = budget / 8 stays whole): 56 and 80 (the 40: 18 solutions fit in 56, 19 fitted in 32;
-the 300: 74 % fit in 80, 76 % fitted in 48), 48 for the heldout table (3 of 16 fit, as in 32 before).
+The tiny reasoner's budgets are tight for its problems: its reference solutions (numbers zero-padded to four digits)
+average 64.6 tokens on the 40 ci problems, 59.7 on the 300 and 77.2 on the 16 heldout ones. Each budget is a
+multiple of 8 below or near that length (W = budget / 8 stays whole):
+56 for the ci pairs (18 of the 40 solutions fit), 56 and 80 in the full tier (74 % fit in 80), 48 for the heldout
+table (3 of 16 fit).
 
 Token efficiency is accuracy per generated token; its gain is SwiReasoning's over CoT's at the same budget, minus 1.
 """

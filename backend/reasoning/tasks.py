@@ -97,6 +97,15 @@ class _Draw:
         """The ``piece`` of ``template``'s phrasing ``style`` with its slots filled."""
         return PHRASINGS[template][self.style][piece].format(**slots)
 
+    def plus(self, value: int) -> tuple[str, int, int]:
+        """(operator, operand, result) of an addition to ``value``; in the grammar splits one that would reach
+        :data:`MAX_VALUE` becomes a subtraction."""
+        b = self.num()
+        if self.wide and value + b >= MAX_VALUE:
+            b = self.minus(value)
+            return "-", b, value - b
+        return "+", b, value + b
+
     def minus(self, value: int) -> int:
         """A subtrahend that keeps ``value`` non-negative (wide: an operand of the range)."""
         if self.wide:
@@ -176,11 +185,7 @@ def _chain(d: _Draw, n: int) -> tuple[str, list[str], int]:
             b = d.minus(value)
             new = value - b
         else:
-            op, b = "+", d.num()
-            new = value + b
-            if d.wide and new >= MAX_VALUE:
-                op, b = "-", d.minus(value)
-                new = value - b
+            op, b, new = d.plus(value)
         sym = {"+": "+", "-": "-", "*": "*"}[op]
         steps.append(f"{value} {sym} {b} = {new}")
         text = f"({text}) {sym} {b}" if steps[:-1] else f"{text} {sym} {b}"
@@ -206,11 +211,7 @@ def _expression(d: _Draw, n: int) -> tuple[str, list[str], int]:
             b = d.minus(value)
             new = value - b
         else:
-            op, b = "+", d.num()
-            new = value + b
-            if d.wide and new >= MAX_VALUE:
-                op, b = "-", d.minus(value)
-                new = value - b
+            op, b, new = d.plus(value)
         if op in "*/" and additive:
             text = f"({text})"
         additive = op in "+-"

@@ -24,6 +24,7 @@ backend.reasoning.reasoner_eval``. ``--minutes`` stops training at a time limit 
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import time
 from dataclasses import asdict
@@ -54,6 +55,7 @@ def encode_example(tok, p) -> tuple[list[int], list[int]]:
     return prompt + target, [0] * len(prompt) + [1] * len(target)
 
 
+@functools.cache
 def training_words() -> tuple[str, ...]:
     """The words of the training phrasings (every row of :data:`~backend.reasoning.tasks.PHRASINGS` but the held-out
     last one), the names and the items: what word noise draws from, so no held-out word is ever trained on."""

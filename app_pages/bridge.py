@@ -31,12 +31,12 @@ permutation-equivariant and works at any width) and no cache: only the current p
 tokens stay conditionally independent and the N samples are still drawn in one parallel batch. Other prompts and
 finished samples are masked.
 
-**Training** (`python -m backend.train bridge`, about 9 minutes of one core for both arms and 3 seeds). Both arms
+**Training** (`python -m backend.train bridge`, about 19 minutes of one shared core for both arms and 3 seeds). Both arms
 start from the shipped tiny reasoner and train the same base tensor (the last layer's feed-forward output
 projection); the Bridge arm also trains its blocks (74,496 parameters, 4.0 % of the 1.84M). SFT warm-up: 2 passes
 over 32 sets of 4 right solutions (the base's own right samples, topped up with the reference solution); then 16
 GRPO steps of 8 problems x 4 rollouts (width 4), reward 1 for the right answer. The evaluation uses 24 held-out
-problems (1-4 operations) at widths 1, 2, 4 and 8: Bridge is trained at width 4 only.
+problems (5-8 operations) at widths 1, 2, 4 and 8: Bridge is trained at width 4 only.
 
 **Where the miniature departs from the paper.** A 1.8M-parameter reasoner on generated arithmetic instead of 1.5-8B
 LLMs on competition math; a few minutes of GRPO on one layer plus the blocks instead of full RLVR; 24 problems x 3

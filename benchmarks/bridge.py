@@ -25,7 +25,7 @@ def main() -> int:
     import torch
 
     from backend.models.tinyreasoner import load_tinyreasoner
-    from backend.reasoning.bridge.checkpoints import eval_problems
+    from backend.reasoning.bridge.checkpoints import OPS, eval_problems
     from backend.reasoning.bridge.jobs import MODES
     from backend.reasoning.bridge.rl import grpo_update, sample_width
     from backend.reasoning.tasks import generate
@@ -58,7 +58,7 @@ def main() -> int:
             row[name] = (1000 * best / max(1, toks), toks)
         print(f"| {n} | {row[ours][0]:.3f} | {row[ind][0]:.3f} | "
               f"{row[ours][0] / row[ind][0]:.2f} | {row[ours][1]:,} | {row[ind][1]:,} |")
-    probs = generate(args.problems, "grammar", seed=999, steps=(1, 4))
+    probs = generate(args.problems, "grammar", seed=999, steps=OPS)
     print(f"\nOne GRPO step: {args.problems} problems x 4 rollouts (best of {args.repeats})\n")
     print("| arm | rollout tokens | sampling s | update s | total s |")
     print("|---|---|---|---|---|")

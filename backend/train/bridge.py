@@ -7,15 +7,15 @@ Both arms start from the shipped tiny reasoner (its sha256 is in the log) and tr
 the Bridge arm also trains its blocks (zero-initialised, so it starts as the base model). Per seed and arm:
 
 1. SFT warm-up: ``--sft-epochs`` passes over sets of ``--width`` right solutions of ``--sft-problems`` problems of the
-   ``grammar`` split (1-4 operations, generator seed 100; the base policy's right samples at temperature 1, topped up
+   ``grammar`` split (5-8 operations, ``checkpoints.OPS``, generator seed 100; the base policy's right samples at temperature 1, topped up
    with the reference solution; the same sets for both arms), ``--sft-batch`` sets per step.
 2. GRPO: ``--steps`` steps of ``--batch`` problems (generator seed 200 + seed, the same for both arms) x ``--width``
    rollouts at temperature 1, reward 1 for the right final answer; every rollout token is counted. Every
    ``--eval-every`` steps: accuracy on the first 16 held-out problems at the training width (sampling seed 1).
-3. Final evaluation: ``--eval-problems`` held-out problems (``grammar``, generator seed 2024) at widths 1, 2, 4, 8
+3. Final evaluation: ``--eval-problems`` held-out problems (``grammar``, 5-8 operations, generator seed 2024) at widths 1, 2, 4, 8
    (sampling seed 7), per problem; the untrained base model the same way.
 
-Timing: about 9 minutes of one core at the defaults. ``--out-dir`` writes elsewhere (a smoke test:
+Timing: about 19 minutes of one shared core at the defaults. ``--out-dir`` writes elsewhere (a smoke test:
 ``--seeds 0 --sft-problems 4 --steps 1 --eval-problems 4 --out-dir DIR``).
 """
 
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     from .. import weights
     from ..models.tinyreasoner import WEIGHTS as BASE_FILE
     from ..models.tinyreasoner import load_tinyreasoner
-    from ..reasoning.bridge.checkpoints import CHECKPOINTS, EVAL_SEED, LOG_FILE, TRAIN_BASE, WIDTHS, eval_problems
+    from ..reasoning.bridge.checkpoints import CHECKPOINTS, EVAL_SEED, LOG_FILE, OPS, TRAIN_BASE, WIDTHS, eval_problems
     from ..reasoning.bridge.jobs import MODES
     from ..reasoning.bridge.model import BridgeConfig, bridged_from_reasoner
     from ..reasoning.bridge.rl import grpo_update, sample_width, score, sft_sets, sft_step
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     reasoner = load_tinyreasoner()
     base_sha = hashlib.sha256(BASE_FILE.read_bytes()).hexdigest()
     W = args.width
-    sft_probs = generate(args.sft_problems, "grammar", seed=100, steps=(1, 4))
+    sft_probs = generate(args.sft_problems, "grammar", seed=100, steps=OPS)
     sets = sft_sets(reasoner, sft_probs, W, seed=100)
     own = sum(1 for _, cs in sets for c in cs) if sets else 0
     print(f"SFT sets: {len(sets)} x {W} ({time.perf_counter() - t_start:.1f} s)", flush=True)
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     state: dict = {}
     arms = [a for a in MODES.values() if a.trained]  # the Bridge arm, then the independent arm
     for seed in args.seeds:
-        grpo_probs = generate(args.steps * args.batch, "grammar", seed=200 + seed, steps=(1, 4))
+        grpo_probs = generate(args.steps * args.batch, "grammar", seed=200 + seed, steps=OPS)
         for arm in arms:
             t0 = time.perf_counter()
             torch.manual_seed(seed)

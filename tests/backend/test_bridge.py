@@ -72,41 +72,49 @@ def _record(shipped, record_claim, aggregate: str, width: int):
     return ci
 
 
+_SAME_SAMPLES = (
+    "Does not hold on our miniature: on 24 held-out problems of 5-8 operations x 3 seeds the Bridge arm's {what} "
+    "equals the independent arm's in every seed ({value}; gain 0.000, 95 % interval [0.000, 0.000] over 72 "
+    "(seed, problem) pairs): under the same random numbers the two arms' samples have the same outcome on every "
+    "problem. Cause: the reasoner is nearly deterministic per step at 5-8 operations (a problem's 4 samples are "
+    "mostly all right or all wrong), so GRPO's groups carry little signal; after the SFT warm-up and 16 GRPO steps "
+    "the blocks' output stays small and both arms move the base only from 0.615 to 0.635 mean accuracy at N = 4")
+
+
 # Each comparison asserts the direction (Bridge's mean paired gain > 0) and records its 95 % interval: the claims
 # verdict is "holds" when the interval excludes zero and "not resolved" when it does not.
 
+@pytest.mark.xfail(strict=True, reason=_SAME_SAMPLES.format(what="mean accuracy over the N = 4 samples",
+                                                              value="0.635"))
 def test_bridge_beats_independent_sampling_at_the_training_width(shipped, record_claim) -> None:
     ci = _record(shipped, record_claim, "mean", TRAIN_WIDTH)
     assert ci.mean > 0, ci
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Does not hold on our miniature: pass@4 on 24 held-out problems x 3 seeds is 0.681 with Bridge against 0.694 "
-    "independent (gain -0.014, 95 % interval [-0.076, 0.048]). The trained blocks make the 4 samples agree more "
-    "(majority vote +0.083) rather than cover more answers; 16 GRPO steps of 8 problems barely move either policy "
-    "(held-out accuracy during training stays within 0.48-0.52 for both arms)"))
+@pytest.mark.xfail(strict=True, reason=_SAME_SAMPLES.format(what="pass@4", value="0.750"))
 def test_bridge_pass_at_n_beats_independent_sampling(shipped, record_claim) -> None:
     ci = _record(shipped, record_claim, "pass", TRAIN_WIDTH)
     assert ci.mean > 0, ci
 
 
+@pytest.mark.xfail(strict=True, reason=_SAME_SAMPLES.format(what="majority vote over N = 4", value="0.667"))
 def test_bridge_majority_vote_beats_independent_sampling(shipped, record_claim) -> None:
     ci = _record(shipped, record_claim, "majority", TRAIN_WIDTH)
     assert ci.mean > 0, ci
 
 
-@pytest.mark.parametrize("width", [2, 8])
+@pytest.mark.parametrize("width", [pytest.param(2, marks=pytest.mark.xfail(strict=True, reason=_SAME_SAMPLES.format(
+    what="mean accuracy at width 2", value="0.688"))), 8])
 def test_bridge_trained_at_one_width_beats_independent_at_others(width, shipped, record_claim) -> None:
     ci = _record(shipped, record_claim, "mean", width)
     assert ci.mean > 0, ci
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "Not measurable on our miniature: RLVR does not improve on the starting policy here, so a relative gain has no "
-    "denominator. Mean accuracy at N = 4 on 24 held-out problems x 3 seeds: base 0.427, independent arm 0.389 "
-    "(gain over base -0.038, 95 % interval [-0.081, 0.004]), Bridge 0.403. Cause: a 32-set SFT warm-up and 16 GRPO "
-    "steps of 8 problems x 4 rollouts on one base layer (about 20,000 rollout tokens per run) are too little to "
-    "move the 1.8M-parameter policy; the held-out curve stays within 0.48-0.52 during training"))
+    "Does not hold on our miniature: RLVR improves the starting policy (mean accuracy at N = 4 on 24 held-out "
+    "problems of 5-8 operations x 3 seeds: base 0.615, independent arm 0.635, gain +0.021 with 95 % interval "
+    "[+0.004, +0.037]), but Bridge's gain is the same (0.635), a relative gain of 1.00: the two arms' samples have "
+    "the same outcome on every problem"))
 def test_larger_relative_rlvr_gain(shipped, record_claim) -> None:
     m = shipped.metrics
     i = shipped.widths.index(TRAIN_WIDTH)

@@ -27,7 +27,7 @@ import torch
 from ..sampling import Samples, SamplingConfig, TinyReasonerAdapter, sample
 from ..tasks import MARKERS, Problem, extract_answer, format_solution
 
-MAX_NEW_TOKENS = 160
+MAX_NEW_TOKENS = 256
 
 
 class BridgeAdapter(TinyReasonerAdapter):

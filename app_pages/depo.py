@@ -32,7 +32,7 @@ the same size: a random subset (mean of 5 draws), the top-PageRank prompts, a k-
 traversal). Coverage = mean distance of every prompt to its nearest selected prompt (lower is better).
 
 **Training.** GRPO (G = 4 rollouts per prompt, 8 prompts per step, Adam) on the 1.8M-parameter tiny reasoner over
-240 generated problems of 1-4 operations; held-out accuracy on 150 other problems (one sample each at the training
+240 generated problems of 5-8 operations; held-out accuracy on 150 other problems (one sample each at the training
 temperature, the same random numbers for every policy). Every rollout token counts, DEPO's offline pass-rate rollouts
 included. The pruning keeps the whole batch in the first epoch and 15 points less each epoch after (the 40 % floor
 would be reached in the fifth epoch; the 24-step runs cover four epochs of DEPO's 48 prompts); explorability is

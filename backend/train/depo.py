@@ -2,7 +2,7 @@
 (``assets/depo_runs.json``) and two fp16 policies (``assets/depo_policy_depo.safetensors``,
 ``assets/depo_policy_full.safetensors``: DEPO and full-data GRPO, seed 0).
 
-Pool: ``TrainConfig().pool`` problems of the ``grammar`` split (1-4 operations, generator seed 11); held-out: 150
+Pool: ``TrainConfig().pool`` problems of the ``grammar`` split (5-8 operations, generator seed 11); held-out: 150
 problems of the same split with seed 777; the starting policy's held-out accuracy is measured once. Offline pass
 rates: G = 4 rollouts of the starting policy for every pool prompt, once (DEPO is charged the tokens of the rollouts of
 its greedy-DPP candidates only, the prompts it rates; the page's difficulty histograms read the whole pool's rates).

@@ -21,18 +21,26 @@ from backend.stats import paired_ci
 
 BASELINES = ("random", "pagerank", "kcenter")
 NO_GAIN = (
-    "Does not hold on our miniature: after 24 GRPO steps (8 prompts x 4 rollouts, Adam 5e-5) full-data GRPO's held-out "
-    "accuracy is 0.442 (3 seeds: 0.433, 0.447, 0.447) against 0.473 for the starting policy, a gain of -0.031 with 95 % "
-    "CI [-0.077, 0.014] over the 150 problems. Cause: with 32 rollouts per step the policy gradient of the 1.8M-"
-    "parameter reasoner is dominated by noise, so Adam's normalised steps random-walk away from the pretrained policy "
-    "(the learning-rate probes: 1.5e-4 drops sampled accuracy from 0.48 to 0.38 within 15 steps, 2e-5 leaves it at "
-    "0.48 after 20); a measurable gain needs far more rollouts per step than the page's budget of about 11 core-minutes "
-    "for all 12 runs allows")
+    "Does not hold on our miniature: after 24 GRPO steps (8 prompts x 4 rollouts, Adam 5e-5) on problems of 5-8 "
+    "operations full-data GRPO's held-out accuracy is 0.573 (3 seeds: 0.573, 0.593, 0.553) against 0.560 for the "
+    "starting policy, a gain of +0.013 with 95 % CI [-0.041, +0.068] over the 150 problems. Cause: with 32 rollouts "
+    "per step the policy gradient of the 1.8M-parameter reasoner is dominated by noise, so Adam's normalised steps "
+    "random-walk around the pretrained policy (a learning-rate probe: 2e-4 drops sampled accuracy from 0.58 to 0.39 "
+    "within 16 steps on 100 held-out problems); a measurable gain needs far more rollouts per step than the page's "
+    "budget of about 50 core-minutes for all 12 runs allows")
 SAME_AS_RANDOM = (
-    "Does not hold on our miniature: DEPO's final held-out accuracy (3 seeds: 0.460, 0.473, 0.387; mean 0.440) equals "
-    "random 20 %'s (0.433, 0.427, 0.460; mean 0.440), gain 0.000 with 95 % CI [-0.037, 0.037] over the 150 problems. "
-    "Cause: no strategy improves on the starting policy in 24 GRPO steps (full-data GRPO: -0.031), so which prompts "
-    "are trained on cannot show in held-out accuracy")
+    "Does not hold on our miniature: DEPO's final held-out accuracy (3 seeds: 0.567, 0.547, 0.520; mean 0.544) is "
+    "below random 20 %'s (0.587, 0.533, 0.587; mean 0.569), gain -0.024 with 95 % CI [-0.073, +0.024] over the 150 "
+    "problems. Cause: no strategy improves measurably on the starting policy in 24 GRPO steps (full-data GRPO: "
+    "+0.013 [-0.041, +0.068]), so which prompts are trained on cannot show in held-out accuracy")
+LESS_COVERAGE = (
+    "Does not hold on the pool of 5-8 operations: DEPO's training subsets (3 seeds) leave a mean distance of 0.490 "
+    "from a prompt to its nearest selected one, against 0.469 for k-center, 0.475 for random and 0.506 for "
+    "top-PageRank subsets of 48 (gain over k-center -0.021, 95 % CI [-0.071, +0.028] over the 240 prompts). Cause: "
+    "the difficulty sampling, not the selector: the greedy weighted-DPP's first 48 prompts cover better than "
+    "k-center (0.445), but DEPO keeps 48 of its 96 candidates by pass rate (mean 0.50 against 0.56 over the "
+    "candidates, a third of which the starting policy always solves), trading coverage for prompts of medium "
+    "difficulty")
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +58,7 @@ def _by(runs: dict, strategy: str) -> list[dict]:
     return [r for r in runs["runs"] if r["config"]["strategy"] == strategy]
 
 
+@pytest.mark.xfail(strict=True, reason=LESS_COVERAGE)
 def test_depo_subsets_cover_the_task_pool_better(runs, record_claim) -> None:
     from backend.reasoning.depo.loop import TrainConfig
     from backend.reasoning.depo.select import SUBSETS, context, nearest

@@ -158,6 +158,9 @@ class EvalResult:
     by_length: dict[str, dict[str, float]]
     pass_at_1: float
     strips: list[dict] = field(default_factory=list)
+    #: per problem, best-of-``k`` of every aggregation on all traces and the majority vote of ``k`` samples (the
+    #: paired intervals of the claims panel)
+    per_problem: dict[str, list[float]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -199,6 +202,10 @@ def run_eval(config: EvalConfig, reasoner: Any = None, heads: dict | None = None
     k = config.k
     traj = {name: trajectory_scores(main, tr, name) for name in AGGREGATIONS}
     gp: dict[str, dict[str, float]] = {"all traces": {n: float(bon_at(t, y, [k])[0]) for n, t in traj.items()}}
+    per_problem = {n: [round(float(bon_at(t[i:i + 1], y[i:i + 1], [k])[0]), 4) for i in range(len(y))]
+                   for n, t in traj.items()}
+    per_problem["majority"] = [round(float(vote_at(tr.final[i:i + 1], tr.outcome[i:i + 1], None, [k], draws=200,
+                                                   seed=config.seed)[0]), 4) for i in range(len(y))]
     mode = np.array([np.bincount(row).argmax() for row in tr.n_steps])
     same = tr.n_steps == mode[:, None]
     keep = np.flatnonzero(same.sum(1) >= k)
@@ -214,4 +221,5 @@ def run_eval(config: EvalConfig, reasoner: Any = None, heads: dict | None = None
     report(progress, 1.0, "done")
     labels = {k: AGGREGATIONS.label(k) for k in AGGREGATIONS} | {"majority": "Majority vote", "oracle": "Oracle"}
     gp = {name: {a: round(v, 4) for a, v in row.items()} for name, row in gp.items()}
-    return EvalResult(asdict(config), auc, ks, bon, labels, round(corr, 4), gp, round(float(y.mean()), 4), strips)
+    return EvalResult(asdict(config), auc, ks, bon, labels, round(corr, 4), gp, round(float(y.mean()), 4), strips,
+                      per_problem)

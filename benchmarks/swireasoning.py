@@ -5,7 +5,7 @@ the cost of one soft embedding (the [V] x [V, D] product a latent step adds) bes
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/swireasoning.py [--n 8] [--models tinyreasoner,smollm2]
 
 Budgets: 64 tokens for the tiny reasoner (512 positions; the reference solutions of the 8 default problems average
-86 tokens, so most decodes run to the budget), 128 for the chat models.
+85 tokens, so most decodes run to the budget), 128 for the chat models.
 Qwen2.5-Coder-1.5B is included when installed (``make models-extra``) and named in ``--models``. Reference (paper):
 SwiReasoning is training-free and adds no forward passes: one pass per generated token, like chain of thought.
 """

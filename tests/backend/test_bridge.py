@@ -141,6 +141,7 @@ _PASS_FULL = pytest.mark.xfail(strict=True, reason=(
 
 
 @pytest.mark.full
+@pytest.mark.timeout(3600)  # the first test re-samples every arm and seed (about 25 core-minutes)
 @pytest.mark.parametrize("aggregate", ["mean", pytest.param("pass", marks=_PASS_FULL), "majority"])
 def test_full_bridge_beats_independent_resampled(aggregate, resampled, record_claim) -> None:
     ci, ours, base = _compare(resampled, aggregate, TRAIN_WIDTH)
@@ -149,6 +150,7 @@ def test_full_bridge_beats_independent_resampled(aggregate, resampled, record_cl
 
 
 @pytest.mark.full
+@pytest.mark.timeout(3600)
 @pytest.mark.parametrize("width", [2, 8])
 def test_full_width_generalisation_resampled(width, resampled, record_claim) -> None:
     ci, ours, base = _compare(resampled, "mean", width)

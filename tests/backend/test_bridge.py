@@ -134,15 +134,20 @@ def resampled(log, reasoner):
     return J.run_scaling(J.ScalingConfig(source="live", problems=48), reasoner)
 
 
-_PASS_FULL = pytest.mark.xfail(strict=True, reason=(
-    "Does not hold on our miniature: pass@4 on 48 held-out problems x 3 seeds re-sampled from the checkpoints, "
-    "gain of Bridge over independent sampling -0.014 (95 % interval [-0.053, 0.025], 144 pairs); the blocks make "
-    "the samples agree more rather than cover more answers (the majority vote gains)"))
+_FULL = (
+    "Does not hold on our miniature: re-sampled from the checkpoints on 48 held-out problems of 5-8 operations x 3 "
+    "seeds, Bridge's {what} is {ours} against {ind} for independent sampling (gain {gain}, 95 % interval {ci}, 144 "
+    "(seed, problem) pairs): the blocks change few samples and not for the better (see the ci-tier reasons)")
+_PASS_FULL = pytest.mark.xfail(strict=True, reason=_FULL.format(
+    what="pass@4", ours="0.771", ind="0.778", gain="-0.007", ci="[-0.021, +0.007]"))
+_MEAN_FULL = pytest.mark.xfail(strict=True, reason=_FULL.format(
+    what="mean accuracy at N = 4", ours="0.615", ind="0.620", gain="-0.005", ci="[-0.014, +0.004]"))
 
 
 @pytest.mark.full
 @pytest.mark.timeout(3600)  # the first test re-samples every arm and seed (about 25 core-minutes)
-@pytest.mark.parametrize("aggregate", ["mean", pytest.param("pass", marks=_PASS_FULL), "majority"])
+@pytest.mark.parametrize("aggregate", [pytest.param("mean", marks=_MEAN_FULL), pytest.param("pass", marks=_PASS_FULL),
+                                       "majority"])
 def test_full_bridge_beats_independent_resampled(aggregate, resampled, record_claim) -> None:
     ci, ours, base = _compare(resampled, aggregate, TRAIN_WIDTH)
     record_claim(bridge=ours, independent=base, **ci.numbers("gain"))
@@ -151,7 +156,11 @@ def test_full_bridge_beats_independent_resampled(aggregate, resampled, record_cl
 
 @pytest.mark.full
 @pytest.mark.timeout(3600)
-@pytest.mark.parametrize("width", [2, 8])
+@pytest.mark.parametrize("width", [
+    pytest.param(2, marks=pytest.mark.xfail(strict=True, reason=_FULL.format(
+        what="mean accuracy at width 2", ours="0.628", ind="0.639", gain="-0.010", ci="[-0.026, +0.005]"))),
+    pytest.param(8, marks=pytest.mark.xfail(strict=True, reason=_FULL.format(
+        what="mean accuracy at width 8", ours="0.582", ind="0.588", gain="-0.006", ci="[-0.016, +0.004]")))])
 def test_full_width_generalisation_resampled(width, resampled, record_claim) -> None:
     ci, ours, base = _compare(resampled, "mean", width)
     record_claim(bridge=ours, independent=base, **ci.numbers("gain"), width=width)

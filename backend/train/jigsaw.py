@@ -16,7 +16,7 @@ another source).
 Part ``vlm`` (``assets/jigsaw_vlm_projector.safetensors``): the iLLaVA page's tiny vision-language model post-trained
 with GRPO on 2 x 2 jigsaws scored as a closed set of 24 permutations (:mod:`backend.scenes.jigsaw.vlm_grpo`):
 ``--vlm-steps`` steps of ``--vlm-batch`` puzzles x 16 sampled answers from ``--vlm-train`` distinct training scenes,
-the projector (``--vlm-lr``) and LoRA adapters of rank ``--vlm-lora-rank`` on the language model's q/v projections
+the projector (``--vlm-lr``; 0: frozen) and LoRA adapters of rank ``--vlm-lora-rank`` on the language model's q/v projections
 (``--vlm-lora-lr``; rank 0: the projector only); the file holds the trained tensors. Its quality: the jigsaw
 (solve rate, p(true order), expected reward) on held-out scenes and photographs and the scene-question accuracy on
 ``--qa-scenes`` held-out scenes, before and after, with paired intervals; the learning curve is in its extra block.
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vlm-steps", type=int, default=300)
     ap.add_argument("--vlm-batch", type=int, default=2, help="puzzles per VLM step")
     ap.add_argument("--vlm-train", type=int, default=400, help="distinct training puzzles of the VLM")
-    ap.add_argument("--vlm-lr", type=float, default=1e-3, help="the projector's learning rate")
+    ap.add_argument("--vlm-lr", type=float, default=1e-3, help="the projector's learning rate (0: frozen)")
     ap.add_argument("--vlm-lora-rank", type=int, default=8, help="LoRA rank on the LM's q/v (0: projector only)")
     ap.add_argument("--vlm-lora-lr", type=float, default=1e-3)
     ap.add_argument("--qa-scenes", type=int, default=90, help="held-out scenes of the before/after question accuracy")

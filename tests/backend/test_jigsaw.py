@@ -274,3 +274,11 @@ def test_vlm_grpo_moves_only_what_it_trains_and_leaves_the_base_model(tiny_vlm) 
     assert not torch.allclose(V.JigsawScorer(new).scores_from_tokens(tok), before)
     with pytest.raises(InputError):
         VLMTrainConfig(batch=0)
+    with pytest.raises(InputError, match="Nothing to train"):
+        VLMTrainConfig(lr=0.0, lora_rank=0)
+    # a frozen projector (lr 0): the adapters alone move, the projector's tensors come back as shipped
+    state, lora, _ = train(tiny_vlm, VLMTrainConfig(steps=1, batch=1, train_puzzles=1, curve_puzzles=1, eval_every=1,
+                                                    lr=0.0, lora_rank=2))
+    shipped = tiny_vlm.projector.state_dict()
+    assert all(torch.equal(v, shipped[k].half()) for k, v in state.items()) and lora
+    assert not torch.allclose(V.JigsawScorer(V.with_weights(tiny_vlm, state, lora)).scores_from_tokens(tok), before)

@@ -5,7 +5,7 @@ One step: ``batch`` training puzzles (a few hundred distinct procedural scenes, 
 tokens; ``group`` answers drawn per puzzle from the policy (the softmax of the 24 scores, temperature 1); the graded
 reward (gamma = 0.2, + 0.2 format); group-normalised advantages and :func:`backend.reasoning.grpo.grpo_loss` with no
 KL term (``beta = 0``; one update per batch of samples, so the ratio is 1 and the gradient is the policy gradient);
-the gradient norm clipped at 1; one Adam step on the projector and, with ``lora_rank`` > 0, on LoRA adapters of the
+the gradient norm clipped at 1; one Adam step on the projector (unless its ``lr`` is 0) and, with ``lora_rank`` > 0, on LoRA adapters of the
 language model's attention (q and v projections of every layer, on top of the iLLaVA adapters already merged).
 The vision encoder and every other weight stay as shipped.
 
@@ -32,7 +32,8 @@ from . import vlm as V
 
 @dataclass(frozen=True)
 class VLMTrainConfig:
-    """``steps`` Adam steps of ``batch`` puzzles x ``group`` sampled answers; ``lr`` the projector's learning rate,
+    """``steps`` Adam steps of ``batch`` puzzles x ``group`` sampled answers; ``lr`` the projector's learning rate
+    (0: the projector stays as shipped),
     ``lora_rank`` (0: projector only) and ``lora_lr`` the adapters'; ``train_puzzles`` distinct training puzzles
     (cycled in a fresh random order each pass); ``eval_every`` / ``curve_puzzles`` the held-out learning curve."""
 
@@ -50,8 +51,11 @@ class VLMTrainConfig:
     def __post_init__(self) -> None:
         if not 1 <= self.steps <= 5000 or not 1 <= self.batch <= 32 or not 2 <= self.group <= 256:
             raise InputError("steps 1-5000, batch 1-32 and group 2-256, please.")
-        if not 0 <= self.lora_rank <= 64 or self.lr <= 0 or self.lora_lr <= 0:
-            raise InputError("lora_rank 0-64 and positive learning rates, please.")
+        if not 0 <= self.lora_rank <= 64 or self.lr < 0 or self.lora_lr <= 0:
+            raise InputError("lora_rank 0-64, a projector learning rate of 0 (frozen) or more and a positive LoRA "
+                             "learning rate, please.")
+        if self.lr == 0 and self.lora_rank == 0:
+            raise InputError("Nothing to train: the projector is frozen (lr 0) and there is no LoRA (rank 0).")
 
 
 def _curve_point(scorer: V.JigsawScorer, tokens: torch.Tensor, truth: np.ndarray, step: int) -> dict[str, float]:
@@ -86,9 +90,9 @@ def train(base: Any, cfg: VLMTrainConfig, log: Callable[[str], None] | None = No
     proj = copy.deepcopy(base.projector)
     proj.train()
     for p in proj.parameters():
-        p.requires_grad_(True)
+        p.requires_grad_(cfg.lr > 0)
     new.projector = proj
-    groups = [{"params": list(proj.parameters()), "lr": cfg.lr}]
+    groups = [{"params": list(proj.parameters()), "lr": cfg.lr}] if cfg.lr > 0 else []
     lora, handles = None, []
     if cfg.lora_rank:
         lora = LoRA(lm.model.layers, rank=cfg.lora_rank, alpha=2.0 * cfg.lora_rank)

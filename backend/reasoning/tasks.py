@@ -342,6 +342,10 @@ GRAMMAR_TEMPLATES = ("expression",) + TRAIN_TEMPLATES
 #: four-operation problems of that wider grammar right (its errors were results of four and five digits), short of
 #: the 0.9 it is held to.
 GRAMMAR_RANGE = (1, 99)
+#: The grammar's hard half: five to eight operations, where the tiny reasoner's samples at temperature 0.8-1 are right
+#: about six times in ten (at one to four operations nine in ten are), so verifiers and RL see right and wrong
+#: candidates. The default difficulty of the pages that sample it (T1, RGM, Bridge, DEPO).
+HARD_OPS = (5, 8)
 
 
 @dataclass(frozen=True)

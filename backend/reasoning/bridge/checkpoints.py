@@ -16,6 +16,7 @@ from typing import Any
 
 from ...errors import InputError
 from ...runtime import ASSETS
+from ..tasks import HARD_OPS
 
 CHECKPOINTS = ASSETS / "bridge_checkpoints.safetensors"
 LOG_FILE = ASSETS / "bridge_log.json"
@@ -25,9 +26,8 @@ WIDTHS = (1, 2, 4, 8)
 EVAL_SEED = 7
 TRAIN_WIDTH = 4
 LOG_PROBLEMS = 24  # held-out problems of the log's final evaluation
-#: Operations per problem of every Bridge training and evaluation problem: the tiny reasoner's hard half, where its
-#: samples at temperature 1 are right about half of the time (at 1-4 operations nine in ten are).
-OPS = (5, 8)
+#: Operations per problem of every Bridge training and evaluation problem (the grammar's hard half).
+OPS = HARD_OPS
 
 
 def eval_problems(n: int = 24) -> list[Any]:

@@ -25,6 +25,7 @@ import numpy as np
 from ...errors import InputError
 from ...registry import Registry
 from ...runtime import CancelToken, Progress, checked, report
+from ..tasks import HARD_OPS
 from .explore import Pruner, explorability
 from .select import SUBSETS, Context, difficulty_sample, greedy_logdet, subset_size
 
@@ -109,15 +110,15 @@ class TrainConfig:
     rollouts above ``entropy_ratio`` x the correct ones' mean entropy dropped. Difficulty sampling: ``candidates`` x k
     greedy candidates, phi((Acc - ``mu``) / ``sigma``).
 
-    ``ops`` 5-8: the tiny reasoner's hard half, where its samples at temperature 1 are right about half of the time
-    (at 1-4 operations nine in ten are, leaving GRPO little to learn). ``max_new_tokens`` 256 holds every reference
+    ``ops``: the grammar's hard half (:data:`~backend.reasoning.tasks.HARD_OPS`; at 1-4 operations GRPO would have
+    little to learn). ``max_new_tokens`` 256 holds every reference
     solution of five to eight operations (``<think>`` through ``<eos>`` with the steps' numbers zero-padded to four
     digits: 142 tokens on average, 245 at most over 2,000 problems)."""
 
     strategy: str = "depo"
     seed: int = 0
     split: str = "grammar"
-    ops: tuple[int, int] = (5, 8)
+    ops: tuple[int, int] = HARD_OPS
     pool: int = 240
     pool_seed: int = 11
     heldout: int = 150

@@ -21,6 +21,7 @@ import numpy as np
 from ...errors import InputError
 from ...registry import choose
 from ...runtime import ASSETS, CancelToken, Progress, checked, report
+from ..tasks import HARD_OPS
 
 HEADS = ASSETS / "rgm_heads.safetensors"
 SEEDS = (0, 1, 2)
@@ -126,7 +127,7 @@ class EvalConfig:
 
     split: str = "grammar"
     problems: int = 40
-    ops: tuple[int, int] = (5, 8)
+    ops: tuple[int, int] = HARD_OPS
     n: int = 16
     temperature: float = 0.8
     problem_seed: int = 0

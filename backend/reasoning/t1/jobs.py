@@ -24,6 +24,7 @@ import numpy as np
 from ...errors import InputError
 from ...registry import choose
 from ...runtime import ASSETS, CancelToken, Progress, checked, report
+from ..tasks import HARD_OPS
 
 RM_WEIGHTS = ASSETS / "t1_rm.safetensors"
 CACHE_FILE = ASSETS / "t1_candidates.jsonl.gz"
@@ -41,7 +42,7 @@ class BonConfig:
 
     split: str = "grammar"
     problems: int = 40
-    ops: tuple[int, int] = (5, 8)
+    ops: tuple[int, int] = HARD_OPS
     n: int = 16
     source: str = "samples"
     temperature: float = 0.8

@@ -55,9 +55,11 @@ ImageNet-scale backbones, ours is small.
   rate is 0.003.
 
 **Victims**: 8 epochs of Adam (lr 2e-3), batch 64, no augmentation, from scratch or from the prior; 3 seeds per
-cell; the interval is a bootstrap over seeds. The grid is trained at eps = 8/255; the slider sets the bound for the
-images you protect (EMN and the targeted poison re-run their signed-gradient steps at that eps against their shipped
-models; BAIT's generator scales its output by eps). Command: `python -m backend.train bait`.
+cell, and a seed is the whole pipeline (the victims of seed s train on the images protected by the protectors trained
+with seed s), so the interval, a bootstrap over seeds, covers the protectors' training too. The grid is trained at
+eps = 8/255; the slider sets the bound for the images you protect with seed 0's protectors (EMN and the targeted
+poison re-run their signed-gradient steps at that eps against their shipped models; BAIT's generator scales its
+output by eps). Command: `python -m backend.train bait`.
 """)
 claims_panel("bait")
 state: dict = st.session_state.setdefault("bait_result", {})

@@ -142,6 +142,34 @@ def test_shipped_victims_reproduce_their_logged_accuracy() -> None:
         assert r["logged"] is not None and abs(r["measured"] - r["logged"]) <= 0.004, r
 
 
+def test_every_seeds_shipped_generator_reproduces_its_victims_accuracy() -> None:
+    """Every seed of the grid ships its protectors: each seed's BAIT generator, re-applied to the training set, stays
+    inside the ball, and a victim fine-tuned from the prior on it (that seed) matches its logged accuracy."""
+    from backend.robustness.bait.generator import bait_apply
+    from backend.robustness.bait.victims import VictimConfig, train_victim
+
+    log = jobs.grid_log()
+    assert len(log["seeds"]) >= 3
+    logged = {(r["source"], r["method"], r["init"], r["seed"]): r["test_accuracy"] for r in log["rows"]}
+    for src in data.SOURCES:
+        train, test = data.load_source(src, "train"), data.load_source(src, "test")
+        for seed in log["seeds"][1:]:
+            prot = jobs.load_protectors(src, seed)
+            imgs = bait_apply(prot.bait_generator, train.images, train.labels, log["eps"])
+            assert perturb.linf(train.images, imgs) <= log["eps"]
+            net = train_victim(imgs, train.labels, "pretrained", jobs.load_prior(), seed,
+                               VictimConfig(**log["victim"]))
+            acc = perturb.accuracy(net, test.images, test.labels)
+            assert abs(acc - logged[(src, "bait", "pretrained", seed)]) <= 0.015, (src, seed, acc)
+
+
+def test_unknown_protector_seed_names_the_shipped_ones() -> None:
+    from backend.weights import WeightsError
+
+    with pytest.raises(WeightsError, match="seeds"):
+        jobs.load_protectors("shapes", 97)
+
+
 def test_grid_has_every_cell_with_three_seeds() -> None:
     g = jobs.run_grid()
     assert len(g.cells) == len(data.SOURCES) * len(METHODS) * 2

@@ -42,11 +42,12 @@ def load_prior() -> dict[str, Any]:
     return state
 
 
-@lru_cache(maxsize=2)
-def load_protectors(source: str):  # noqa: ANN201 - experiment.Protectors (imports torch)
-    """The shipped protectors of ``source``: EMN surrogate, crafting model, BAIT's surrogate warm start, BAIT's
-    generator and its ablation's."""
+@lru_cache(maxsize=4)
+def load_protectors(source: str, seed: int = 0):  # noqa: ANN201 - experiment.Protectors (imports torch)
+    """The shipped protectors of ``source`` trained with ``seed`` (0, the page's, or another seed of the grid): EMN
+    surrogate, crafting model (BAIT's surrogate warm start), BAIT's generator and its ablation's."""
     from ... import weights
+    from ...weights import WeightsError
     from .data import SOURCES
     from .experiment import Protectors
 
@@ -56,10 +57,19 @@ def load_protectors(source: str):  # noqa: ANN201 - experiment.Protectors (impor
     # file's key of each is the field name.
     mods = {f.name: _module(f.type, meta.config) for f in fields(Protectors) if f.name != "logs"}
     for name, mod in mods.items():
-        pre = f"{source}.{name}."
+        pre = protector_prefix(source, seed) + f"{name}."
+        if not any(k.startswith(pre) for k in state):
+            raise WeightsError(f"{PROTECTOR_WEIGHTS.name} has no protectors of {source} seed {seed}; seeds: "
+                               f"{meta.config.get('seeds', [0])}.")
         mod.load_state_dict({k[len(pre):]: v for k, v in state.items() if k.startswith(pre)})
         mod.eval()
     return Protectors(**mods)
+
+
+def protector_prefix(source: str, seed: int) -> str:
+    """The key prefix of a seed's protectors in ``bait_protectors.safetensors``: ``<source>.`` for seed 0 (the
+    page's), ``<source>.seed<s>.`` for the grid's other seeds."""
+    return f"{source}." if int(seed) == 0 else f"{source}.seed{int(seed)}."
 
 
 def _module(annotation: str, config: dict[str, Any]):  # noqa: ANN202 - a torch module

@@ -54,7 +54,7 @@ ImageNet-scale backbones, ours is small.
   surrogate's loss on the true labels instead of lowering it (the inner level stops being training), so the inner
   rate is 0.003.
 
-**Victims**: 8 epochs of Adam (lr 2e-3), batch 64, no augmentation, from scratch or from the prior; 3 seeds per
+**Victims**: 8 epochs of Adam (lr 2e-3), batch 64, no augmentation, from scratch or from the prior; 5 seeds per
 cell, and a seed is the whole pipeline (the victims of seed s train on the images protected by the protectors trained
 with seed s), so the interval, a bootstrap over seeds, covers the protectors' training too. The grid is trained at
 eps = 8/255; the slider sets the bound for the images you protect with seed 0's protectors (EMN and the targeted

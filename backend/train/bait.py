@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m backend.train bait")
     ap.add_argument("--eps", type=int, default=8)
-    ap.add_argument("--seeds", default="0,1,2")
+    ap.add_argument("--seeds", default="0,1,2,3,4")
     ap.add_argument("--sources", default=",".join(SOURCES))
     ap.add_argument("--iters", type=int, default=BaitConfig.iters)
     ap.add_argument("--unroll", type=int, default=BaitConfig.unroll)

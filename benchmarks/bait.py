@@ -97,7 +97,8 @@ def main() -> int:
           "steps)\n")
     print("The same outer objective (the warm start's cross-entropy towards (y + 1) mod 10) over BAIT's generator and "
           "over a free per-sample perturbation table (one tensor per training image, Adam; it protects only the "
-          "images it was optimised on), beside the targeted poison; victims fine-tuned from the prior, seeds 0-2 (of the grid's).\n")
+          "images it was optimised on), beside the targeted poison, all against seed 0's warm start; victims fine-tuned "
+          "from the prior with seeds 0-2.\n")
     print("| perturbation | parameters | final outer loss | victim acc. pretrained (3 seeds) | seconds |")
     print("|---|---|---|---|---|")
     from backend.robustness.bait.generator import generate

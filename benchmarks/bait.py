@@ -101,7 +101,7 @@ def main() -> int:
           "from the prior with seeds 0-2.\n")
     print("| perturbation | parameters | final outer loss | victim acc. pretrained (3 seeds) | seconds |")
     print("|---|---|---|---|---|")
-    from backend.robustness.bait.generator import generate
+    from backend.robustness.bait.generator import bait_apply
     from backend.robustness.bait.perturb import accuracy, protect_uint8, targeted_poison
     from backend.robustness.bait.victims import train_victim
 
@@ -113,7 +113,7 @@ def main() -> int:
 
     t = time.perf_counter()
     gen, log = train_generator(x, y, theta0, 8 / 255, BaitConfig(unroll=0, iters=args.param_iters))
-    imgs = protect_uint8(train.images, generate(gen, x, y, 8 / 255), 8)
+    imgs = bait_apply(gen, train.images, train.labels, 8)
     sec, accs = time.perf_counter() - t, victims(imgs)
     print(f"| BAIT generator (pattern + U-Net) | {n_params(gen):,} | {log['summary']['final_outer_loss']:.2f} | "
           f"{np.mean(accs):.3f} {accs} | {sec:.0f} |")

@@ -122,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
 def _train_source(src: str, prior_state: dict, eps: int, seeds: tuple[int, ...], bait_cfg, vcfg
                   ) -> tuple[dict, dict, list, dict]:
     """One source's protectors and victims for every seed: (protector tensors, shipped victims' tensors, grid rows,
-    the source's log: seed ``seeds[0]``'s protector logs and curves at the top level, every seed's in ``seeds``)."""
+    the source's log: seed ``seeds[0]``'s protector logs and curves and the total seconds over seeds at the top level,
+    every seed's logs in ``seeds``)."""
     import time
     from dataclasses import fields
 
@@ -158,7 +159,7 @@ def _train_source(src: str, prior_state: dict, eps: int, seeds: tuple[int, ...],
                  "bait": prot.logs["bait"]["summary"], "bait_k0": prot.logs["bait_k0"]["summary"]}
         per_seed.append(entry)
         if s == seeds[0]:
-            src_log.update({k: v for k, v in entry.items() if k != "seed"})
+            src_log.update({k: v for k, v in entry.items() if k not in ("seed", "protect_seconds", "victim_seconds")})
             src_log.update({"bait_curve": prot.logs["bait"]["curve"], "bait_k0_curve": prot.logs["bait_k0"]["curve"],
                             "bait_target_rate": prot.logs["bait"]["target_rate"],
                             "bait_k0_target_rate": prot.logs["bait_k0"]["target_rate"]})

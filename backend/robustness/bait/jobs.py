@@ -56,12 +56,13 @@ def load_protectors(source: str, seed: int = 0):  # noqa: ANN201 - experiment.Pr
     # Protectors' model fields in order, each built from its annotation (a string: Generator or SmallCNN); the
     # file's key of each is the field name.
     mods = {f.name: _module(f.type, meta.config) for f in fields(Protectors) if f.name != "logs"}
+    pre = protector_prefix(source, seed)
+    if not any(k.startswith(pre + name + ".") for name in mods for k in state):
+        raise WeightsError(f"{PROTECTOR_WEIGHTS.name} has no protectors of {source} seed {seed}; seeds: "
+                           f"{meta.config.get('seeds', [0])}.")
     for name, mod in mods.items():
-        pre = protector_prefix(source, seed) + f"{name}."
-        if not any(k.startswith(pre) for k in state):
-            raise WeightsError(f"{PROTECTOR_WEIGHTS.name} has no protectors of {source} seed {seed}; seeds: "
-                               f"{meta.config.get('seeds', [0])}.")
-        mod.load_state_dict({k[len(pre):]: v for k, v in state.items() if k.startswith(pre)})
+        key = f"{pre}{name}."
+        mod.load_state_dict({k[len(key):]: v for k, v in state.items() if k.startswith(key)})
         mod.eval()
     return Protectors(**mods)
 
